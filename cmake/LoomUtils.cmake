@@ -1,0 +1,21 @@
+# Helpers shared by Loom's CMake files.
+
+# loom_add_library(name SRCS... [DEPENDS tgt...] [LINK lib...])
+# A static library that links the shared libMLIR.so and libLLVM.so (never the
+# per-component static MLIR libraries: mixing both in one process breaks
+# MLIR's global registries).
+function(loom_add_library name)
+  cmake_parse_arguments(ARG "" "" "DEPENDS;LINK" ${ARGN})
+  add_library(${name} STATIC ${ARG_UNPARSED_ARGUMENTS})
+  if(ARG_DEPENDS)
+    add_dependencies(${name} ${ARG_DEPENDS})
+  endif()
+  target_link_libraries(${name} PUBLIC ${ARG_LINK} MLIR LLVM)
+endfunction()
+
+# loom_add_tool(name SRCS... [LINK lib...]): an executable in build/bin.
+function(loom_add_tool name)
+  cmake_parse_arguments(ARG "" "" "LINK" ${ARGN})
+  add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${ARG_LINK} MLIR LLVM)
+endfunction()

@@ -1,0 +1,37 @@
+//===- InitAll.cpp - register Loom's dialects and passes ------------------===//
+//
+// Keep the heavy dialect includes in this file only: every file that
+// includes them costs tens of seconds to compile on the CI machine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/InitAll.h"
+
+#include "dialects/graph/GraphDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void loom::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<loom::graph::GraphDialect, mlir::arith::ArithDialect,
+                  mlir::bufferization::BufferizationDialect,
+                  mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
+                  mlir::LLVM::LLVMDialect, mlir::linalg::LinalgDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+}
+
+void loom::registerAllPasses() {
+  // Upstream: canonicalize, cse, inline, symbol-dce, ...
+  mlir::registerTransformsPasses();
+}

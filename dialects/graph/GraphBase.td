@@ -1,0 +1,179 @@
+//===- GraphBase.td - graph dialect base definitions -------*- tablegen -*-===//
+//
+// The `graph` dialect: tensor operations with value semantics, the IR every
+// Loom frontend produces and every middle-end pass consumes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECTS_GRAPH_GRAPHBASE_TD
+#define LOOM_DIALECTS_GRAPH_GRAPHBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::loom::graph";
+  let summary = "Tensor operations with value semantics for deep-learning models";
+  let description = [{
+    The `graph` dialect is Loom's model-level IR. Every op consumes and
+    produces ranked tensors (`tensor<...>`) of `f32`, `f16`, `bf16`, `f64`,
+    `i1`, `i8`, `i32` or `i64`, with static or dynamic (`?`) dimensions. Ops
+    have value semantics: no op writes to memory.
+
+    Conventions shared by every op:
+
+    * Implicit broadcasting follows NumPy: shapes are aligned on the right,
+      and two dimensions are compatible when they are equal or one is 1. A
+      dynamic dimension broadcast against 1 stays dynamic; against a static
+      size it takes that size.
+    * Axis attributes are normalized: `0 <= axis < rank`. Frontends and the
+      C++ builder turn negative (Python-style) axes into this form.
+    * Every op infers its result type from its operands and attributes
+      (`InferTypeOpInterface`), so the result type written in the IR is
+      checked, never trusted.
+
+    A model is a `func.func` whose arguments carry `graph.param = "name"`
+    (a weight) or `graph.input = "name"` (a batch input), and whose results
+    carry `graph.output = "name"`.
+  }];
+  let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  // Attributes live in the op's attribute dictionary, so generic code (the
+  // GraphBuilder, importers) can infer result types from a plain
+  // (operands, attributes) pair.
+  let usePropertiesForAttributes = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I1, I8, I32, I64],
+                                  "graph element type">;
+def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I32, I64]>;
+def Graph_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+def Graph_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I32, I64]>;
+def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Graph_BoolTensor : RankedTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Graph_CompareDirection : I32EnumAttr<"CompareDirection",
+    "comparison direction", [
+      I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+      I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+      I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_CompareDirectionAttr
+    : EnumAttr<Graph_Dialect, Graph_CompareDirection, "compare_direction">;
+
+def Graph_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU approximation", [
+      I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"tanh", 1>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_GeluApproximationAttr
+    : EnumAttr<Graph_Dialect, Graph_GeluApproximation, "gelu_approximation">;
+
+def Graph_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
+      I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"sum", 1>,
+      I32EnumAttrCase<"mean", 2>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_ReductionAttr
+    : EnumAttr<Graph_Dialect, Graph_Reduction, "reduction">;
+
+def Graph_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+      I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,
+      I32EnumAttrCase<"edge", 2>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_PadModeAttr : EnumAttr<Graph_Dialect, Graph_PadMode, "pad_mode">;
+
+//===----------------------------------------------------------------------===//
+// Base op classes
+//===----------------------------------------------------------------------===//
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, traits>;
+
+/// An op whose result type is computed by a C++ `inferReturnTypes`; the
+/// inference also checks the operands and attributes, so it doubles as the
+/// op's shape verifier.
+class Graph_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
+
+/// Elementwise unary op: the result has the operand's type.
+class Graph_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
+          SameOperandsAndResultType, InferTypeOpInterface])> {
+  let arguments = (ins tensorType:$x);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+/// Elementwise binary op with NumPy broadcasting of both operands.
+class Graph_BinaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
+    : Graph_InferredOp<mnemonic, !listconcat(traits, [SameOperandsElementType])> {
+  let arguments = (ins tensorType:$lhs, tensorType:$rhs);
+  let results = (outs tensorType:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::loom::graph::inferBroadcastResult(
+          loc, getOperationName(), adaptor.getOperands(), ::mlir::Type(),
+          types);
+    }
+  }];
+}
+
+/// Reduction over `axes` (sorted, unique, normalized), optionally keeping
+/// the reduced dimensions as size 1.
+class Graph_ReduceOp<string mnemonic, Type tensorType, string what>
+    : Graph_InferredOp<mnemonic> {
+  let summary = "reduces a tensor by " # what # " over axes";
+  let description = [{
+    Reduces `x` by }] # what # [{ over the dimensions listed in `axes`
+    (sorted, unique, in `[0, rank)`). With `keepdims` the reduced
+    dimensions stay as size 1; otherwise they are removed.
+
+    Example:
+
+    ```mlir
+    %r = graph.}] # mnemonic # [{ %x axes = [1] keepdims
+        : (tensor<4x8xf32>) -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins tensorType:$x, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = [{
+    $x `axes` `=` $axes (`keepdims` $keepdims^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::loom::graph::inferReduceResult(
+          loc, getOperationName(), adaptor.getX().getType(),
+          adaptor.getAxes(), adaptor.getKeepdims(), types);
+    }
+  }];
+}
+
+#endif // LOOM_DIALECTS_GRAPH_GRAPHBASE_TD

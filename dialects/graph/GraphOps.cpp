@@ -1,0 +1,948 @@
+//===- GraphOps.cpp - graph op verifiers and result-type inference --------===//
+//
+// Result-type inference doubles as the shape verifier: each rule below is
+// tagged (`matmul_c3`) and exercised by test/dialects/graph/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace loom::graph;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+namespace {
+/// Collects the message of a failed rule; converts to failure().
+struct Failure {
+  std::optional<Location> loc;
+  StringRef opName;
+  LogicalResult operator()(const Twine &msg) const {
+    return emitOptionalError(loc, "'", opName, "' op ", msg);
+  }
+};
+} // namespace
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+static std::string listStr(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  for (auto [i, v] : llvm::enumerate(values)) {
+    if (i)
+      s += ", ";
+    s += std::to_string(v);
+  }
+  return s + "]";
+}
+
+static RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// True when two dims may be equal at run time.
+static bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// The more static of two compatible dims.
+static int64_t mergeDims(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) ? b : a;
+}
+
+/// Checks that `axes` is sorted, unique and within [0, rank).
+static bool validAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (a < 0 || a >= rank)
+      return false;
+    if (i && axes[i - 1] >= a)
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared inference helpers
+//===----------------------------------------------------------------------===//
+
+bool loom::graph::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                                  SmallVectorImpl<int64_t> &out,
+                                  std::string *why) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t a = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
+    int64_t b = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
+    int64_t &d = out[rank - 1 - i];
+    if (a == 1) {
+      d = b;
+    } else if (b == 1) {
+      d = a;
+    } else if (dimsCompatible(a, b)) {
+      d = mergeDims(a, b);
+    } else {
+      if (why)
+        *why = "shapes " + shapeStr(lhs) + " and " + shapeStr(rhs) +
+               " are not broadcast-compatible (" + std::to_string(a) +
+               " vs " + std::to_string(b) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+LogicalResult loom::graph::inferBroadcastResult(
+    std::optional<Location> loc, StringRef opName, ValueRange operands,
+    Type elementType, SmallVectorImpl<Type> &types) {
+  Failure fail{loc, opName};
+  SmallVector<int64_t> shape;
+  for (Value v : operands) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      return fail("operands must be ranked tensors");
+    SmallVector<int64_t> next;
+    std::string why;
+    // bcast_c1: all operands broadcast together.
+    if (!broadcastShapes(shape, t.getShape(), next, &why))
+      return fail(why);
+    shape = std::move(next);
+  }
+  if (!elementType)
+    elementType = tensorOf(operands.front()).getElementType();
+  types.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+LogicalResult loom::graph::inferReduceResult(std::optional<Location> loc,
+                                             StringRef opName, Type input,
+                                             ArrayRef<int64_t> axes,
+                                             bool keepdims,
+                                             SmallVectorImpl<Type> &types) {
+  Failure fail{loc, opName};
+  auto t = cast<RankedTensorType>(input);
+  // reduce_c1: at least one axis.
+  if (axes.empty())
+    return fail("needs at least one axis to reduce");
+  // reduce_c2: axes sorted, unique, in range.
+  if (!validAxes(axes, t.getRank()))
+    return fail("axes " + listStr(axes) + " must be sorted, unique and in [0, " +
+                Twine(t.getRank()) + ")");
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(t.getShape())) {
+    if (!llvm::is_contained(axes, (int64_t)i))
+      shape.push_back(d);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and generators
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  // constant_c1: the value is a ranked tensor.
+  auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!type)
+    return Failure{loc, getOperationName()}("value must be a ranked tensor");
+  types.push_back(type);
+  return success();
+}
+
+LogicalResult IotaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  // iota_c1: a static, non-negative shape.
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return fail("shape " + listStr(shape) + " must be static and non-negative");
+  // iota_c2: the axis is a dim of the shape.
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= (int64_t)shape.size())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(shape.size()));
+  types.push_back(RankedTensorType::get(shape, adaptor.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ClampOp::verify() {
+  // clamp_c1: at least one bound.
+  if (!getMin() && !getMax())
+    return emitOpError("needs a min or a max bound");
+  // clamp_c2: min <= max.
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
+    return emitOpError("min ") << getMin()->convertToDouble()
+                               << " is greater than max "
+                               << getMax()->convertToDouble();
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  // dropout_c1: 0 <= ratio < 1.
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio < 1.0))
+    return emitOpError("ratio ") << ratio << " must be in [0, 1)";
+  return success();
+}
+
+static bool isGraphElementType(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16() || t.isF64() ||
+         t.isSignlessInteger(1) || t.isSignlessInteger(8) ||
+         t.isSignlessInteger(32) || t.isSignlessInteger(64);
+}
+
+LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  // cast_c1: the target is a graph element type.
+  Type to = adaptor.getTo();
+  if (!isGraphElementType(to)) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << to;
+    return Failure{loc, getOperationName()}("cannot cast to '" + os.str() +
+                                            "': not a graph element type");
+  }
+  types.push_back(tensorOf(adaptor.getX()).clone(to));
+  return success();
+}
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferBroadcastResult(loc, getOperationName(), adaptor.getOperands(),
+                              IntegerType::get(ctx, 1), types);
+}
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  // where_c1: both branches share an element type.
+  Type x = tensorOf(adaptor.getX()).getElementType();
+  Type y = tensorOf(adaptor.getY()).getElementType();
+  if (x != y)
+    return Failure{loc, getOperationName()}(
+        "branches have different element types");
+  return inferBroadcastResult(loc, getOperationName(), adaptor.getOperands(), x,
+                              types);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto lhsT = tensorOf(adaptor.getLhs()), rhsT = tensorOf(adaptor.getRhs());
+  // matmul_c1: no scalars.
+  if (lhsT.getRank() == 0 || rhsT.getRank() == 0)
+    return fail("operands must have rank 1 or more");
+  // matmul_c2: transpose flags need a matrix.
+  if ((adaptor.getTransposeLhs() && lhsT.getRank() == 1) ||
+      (adaptor.getTransposeRhs() && rhsT.getRank() == 1))
+    return fail("a transpose flag needs an operand of rank 2 or more");
+  SmallVector<int64_t> lhs(lhsT.getShape()), rhs(rhsT.getShape());
+  bool lhsVector = lhs.size() == 1, rhsVector = rhs.size() == 1;
+  if (lhsVector)
+    lhs.insert(lhs.begin(), 1);
+  if (rhsVector)
+    rhs.push_back(1);
+  if (adaptor.getTransposeLhs())
+    std::swap(lhs[lhs.size() - 1], lhs[lhs.size() - 2]);
+  if (adaptor.getTransposeRhs())
+    std::swap(rhs[rhs.size() - 1], rhs[rhs.size() - 2]);
+  int64_t m = lhs[lhs.size() - 2], k1 = lhs.back();
+  int64_t k2 = rhs[rhs.size() - 2], n = rhs.back();
+  // matmul_c3: contracting dims agree.
+  if (!dimsCompatible(k1, k2))
+    return fail("contracting dimensions differ (" + Twine(k1) + " vs " +
+                Twine(k2) + ")");
+  // matmul_c4: batch dims broadcast.
+  SmallVector<int64_t> batch;
+  std::string why;
+  if (!broadcastShapes(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2),
+                       batch, &why))
+    return fail("batch dimensions: " + why);
+  if (!lhsVector)
+    batch.push_back(m);
+  if (!rhsVector)
+    batch.push_back(n);
+  types.push_back(RankedTensorType::get(batch, lhsT.getElementType()));
+  return success();
+}
+
+/// Output size of one spatial dim of a window op, or kDyn.
+static int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
+                            int64_t padBegin, int64_t padEnd, int64_t dilation,
+                            bool ceilMode) {
+  if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel))
+    return kDyn;
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return -1;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // As in PyTorch: the last window must start inside the input or the
+  // begin padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+/// Checks the window attributes shared by conv and pooling (`window_c*`).
+static LogicalResult checkWindow(Failure fail, int64_t spatial,
+                                 ArrayRef<int64_t> kernel,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> padding,
+                                 ArrayRef<int64_t> dilations) {
+  // window_c1: one stride/dilation per spatial dim, two pads.
+  if ((int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial ||
+      (int64_t)padding.size() != 2 * spatial ||
+      (!kernel.empty() && (int64_t)kernel.size() != spatial))
+    return fail("expects " + Twine(spatial) +
+                " kernel/stride/dilation values and " + Twine(2 * spatial) +
+                " padding values for " + Twine(spatial) + " spatial dims");
+  // window_c2: strides, dilations and kernel sizes positive, pads >= 0.
+  auto positive = [](int64_t v) { return v >= 1; };
+  if (!llvm::all_of(strides, positive) || !llvm::all_of(dilations, positive) ||
+      !llvm::all_of(kernel, positive) ||
+      llvm::any_of(padding, [](int64_t p) { return p < 0; }))
+    return fail("strides, dilations and kernel sizes must be positive and "
+                "padding non-negative");
+  return success();
+}
+
+/// Fills the spatial output dims of a window op (`window_c3`: non-empty).
+static LogicalResult windowShape(Failure fail, ArrayRef<int64_t> in,
+                                 ArrayRef<int64_t> kernel,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> padding,
+                                 ArrayRef<int64_t> dilations, bool ceilMode,
+                                 SmallVectorImpl<int64_t> &out) {
+  int64_t spatial = strides.size();
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t o = windowOutput(in[i], kernel[i], strides[i], padding[i],
+                             padding[spatial + i], dilations[i], ceilMode);
+    if (!ShapedType::isDynamic(o) && o <= 0)
+      return fail("window of size " + Twine(kernel[i]) +
+                  " does not fit spatial dim " + Twine(i) + " of size " +
+                  Twine(in[i]) + " with its padding");
+    out.push_back(o);
+  }
+  return success();
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getFilter());
+  // conv_c1: 1-D or 2-D convolution.
+  if (in.getRank() != 3 && in.getRank() != 4)
+    return fail("input must have rank 3 (1-D) or 4 (2-D), got " +
+                Twine(in.getRank()));
+  // conv_c2: filter rank equals input rank.
+  if (w.getRank() != in.getRank())
+    return fail("filter rank " + Twine(w.getRank()) + " differs from input rank " +
+                Twine(in.getRank()));
+  int64_t spatial = in.getRank() - 2;
+  if (failed(checkWindow(fail, spatial, {}, adaptor.getStrides(),
+                         adaptor.getPadding(), adaptor.getDilations())))
+    return failure();
+  // conv_c3: groups divide the channels.
+  int64_t groups = adaptor.getGroups();
+  int64_t c = in.getDimSize(1), o = w.getDimSize(0), cg = w.getDimSize(1);
+  if (groups < 1)
+    return fail("groups must be positive");
+  if (!ShapedType::isDynamic(o) && o % groups != 0)
+    return fail("output channels " + Twine(o) + " are not divisible by groups " +
+                Twine(groups));
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(cg) &&
+      c != cg * groups)
+    return fail("input channels " + Twine(c) + " do not match filter channels " +
+                Twine(cg) + " x groups " + Twine(groups));
+  // conv_c4: bias is [O].
+  if (Value bias = adaptor.getBias()) {
+    auto b = tensorOf(bias);
+    if (b.getRank() != 1 || !dimsCompatible(b.getDimSize(0), o))
+      return fail("bias must have shape [" + Twine(o) + "]");
+  }
+  SmallVector<int64_t> shape = {in.getDimSize(0), o};
+  if (failed(windowShape(fail, in.getShape().drop_front(2),
+                         w.getShape().drop_front(2), adaptor.getStrides(),
+                         adaptor.getPadding(), adaptor.getDilations(),
+                         /*ceilMode=*/false, shape)))
+    return failure();
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+/// Shared by max and average pooling.
+static LogicalResult inferPool(Failure fail, RankedTensorType in,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilations, bool ceilMode,
+                               SmallVectorImpl<Type> &types) {
+  // pool_c1: 1-D or 2-D pooling.
+  if (in.getRank() != 3 && in.getRank() != 4)
+    return fail("input must have rank 3 (1-D) or 4 (2-D), got " +
+                Twine(in.getRank()));
+  int64_t spatial = in.getRank() - 2;
+  if (kernel.size() != (size_t)spatial)
+    return fail("expects " + Twine(spatial) + " kernel sizes, got " +
+                Twine(kernel.size()));
+  if (failed(checkWindow(fail, spatial, kernel, strides, padding, dilations)))
+    return failure();
+  // pool_c2: a pad never exceeds half the window (as in ONNX / PyTorch).
+  for (int64_t i = 0; i < spatial; ++i)
+    if (padding[i] > kernel[i] / 2 || padding[spatial + i] > kernel[i] / 2)
+      return fail("padding of spatial dim " + Twine(i) +
+                  " exceeds half the kernel size " + Twine(kernel[i]));
+  SmallVector<int64_t> shape(in.getShape().take_front(2));
+  if (failed(windowShape(fail, in.getShape().drop_front(2), kernel, strides,
+                         padding, dilations, ceilMode, shape)))
+    return failure();
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPool({loc, getOperationName()}, tensorOf(adaptor.getX()),
+                   adaptor.getKernel(), adaptor.getStrides(),
+                   adaptor.getPadding(), adaptor.getDilations(),
+                   adaptor.getCeilMode(), types);
+}
+
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto in = tensorOf(adaptor.getX());
+  SmallVector<int64_t> dilations(std::max<int64_t>(in.getRank() - 2, 0), 1);
+  return inferPool({loc, getOperationName()}, in, adaptor.getKernel(),
+                   adaptor.getStrides(), adaptor.getPadding(), dilations,
+                   adaptor.getCeilMode(), types);
+}
+
+LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  auto in = tensorOf(adaptor.getX());
+  // gap_c1: [N, C, spatial...].
+  if (in.getRank() < 3)
+    return Failure{loc, getOperationName()}(
+        "input must have rank 3 or more ([N, C, spatial...])");
+  SmallVector<int64_t> shape(in.getShape());
+  std::fill(shape.begin() + 2, shape.end(), 1);
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  // bn_c1: x is [N, C, ...].
+  if (x.getRank() < 2)
+    return fail("input must have rank 2 or more ([N, C, ...])");
+  int64_t c = x.getDimSize(1);
+  // bn_c2: statistics and affine parameters are [C].
+  for (Value v : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
+                  adaptor.getVariance()}) {
+    auto t = tensorOf(v);
+    if (t.getRank() != 1 || !dimsCompatible(t.getDimSize(0), c))
+      return fail("scale, bias, mean and variance must have shape [" +
+                  Twine(c) + "], got " + shapeStr(t.getShape()));
+  }
+  types.push_back(x);
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  int64_t axis = adaptor.getAxis();
+  // ln_c1: 0 <= axis < rank.
+  if (axis < 0 || axis >= x.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(x.getRank()));
+  // ln_c2: scale and bias have the normalized shape.
+  ArrayRef<int64_t> normalized = x.getShape().drop_front(axis);
+  for (Value v : {adaptor.getScale(), adaptor.getBias()}) {
+    if (!v)
+      continue;
+    auto t = tensorOf(v);
+    if (t.getRank() != (int64_t)normalized.size() ||
+        !llvm::all_of(llvm::zip(t.getShape(), normalized), [](auto p) {
+          return dimsCompatible(std::get<0>(p), std::get<1>(p));
+        }))
+      return fail("scale and bias must have the normalized shape " +
+                  shapeStr(normalized) + ", got " + shapeStr(t.getShape()));
+  }
+  types.push_back(x);
+  return success();
+}
+
+static LogicalResult inferAxisPreserving(Failure fail, Value x, int64_t axis,
+                                         SmallVectorImpl<Type> &types) {
+  auto t = tensorOf(x);
+  // softmax_c1: 0 <= axis < rank.
+  if (axis < 0 || axis >= t.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(t.getRank()));
+  types.push_back(t);
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferAxisPreserving({loc, getOperationName()}, adaptor.getX(),
+                             adaptor.getAxis(), types);
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  return inferAxisPreserving({loc, getOperationName()}, adaptor.getX(),
+                             adaptor.getAxis(), types);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> spec = adaptor.getShape();
+  SmallVector<int64_t> out;
+  int64_t inferred = -1;
+  SmallVector<bool> copied(in.getRank(), false);
+  for (auto [i, v] : llvm::enumerate(spec)) {
+    if (v == 0) {
+      // reshape_c1: a 0 copies an existing input dim.
+      if ((int64_t)i >= in.getRank())
+        return fail("shape entry 0 at position " + Twine(i) +
+                    " has no input dim to copy (input rank " +
+                    Twine(in.getRank()) + ")");
+      copied[i] = true;
+      out.push_back(in.getDimSize(i));
+    } else if (v == -1) {
+      // reshape_c2: at most one inferred dim.
+      if (inferred >= 0)
+        return fail("shape " + listStr(spec) + " has more than one -1");
+      inferred = i;
+      out.push_back(kDyn);
+    } else if (v < -1) {
+      // reshape_c3: entries are -1, 0 or positive.
+      return fail("shape entry " + Twine(v) + " must be -1, 0 or positive");
+    } else {
+      out.push_back(v);
+    }
+  }
+  // Element counts, leaving out dims copied at the same position (they
+  // cancel, which lets a dynamic batch dim pass through).
+  std::optional<int64_t> inCount = 1, outCount = 1;
+  for (auto [i, d] : llvm::enumerate(in.getShape())) {
+    if (copied[i])
+      continue;
+    if (ShapedType::isDynamic(d))
+      inCount.reset();
+    else if (inCount)
+      *inCount *= d;
+  }
+  for (auto [i, d] : llvm::enumerate(out)) {
+    if ((int64_t)i == inferred || (i < copied.size() && copied[i]))
+      continue;
+    *outCount *= d;
+  }
+  if (inferred >= 0) {
+    if (inCount) {
+      // reshape_c4: the inferred dim divides evenly.
+      if (*outCount == 0 || *inCount % *outCount != 0)
+        return fail("cannot reshape " + shapeStr(in.getShape()) + " to " +
+                    listStr(spec) + ": " + Twine(*inCount) +
+                    " elements do not divide into " + Twine(*outCount));
+      out[inferred] = *inCount / *outCount;
+    }
+  } else if (inCount && *inCount != *outCount) {
+    // reshape_c5: element counts agree.
+    return fail("cannot reshape " + shapeStr(in.getShape()) + " to " +
+                listStr(spec) + ": element counts differ (" + Twine(*inCount) +
+                " vs " + Twine(*outCount) + ")");
+  }
+  types.push_back(in.clone(out));
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  // transpose_c1: perm is a permutation of [0, rank).
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  bool isPerm = (int64_t)perm.size() == in.getRank();
+  for (auto [i, v] : llvm::enumerate(sorted))
+    isPerm &= v == (int64_t)i;
+  if (!isPerm)
+    return Failure{loc, getOperationName()}(
+        "perm " + listStr(perm) + " is not a permutation of [0, " +
+        Twine(in.getRank()) + ")");
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(in.getDimSize(p));
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> target = adaptor.getShape();
+  // bto_c1: the target has at least the operand's rank.
+  if ((int64_t)target.size() < in.getRank())
+    return fail("target shape " + listStr(target) + " has lower rank than " +
+                shapeStr(in.getShape()));
+  int64_t offset = target.size() - in.getRank();
+  SmallVector<int64_t> shape;
+  for (auto [i, t] : llvm::enumerate(target)) {
+    int64_t src = (int64_t)i >= offset ? in.getDimSize(i - offset) : 1;
+    if (t == -1) {
+      // bto_c2: -1 keeps an operand dim, so it needs one.
+      if ((int64_t)i < offset)
+        return fail("-1 at position " + Twine(i) +
+                    " has no operand dim to keep");
+      shape.push_back(src);
+      continue;
+    }
+    // bto_c3: each operand dim is 1 or equal to the target.
+    if (t < 0 || (src != 1 && !dimsCompatible(src, t)))
+      return fail("cannot broadcast " + shapeStr(in.getShape()) + " to " +
+                  listStr(target));
+    shape.push_back(t);
+  }
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  ValueRange inputs = adaptor.getInputs();
+  // concat_c1: at least one input.
+  if (inputs.empty())
+    return fail("needs at least one input");
+  auto first = tensorOf(inputs.front());
+  int64_t axis = adaptor.getAxis();
+  // concat_c2: 0 <= axis < rank.
+  if (axis < 0 || axis >= first.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(first.getRank()));
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value v : inputs.drop_front()) {
+    auto t = tensorOf(v);
+    // concat_c3: inputs have the same rank and agree off the axis.
+    if (t.getRank() != first.getRank())
+      return fail("inputs have different ranks");
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (d == axis) {
+        shape[d] = ShapedType::isDynamic(shape[d]) ||
+                           ShapedType::isDynamic(t.getDimSize(d))
+                       ? kDyn
+                       : shape[d] + t.getDimSize(d);
+        continue;
+      }
+      if (!dimsCompatible(shape[d], t.getDimSize(d)))
+        return fail("inputs differ in dim " + Twine(d) + " (" +
+                    shapeStr(first.getShape()) + " vs " +
+                    shapeStr(t.getShape()) + ")");
+      shape[d] = mergeDims(shape[d], t.getDimSize(d));
+    }
+  }
+  types.push_back(first.clone(shape));
+  return success();
+}
+
+/// Length of an ONNX-style slice of a static dim.
+static int64_t sliceLength(int64_t dim, int64_t start, int64_t end,
+                           int64_t step) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    return end > start ? (end - start + step - 1) / step : 0;
+  }
+  start = std::clamp<int64_t>(start, 0, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  return start > end ? (start - end - step - 1) / -step : 0;
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
+                    steps = adaptor.getSteps();
+  // slice_c1: one start, end and step per dim.
+  if ((int64_t)starts.size() != in.getRank() ||
+      (int64_t)ends.size() != in.getRank() ||
+      (int64_t)steps.size() != in.getRank())
+    return fail("starts, ends and steps need " + Twine(in.getRank()) +
+                " entries each");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    // slice_c2: steps are non-zero.
+    if (steps[d] == 0)
+      return fail("step of dim " + Twine(d) + " is zero");
+    int64_t dim = in.getDimSize(d);
+    shape.push_back(ShapedType::isDynamic(dim)
+                        ? kDyn
+                        : sliceLength(dim, starts[d], ends[d], steps[d]));
+  }
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto data = tensorOf(adaptor.getData());
+  auto idx = tensorOf(adaptor.getIndices());
+  int64_t axis = adaptor.getAxis();
+  // gather_c1: 0 <= axis < rank(data).
+  if (axis < 0 || axis >= data.getRank())
+    return Failure{loc, getOperationName()}(
+        "axis " + Twine(axis) + " is out of range for rank " +
+        Twine(data.getRank()));
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, idx.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  types.push_back(data.clone(shape));
+  return success();
+}
+
+LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  // squeeze_c1: axes sorted, unique, in range.
+  if (!validAxes(axes, in.getRank()))
+    return fail("axes " + listStr(axes) + " must be sorted, unique and in [0, " +
+                Twine(in.getRank()) + ")");
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(in.getShape())) {
+    if (!llvm::is_contained(axes, (int64_t)i)) {
+      shape.push_back(d);
+      continue;
+    }
+    // squeeze_c2: only size-1 dims are removed.
+    if (!dimsCompatible(d, 1))
+      return fail("cannot squeeze dim " + Twine(i) + " of size " + Twine(d));
+  }
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  int64_t rank = in.getRank() + axes.size();
+  // unsqueeze_c1: axes sorted, unique, positions in the result.
+  if (axes.empty() || !validAxes(axes, rank))
+    return Failure{loc, getOperationName()}(
+        "axes " + listStr(axes) +
+        " must be non-empty, sorted, unique and in [0, " + Twine(rank) + ")");
+  SmallVector<int64_t> shape;
+  auto it = in.getShape().begin();
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back(llvm::is_contained(axes, i) ? 1 : *it++);
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto in = tensorOf(adaptor.getX());
+  int64_t axis = adaptor.getAxis();
+  // flatten_c1: 0 <= axis <= rank.
+  if (axis < 0 || axis > in.getRank())
+    return Failure{loc, getOperationName()}(
+        "axis " + Twine(axis) + " is out of range [0, " + Twine(in.getRank()) +
+        "]");
+  auto product = [](ArrayRef<int64_t> dims) {
+    int64_t p = 1;
+    for (int64_t d : dims) {
+      if (ShapedType::isDynamic(d))
+        return kDyn;
+      p *= d;
+    }
+    return p;
+  };
+  types.push_back(in.clone({product(in.getShape().take_front(axis)),
+                            product(in.getShape().drop_front(axis))}));
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getX());
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  int64_t rank = in.getRank();
+  // pad_c1: begin and end pads for every dim.
+  if ((int64_t)pads.size() != 2 * rank)
+    return fail("pads need " + Twine(2 * rank) + " entries, got " +
+                Twine(pads.size()));
+  // pad_c2: pads are non-negative.
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return fail("pads " + listStr(pads) + " must be non-negative");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = in.getDimSize(d);
+    // pad_c3: reflect pads stay inside the dim.
+    if (adaptor.getMode() == PadMode::reflect && !ShapedType::isDynamic(dim) &&
+        (pads[d] >= dim || pads[rank + d] >= dim))
+      return fail("reflect pads of dim " + Twine(d) +
+                  " must be smaller than its size " + Twine(dim));
+    shape.push_back(ShapedType::isDynamic(dim) ? kDyn
+                                               : dim + pads[d] + pads[rank + d]);
+  }
+  types.push_back(in.clone(shape));
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto table = tensorOf(adaptor.getTable());
+  auto ids = tensorOf(adaptor.getIds());
+  // emb_c1: the table is [vocab, dim].
+  if (table.getRank() != 2)
+    return Failure{loc, getOperationName()}(
+        "table must have rank 2 ([vocab, dim]), got " +
+        shapeStr(table.getShape()));
+  SmallVector<int64_t> shape(ids.getShape());
+  shape.push_back(table.getDimSize(1));
+  types.push_back(table.clone(shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+static Type reducedLossType(RankedTensorType perElement, Reduction r) {
+  if (r == Reduction::none)
+    return perElement;
+  return RankedTensorType::get({}, perElement.getElementType());
+}
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto logits = tensorOf(adaptor.getLogits());
+  auto labels = tensorOf(adaptor.getLabels());
+  // ce_c1: logits have a class dim.
+  if (logits.getRank() < 1)
+    return fail("logits must have rank 1 or more ([..., classes])");
+  // ce_c2: labels are logits' shape without the class dim.
+  ArrayRef<int64_t> rows = logits.getShape().drop_back();
+  if (labels.getRank() != (int64_t)rows.size() ||
+      !llvm::all_of(llvm::zip(labels.getShape(), rows), [](auto p) {
+        return dimsCompatible(std::get<0>(p), std::get<1>(p));
+      }))
+    return fail("labels shape " + shapeStr(labels.getShape()) +
+                " must be the logits shape without its class dim " +
+                shapeStr(rows));
+  SmallVector<int64_t> shape;
+  for (auto [a, b] : llvm::zip(labels.getShape(), rows))
+    shape.push_back(mergeDims(a, b));
+  types.push_back(reducedLossType(logits.clone(shape), adaptor.getReduction()));
+  return success();
+}
+
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto pred = tensorOf(adaptor.getPred());
+  auto target = tensorOf(adaptor.getTarget());
+  // mse_c1: pred and target have the same shape.
+  if (pred.getRank() != target.getRank() ||
+      !llvm::all_of(llvm::zip(pred.getShape(), target.getShape()), [](auto p) {
+        return dimsCompatible(std::get<0>(p), std::get<1>(p));
+      }))
+    return Failure{loc, getOperationName()}(
+        "pred " + shapeStr(pred.getShape()) + " and target " +
+        shapeStr(target.getShape()) + " differ in shape");
+  SmallVector<int64_t> shape;
+  for (auto [a, b] : llvm::zip(pred.getShape(), target.getShape()))
+    shape.push_back(mergeDims(a, b));
+  types.push_back(reducedLossType(pred.clone(shape), adaptor.getReduction()));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.cpp.inc"

@@ -1,0 +1,47 @@
+//===- GraphOps.h - graph dialect operations --------------------*- C++ -*-===//
+
+#ifndef LOOM_DIALECTS_GRAPH_GRAPHOPS_H
+#define LOOM_DIALECTS_GRAPH_GRAPHOPS_H
+
+#include "dialects/graph/GraphDialect.h"
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/graph/GraphEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/graph/GraphAttrs.h.inc"
+
+namespace loom::graph {
+
+/// Broadcasts `lhs` and `rhs` under NumPy rules into `out`. Returns false
+/// and fills `why` when two dims conflict. A dynamic dim against 1 stays
+/// dynamic; against a static size it takes that size.
+bool broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
+                     llvm::SmallVectorImpl<int64_t> &out, std::string *why);
+
+/// Result type of an elementwise op over `operands` broadcast together. The
+/// element type is `elementType` if given, else the first operand's.
+llvm::LogicalResult
+inferBroadcastResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
+                     mlir::ValueRange operands, mlir::Type elementType,
+                     llvm::SmallVectorImpl<mlir::Type> &types);
+
+/// Result type of a reduction of `input` over `axes`.
+llvm::LogicalResult
+inferReduceResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
+                  mlir::Type input, llvm::ArrayRef<int64_t> axes, bool keepdims,
+                  llvm::SmallVectorImpl<mlir::Type> &types);
+
+} // namespace loom::graph
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.h.inc"
+
+#endif // LOOM_DIALECTS_GRAPH_GRAPHOPS_H

@@ -1,0 +1,829 @@
+//===- GraphOps.td - graph dialect operations --------------*- tablegen -*-===//
+//
+// Every op: summary, description with an example, assembly format, verifier
+// (ODS constraints plus the checks done by result-type inference), and folds
+// where they are trivial. Verifier rules carry a tag (`matmul_c1`) that the
+// error message, GraphOps.cpp and test/dialects/graph/invalid.mlir share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECTS_GRAPH_GRAPHOPS_TD
+#define LOOM_DIALECTS_GRAPH_GRAPHOPS_TD
+
+include "dialects/graph/GraphBase.td"
+
+//===----------------------------------------------------------------------===//
+// Constants and generators
+//===----------------------------------------------------------------------===//
+
+def Graph_ConstantOp : Graph_InferredOp<"constant", [ConstantLike]> {
+  let summary = "a constant tensor";
+  let description = [{
+    Produces the tensor held by `value`. Large weights are best held as
+    `dense_resource` blobs so that the IR text stays small.
+
+    ```mlir
+    %c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Graph_IotaOp : Graph_InferredOp<"iota"> {
+  let summary = "a tensor of indices along one axis";
+  let description = [{
+    Produces a tensor of the static `shape` whose element at index
+    `(i0, ..., in)` is `i_axis`, converted to the element type. With a 1-D
+    shape this is `range(0, n)`; affine ranges are an iota followed by a mul
+    and an add.
+
+    ```mlir
+    %pos = graph.iota [1, 16] axis = 1 : i64
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$shape, I64Attr:$axis,
+                       TypeAttr:$element_type);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$shape `axis` `=` $axis attr-dict `:` $element_type";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor> {
+  let summary = "elementwise negation";
+  let description = [{
+    `-x` elementwise. `neg(neg(x))` folds to `x`.
+
+    ```mlir
+    %y = graph.neg %x : tensor<4xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_NumericTensor> {
+  let summary = "elementwise absolute value";
+  let description = [{
+    `|x|` elementwise.
+
+    ```mlir
+    %y = graph.abs %x : tensor<4xi32>
+    ```
+  }];
+}
+
+def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor> {
+  let summary = "elementwise exponential";
+  let description = [{
+    `e^x` elementwise.
+
+    ```mlir
+    %y = graph.exp %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor> {
+  let summary = "elementwise natural logarithm";
+  let description = [{
+    `ln(x)` elementwise.
+
+    ```mlir
+    %y = graph.log %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor> {
+  let summary = "elementwise square root";
+  let description = [{
+    `sqrt(x)` elementwise.
+
+    ```mlir
+    %y = graph.sqrt %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", Graph_FloatTensor> {
+  let summary = "elementwise reciprocal square root";
+  let description = [{
+    `1 / sqrt(x)` elementwise.
+
+    ```mlir
+    %y = graph.rsqrt %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor> {
+  let summary = "elementwise hyperbolic tangent";
+  let description = [{
+    `tanh(x)` elementwise.
+
+    ```mlir
+    %y = graph.tanh %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor> {
+  let summary = "elementwise logistic sigmoid";
+  let description = [{
+    `1 / (1 + e^-x)` elementwise.
+
+    ```mlir
+    %y = graph.sigmoid %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor> {
+  let summary = "elementwise rectified linear unit";
+  let description = [{
+    `max(x, 0)` elementwise.
+
+    ```mlir
+    %y = graph.relu %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor> {
+  let summary = "elementwise Gauss error function";
+  let description = [{
+    `erf(x)` elementwise.
+
+    ```mlir
+    %y = graph.erf %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_GeluOp : Graph_UnaryOp<"gelu", Graph_FloatTensor> {
+  let summary = "elementwise Gaussian error linear unit";
+  let description = [{
+    Exact: `0.5 * x * (1 + erf(x / sqrt(2)))`. With `approximate = tanh`:
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, as in
+    GPT-2 and PyTorch's `gelu(approximate="tanh")`.
+
+    ```mlir
+    %y = graph.gelu %x : tensor<4xf32>
+    %z = graph.gelu %x approximate = tanh : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x,
+      DefaultValuedAttr<Graph_GeluApproximationAttr,
+                        "GeluApproximation::none">:$approximate);
+  let assemblyFormat =
+      "$x (`approximate` `=` `` $approximate^)? attr-dict `:` type($x)";
+}
+
+def Graph_ClampOp : Graph_UnaryOp<"clamp", Graph_NumericTensor> {
+  let summary = "elementwise clamp to [min, max]";
+  let description = [{
+    `min(max(x, min), max)` elementwise; either bound may be absent, not
+    both. Bounds are written as `f64` and converted to the element type.
+
+    ```mlir
+    %y = graph.clamp %x {min = 0.0 : f64, max = 6.0 : f64} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, OptionalAttr<F64Attr>:$min,
+                       OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
+}
+
+def Graph_DropoutOp : Graph_UnaryOp<"dropout", Graph_FloatTensor> {
+  let summary = "randomly zeroes elements while training";
+  let description = [{
+    With `training`, zeroes each element with probability `ratio` and scales
+    the kept ones by `1 / (1 - ratio)`; the mask is a pure function of
+    `seed` and the element index, so the backward pass can rebuild it.
+    Without `training` it is the identity and folds away.
+
+    ```mlir
+    %y = graph.dropout %x {ratio = 0.1 : f64, seed = 7 : i64, training}
+        : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, F64Attr:$ratio, UnitAttr:$training,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Graph_CastOp : Graph_InferredOp<"cast", [Elementwise]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Converts each element to `to`, keeping the shape. Float to integer
+    rounds toward zero; to `i1` tests `!= 0`. A cast to the operand's own
+    element type folds away.
+
+    ```mlir
+    %h = graph.cast %x to f16 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, TypeAttr:$to);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$x `to` $to attr-dict `:` type($x)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary and ternary ops (NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+def Graph_AddOp : Graph_BinaryOp<"add", Graph_NumericTensor, [Commutative]> {
+  let summary = "elementwise addition with broadcasting";
+  let description = [{
+    `lhs + rhs` with NumPy broadcasting. `x + 0` folds to `x` when the
+    result has `x`'s type; two constants fold.
+
+    ```mlir
+    %y = graph.add %x, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_SubOp : Graph_BinaryOp<"sub", Graph_NumericTensor> {
+  let summary = "elementwise subtraction with broadcasting";
+  let description = [{
+    `lhs - rhs` with NumPy broadcasting. `x - 0` folds to `x`.
+
+    ```mlir
+    %y = graph.sub %x, %m : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_MulOp : Graph_BinaryOp<"mul", Graph_NumericTensor, [Commutative]> {
+  let summary = "elementwise multiplication with broadcasting";
+  let description = [{
+    `lhs * rhs` with NumPy broadcasting. `x * 1` folds to `x`.
+
+    ```mlir
+    %y = graph.mul %x, %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_DivOp : Graph_BinaryOp<"div", Graph_NumericTensor> {
+  let summary = "elementwise division with broadcasting";
+  let description = [{
+    `lhs / rhs` with NumPy broadcasting; integer division rounds toward
+    zero. `x / 1` folds to `x`.
+
+    ```mlir
+    %y = graph.div %x, %n : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_PowOp : Graph_BinaryOp<"pow", Graph_FloatTensor> {
+  let summary = "elementwise power with broadcasting";
+  let description = [{
+    `lhs ^ rhs` with NumPy broadcasting.
+
+    ```mlir
+    %y = graph.pow %x, %e : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_MaxOp : Graph_BinaryOp<"max", Graph_NumericTensor, [Commutative]> {
+  let summary = "elementwise maximum with broadcasting";
+  let description = [{
+    `max(lhs, rhs)` with NumPy broadcasting; NaN propagates.
+
+    ```mlir
+    %y = graph.max %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_MinOp : Graph_BinaryOp<"min", Graph_NumericTensor, [Commutative]> {
+  let summary = "elementwise minimum with broadcasting";
+  let description = [{
+    `min(lhs, rhs)` with NumPy broadcasting; NaN propagates.
+
+    ```mlir
+    %y = graph.min %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_CompareOp : Graph_InferredOp<"compare", [SameOperandsElementType]> {
+  let summary = "elementwise comparison with broadcasting";
+  let description = [{
+    Compares `lhs` and `rhs` elementwise with NumPy broadcasting and
+    produces an `i1` tensor. Float comparisons are ordered (false when
+    either side is NaN), except `ne`, which is true for NaN.
+
+    ```mlir
+    %m = graph.compare lt, %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Graph_CompareDirectionAttr:$direction,
+                       Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let results = (outs Graph_BoolTensor:$result);
+  let assemblyFormat = [{
+    `` $direction `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_WhereOp : Graph_InferredOp<"where"> {
+  let summary = "elementwise select with broadcasting";
+  let description = [{
+    `cond ? x : y` elementwise, with all three operands broadcast together.
+    `x` and `y` share an element type (`where_c1`).
+
+    ```mlir
+    %y = graph.where %m, %a, %b
+        : (tensor<4x4xi1>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$cond, Graph_Tensor:$x,
+                       Graph_Tensor:$y);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $x `,` $y attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling
+//===----------------------------------------------------------------------===//
+
+def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType]> {
+  let summary = "batched matrix product with broadcasting batch dims";
+  let description = [{
+    NumPy `matmul` semantics: the last two dims are the matrix, leading
+    dims are batch dims broadcast against each other. A 1-D `lhs` is a row
+    vector and a 1-D `rhs` a column vector; the added dim is removed from
+    the result. `transpose_lhs` / `transpose_rhs` swap the last two dims of
+    an operand of rank 2 or more before the product.
+
+    ```mlir
+    %y = graph.matmul %a, %b {transpose_rhs}
+        : (tensor<8x16x64xf32>, tensor<32x64xf32>) -> tensor<8x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType]> {
+  let summary = "1-D or 2-D grouped convolution (NCHW)";
+  let description = [{
+    Cross-correlation of `input` `[N, C, spatial...]` with `filter`
+    `[O, C / groups, kernel...]`, plus an optional `bias` `[O]`. `padding`
+    holds the begin pads of every spatial dim, then the end pads. Output
+    spatial size: `(in + pad_begin + pad_end - dilation * (k - 1) - 1) /
+    stride + 1`.
+
+    ```mlir
+    %y = graph.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1]
+        dilations = [1, 1] groups = 1
+        : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>)
+        -> tensor<1x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$filter,
+                       Optional<Graph_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter (`,` $bias^)? `strides` `=` $strides `padding` `=`
+    $padding `dilations` `=` $dilations `groups` `=` $groups attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_MaxPoolOp : Graph_InferredOp<"max_pool"> {
+  let summary = "1-D or 2-D max pooling (NCHW)";
+  let description = [{
+    Max over windows of `kernel` size; padded positions never win.
+    `padding` holds begin pads, then end pads; `ceil_mode` rounds the
+    output size up as ONNX and PyTorch do.
+
+    ```mlir
+    %y = graph.max_pool %x kernel = [2, 2] strides = [2, 2]
+        padding = [0, 0, 0, 0] dilations = [1, 1]
+        : (tensor<1x16x32x32xf32>) -> tensor<1x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $x `kernel` `=` $kernel `strides` `=` $strides `padding` `=` $padding
+    `dilations` `=` $dilations (`ceil_mode` $ceil_mode^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_AvgPoolOp : Graph_InferredOp<"avg_pool"> {
+  let summary = "1-D or 2-D average pooling (NCHW)";
+  let description = [{
+    Mean over windows of `kernel` size. With `count_include_pad` padded
+    zeros count in the divisor; otherwise only real elements do.
+
+    ```mlir
+    %y = graph.avg_pool %x kernel = [3, 3] strides = [1, 1]
+        padding = [1, 1, 1, 1] count_include_pad
+        : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$ceil_mode, UnitAttr:$count_include_pad);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `kernel` `=` $kernel `strides` `=` $strides `padding` `=` $padding
+    (`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_GlobalAvgPoolOp : Graph_InferredOp<"global_avg_pool"> {
+  let summary = "mean over all spatial dims (NCHW)";
+  let description = [{
+    `[N, C, spatial...] -> [N, C, 1...]`: the mean of each channel.
+
+    ```mlir
+    %y = graph.global_avg_pool %x
+        : (tensor<1x512x7x7xf32>) -> tensor<1x512x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+def Graph_BatchNormOp : Graph_InferredOp<"batch_norm",
+                                         [SameOperandsElementType]> {
+  let summary = "batch normalization, inference form";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel (dim 1),
+    with the running statistics given as operands.
+
+    ```mlir
+    %y = graph.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f64}
+        : (tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>,
+           tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, Graph_FloatTensor:$scale,
+                       Graph_FloatTensor:$bias, Graph_FloatTensor:$mean,
+                       Graph_FloatTensor:$variance, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_LayerNormOp : Graph_InferredOp<"layer_norm",
+                                         [SameOperandsElementType]> {
+  let summary = "layer normalization over the trailing dims from `axis`";
+  let description = [{
+    Normalizes `x` over dims `[axis, rank)` to zero mean and unit variance
+    (biased variance, `epsilon` inside the square root), then multiplies by
+    `scale` and adds the optional `bias`; both have shape `x.shape[axis:]`.
+
+    ```mlir
+    %y = graph.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>)
+        -> tensor<2x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, Graph_FloatTensor:$scale,
+                       Optional<Graph_FloatTensor>:$bias, I64Attr:$axis,
+                       F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_SoftmaxOp : Graph_InferredOp<"softmax"> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `axis`.
+
+    ```mlir
+    %p = graph.softmax %x {axis = 1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_LogSoftmaxOp : Graph_InferredOp<"log_softmax"> {
+  let summary = "log of softmax along one axis";
+  let description = [{
+    `x - max - log(sum(exp(x - max)))` along `axis`, computed stably.
+
+    ```mlir
+    %p = graph.log_softmax %x {axis = 1 : i64}
+        : (tensor<2x10xf32>) -> tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", Graph_NumericTensor, "sum">;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", Graph_FloatTensor, "mean">;
+def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", Graph_NumericTensor, "maximum">;
+def Graph_ReduceMinOp : Graph_ReduceOp<"reduce_min", Graph_NumericTensor, "minimum">;
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Graph_ReshapeOp : Graph_InferredOp<"reshape"> {
+  let summary = "reshape to a new shape with the same elements";
+  let description = [{
+    `shape` lists the new dims. As in ONNX, `0` copies the input's dim at
+    the same position and one `-1` is inferred from the element count, so
+    a reshape of dynamic dims (`[0, 0, 12, 64]` on `tensor<?x?x768xf32>`)
+    needs no shape tensor. Reshape of reshape folds into one reshape, and a
+    reshape to the operand's own static type folds away.
+
+    ```mlir
+    %y = graph.reshape %x [0, 0, 12, 64]
+        : (tensor<?x16x768xf32>) -> tensor<?x16x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$shape);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$x $shape attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_TransposeOp : Graph_InferredOp<"transpose"> {
+  let summary = "permutes the dims of a tensor";
+  let description = [{
+    Result dim `i` is operand dim `perm[i]`. Transpose of transpose folds
+    into one transpose; the identity permutation folds away.
+
+    ```mlir
+    %y = graph.transpose %x [0, 2, 1, 3]
+        : (tensor<2x16x12x64xf32>) -> tensor<2x12x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$perm);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$x $perm attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_BroadcastToOp : Graph_InferredOp<"broadcast_to"> {
+  let summary = "broadcasts a tensor to a larger shape";
+  let description = [{
+    Broadcasts `x` to `shape` under NumPy rules (dims aligned on the right;
+    an operand dim must be 1 or equal). A `-1` in `shape` keeps the
+    operand's dim at that position, which is how a dynamic dim passes
+    through. Broadcasting to the operand's own type folds away.
+
+    ```mlir
+    %y = graph.broadcast_to %b [-1, 16, 64]
+        : (tensor<?x1x64xf32>) -> tensor<?x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$shape);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$x $shape attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_ConcatOp : Graph_InferredOp<"concat", [SameOperandsElementType]> {
+  let summary = "concatenates tensors along one axis";
+  let description = [{
+    All operands have the same rank and agree on every dim but `axis`.
+    A single operand folds to itself.
+
+    ```mlir
+    %y = graph.concat %a, %b axis = 1
+        : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_SliceOp : Graph_InferredOp<"slice"> {
+  let summary = "strided slice of every dim";
+  let description = [{
+    For each dim `d`: elements `starts[d], starts[d] + steps[d], ...` up to
+    (excluding) `ends[d]`. As in ONNX and Python, negative starts/ends count
+    from the end and are clamped to the dim; a negative step walks
+    backwards. All three arrays have one entry per dim.
+
+    ```mlir
+    %y = graph.slice %x starts = [0, 1] ends = [4, 9223372036854775807]
+        steps = [2, 1] : (tensor<4x8xf32>) -> tensor<2x7xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x `starts` `=` $starts `ends` `=` $ends `steps` `=` $steps attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_GatherOp : Graph_InferredOp<"gather"> {
+  let summary = "gathers slices along one axis by index";
+  let description = [{
+    ONNX `Gather`: the result shape is `data.shape[:axis] + indices.shape +
+    data.shape[axis+1:]`. Negative indices count from the end.
+
+    ```mlir
+    %y = graph.gather %data, %idx axis = 0
+        : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_SqueezeOp : Graph_InferredOp<"squeeze"> {
+  let summary = "removes size-1 dims";
+  let description = [{
+    Removes the dims listed in `axes` (sorted, unique); each must be 1, or
+    dynamic and 1 at run time.
+
+    ```mlir
+    %y = graph.squeeze %x axes = [1] : (tensor<4x1x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$axes);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `axes` `=` $axes attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_UnsqueezeOp : Graph_InferredOp<"unsqueeze"> {
+  let summary = "inserts size-1 dims";
+  let description = [{
+    Inserts a size-1 dim at each position of `axes` (sorted, unique,
+    positions in the result).
+
+    ```mlir
+    %y = graph.unsqueeze %x axes = [0, 2] : (tensor<4x8xf32>) -> tensor<1x4x1x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$axes);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `axes` `=` $axes attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_FlattenOp : Graph_InferredOp<"flatten"> {
+  let summary = "flattens to 2-D around an axis";
+  let description = [{
+    `[d0, ..., dn] -> [d0 * ... * d(axis-1), d(axis) * ... * dn]`, with
+    `0 <= axis <= rank`. Flattening a tensor that is already that 2-D
+    shape folds away.
+
+    ```mlir
+    %y = graph.flatten %x axis = 1 : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `axis` `=` $axis attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_PadOp : Graph_InferredOp<"pad"> {
+  let summary = "pads every dim";
+  let description = [{
+    `pads` holds the begin pads of every dim, then the end pads (ONNX
+    order), all non-negative. `constant` fills with `value`; `reflect`
+    mirrors without repeating the edge (pads smaller than the dim); `edge`
+    repeats the edge element. All-zero pads fold away.
+
+    ```mlir
+    %y = graph.pad %x pads = [0, 1, 0, 1] mode = constant {value = 0.0 : f64}
+        : (tensor<2x3xf32>) -> tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, DenseI64ArrayAttr:$pads,
+                       Graph_PadModeAttr:$mode,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x `pads` `=` $pads `mode` `=` `` $mode attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_EmbeddingOp : Graph_InferredOp<"embedding"> {
+  let summary = "embedding lookup: rows of a table by id";
+  let description = [{
+    `table` is `[vocab, dim]`; the result is `ids.shape + [dim]`, row
+    `ids[...]` of the table. Ids outside `[0, vocab)` are an error at run
+    time.
+
+    ```mlir
+    %e = graph.embedding %wte, %ids
+        : (tensor<50257x768xf32>, tensor<?x16xi64>) -> tensor<?x16x768xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$table, Graph_IndexTensor:$ids);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$table `,` $ids attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Graph_CrossEntropyOp : Graph_InferredOp<"cross_entropy"> {
+  let summary = "softmax cross-entropy between logits and class labels";
+  let description = [{
+    `logits` is `[..., C]` (classes last), `labels` the integer class per
+    row, shaped like `logits` without its last dim. Per row the loss is
+    `-log_softmax(logits)[label]`; rows whose label equals `ignore_index`
+    contribute 0 and are left out of the mean. `reduction` is `none`
+    (shape of `labels`), `sum` or `mean` (a scalar).
+
+    ```mlir
+    %l = graph.cross_entropy %logits, %labels reduction = mean
+        : (tensor<2x16x100xf32>, tensor<2x16xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_IndexTensor:$labels,
+                       Graph_ReductionAttr:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `reduction` `=` `` $reduction attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_MseLossOp : Graph_InferredOp<"mse_loss", [SameOperandsElementType]> {
+  let summary = "mean squared error";
+  let description = [{
+    `(pred - target)^2` elementwise, reduced by `reduction`: `none` keeps
+    the shape, `sum` and `mean` give a scalar. `pred` and `target` have the
+    same shape.
+
+    ```mlir
+    %l = graph.mse_loss %p, %t reduction = mean
+        : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$pred, Graph_FloatTensor:$target,
+                       Graph_ReductionAttr:$reduction);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $pred `,` $target `reduction` `=` `` $reduction attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+#endif // LOOM_DIALECTS_GRAPH_GRAPHOPS_TD

@@ -1,0 +1,635 @@
+//===- GraphBuilder.cpp - build graph IR from C++ -------------------------===//
+
+#include "frontends/builder/GraphBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::graph;
+
+Type loom::toMlirType(MLIRContext &ctx, DType dtype) {
+  Builder b(&ctx);
+  switch (dtype) {
+  case DType::f32:
+    return b.getF32Type();
+  case DType::f16:
+    return b.getF16Type();
+  case DType::bf16:
+    return b.getBF16Type();
+  case DType::f64:
+    return b.getF64Type();
+  case DType::i1:
+    return b.getI1Type();
+  case DType::i8:
+    return b.getI8Type();
+  case DType::i32:
+    return b.getI32Type();
+  case DType::i64:
+    return b.getI64Type();
+  }
+  llvm_unreachable("unknown DType");
+}
+
+namespace {
+/// Keeps the first error diagnostic emitted while it is alive, with its
+/// location, instead of printing it.
+class FirstError {
+public:
+  explicit FirstError(MLIRContext &ctx)
+      : handler(&ctx, [this](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error &&
+              message.empty())
+            message = diag.str();
+          return success();
+        }) {}
+  std::string message;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+GraphBuilder::GraphBuilder(MLIRContext &ctx, StringRef funcName)
+    : ctx_(ctx), builder_(&ctx), funcName_(funcName.str()) {
+  ctx.getOrLoadDialect<GraphDialect>();
+  ctx.getOrLoadDialect<func::FuncDialect>();
+  Location loc = NameLoc::get(StringAttr::get(&ctx, funcName));
+  module_ = ModuleOp::create(loc);
+  builder_.setInsertionPointToEnd(module_->getBody());
+  auto func = builder_.create<func::FuncOp>(loc, funcName,
+                                            builder_.getFunctionType({}, {}));
+  func_ = func;
+  body_ = func.addEntryBlock();
+  builder_.setInsertionPointToEnd(body_);
+}
+
+GraphBuilder::~GraphBuilder() = default;
+
+void GraphBuilder::fail(const Twine &message) {
+  if (error_.empty())
+    error_ = message.str();
+}
+
+Location GraphBuilder::location(StringRef opName) {
+  std::string path;
+  for (const std::string &s : scopes_)
+    path += s + "/";
+  path += opName.str();
+  return NameLoc::get(StringAttr::get(&ctx_, path));
+}
+
+GraphBuilder::Scope GraphBuilder::scope(StringRef name) {
+  scopes_.push_back(name.str());
+  return Scope(this);
+}
+
+GraphBuilder::Scope::~Scope() {
+  if (builder)
+    builder->scopes_.pop_back();
+}
+
+RankedTensorType GraphBuilder::tensorType(Value v, StringRef what) {
+  if (!ok())
+    return {};
+  if (!v) {
+    fail(what + ": operand is null (an earlier call failed?)");
+    return {};
+  }
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t)
+    fail(what + ": operand is not a ranked tensor");
+  return t;
+}
+
+int64_t GraphBuilder::normalizeAxis(int64_t axis, int64_t rank,
+                                    StringRef what) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    fail(what + ": axis " + Twine(axis) + " is out of range for rank " +
+         Twine(rank));
+    return -1;
+  }
+  return a;
+}
+
+bool GraphBuilder::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
+                                 StringRef what, SmallVectorImpl<int64_t> &out) {
+  out.clear();
+  for (int64_t a : axes) {
+    int64_t n = normalizeAxis(a, rank, what);
+    if (n < 0)
+      return false;
+    out.push_back(n);
+  }
+  llvm::sort(out);
+  if (std::adjacent_find(out.begin(), out.end()) != out.end()) {
+    fail(what + ": repeated axis");
+    return false;
+  }
+  return true;
+}
+
+template <typename OpTy>
+Value GraphBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+  StringRef name = OpTy::getOperationName();
+  if (!ok())
+    return {};
+  for (Value v : operands)
+    if (!tensorType(v, name))
+      return {};
+  Location loc = location(name.drop_front(strlen("graph.")));
+  FirstError diag(ctx_);
+  SmallVector<Type> types;
+  DictionaryAttr dict = DictionaryAttr::get(&ctx_, attrs);
+  auto where = [&] {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << loc;
+    return s;
+  };
+  if (failed(OpTy::inferReturnTypes(&ctx_, loc, operands, dict,
+                                    OpaqueProperties(nullptr), {}, types))) {
+    fail(where() + ": " + diag.message);
+    return {};
+  }
+  OperationState state(loc, name);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(types);
+  Operation *op = builder_.create(state);
+  if (failed(verify(op))) {
+    fail(where() + ": " + diag.message);
+    op->erase();
+    return {};
+  }
+  return op->getResult(0);
+}
+
+Value GraphBuilder::argument(StringRef kind, StringRef name,
+                             ArrayRef<int64_t> shape, DType dtype) {
+  if (!ok())
+    return {};
+  if (finished_) {
+    fail("builder already finished");
+    return {};
+  }
+  if (name.empty() || !names_.insert(name).second) {
+    fail(kind + " '" + name + "': names must be unique and non-empty");
+    return {};
+  }
+  for (int64_t d : shape)
+    if (d < 0 && d != kDyn) {
+      fail(kind + " '" + name + "': dims must be >= 0 or loom::kDyn");
+      return {};
+    }
+  auto type = RankedTensorType::get(shape, toMlirType(ctx_, dtype));
+  Value arg = body_->addArgument(type, location(name));
+  argAttrs_.push_back(builder_.getDictionaryAttr(builder_.getNamedAttr(
+      ("graph." + kind).str(), builder_.getStringAttr(name))));
+  return arg;
+}
+
+Value GraphBuilder::param(StringRef name, ArrayRef<int64_t> shape,
+                          DType dtype) {
+  return argument("param", name, shape, dtype);
+}
+
+Value GraphBuilder::input(StringRef name, ArrayRef<int64_t> shape,
+                          DType dtype) {
+  return argument("input", name, shape, dtype);
+}
+
+void GraphBuilder::output(StringRef name, Value value) {
+  if (!tensorType(value, ("output '" + name + "'").str()))
+    return;
+  for (DictionaryAttr attrs : resultAttrs_)
+    if (attrs.getAs<StringAttr>("graph.output").getValue() == name)
+      return fail("output '" + name + "': names must be unique");
+  results_.push_back(value);
+  resultAttrs_.push_back(builder_.getDictionaryAttr(builder_.getNamedAttr(
+      "graph.output", builder_.getStringAttr(name))));
+}
+
+FailureOr<OwningOpRef<ModuleOp>> GraphBuilder::finish() {
+  if (finished_)
+    fail("builder already finished");
+  if (ok() && results_.empty())
+    fail("function '" + funcName_ + "' has no outputs");
+  finished_ = true;
+  if (!ok())
+    return failure();
+  auto func = cast<func::FuncOp>(func_);
+  builder_.setInsertionPointToEnd(body_);
+  builder_.create<func::ReturnOp>(location("return"), results_);
+  func.setFunctionType(builder_.getFunctionType(
+      body_->getArgumentTypes(), ValueRange(results_).getTypes()));
+  func.setAllArgAttrs(argAttrs_);
+  func.setAllResultAttrs(resultAttrs_);
+  FirstError diag(ctx_);
+  if (failed(verify(*module_))) {
+    fail("module does not verify: " + diag.message);
+    return failure();
+  }
+  return std::move(module_);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+Value GraphBuilder::constant(ArrayRef<float> values, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, builder_.getF32Type());
+  if (type.getNumElements() != (int64_t)values.size() && values.size() != 1) {
+    fail("constant: " + Twine(values.size()) + " values for " +
+         Twine(type.getNumElements()) + " elements");
+    return {};
+  }
+  if (values.size() == 1)
+    return constant(DenseElementsAttr::get(type, values.front()));
+  return constant(DenseElementsAttr::get(type, values));
+}
+
+Value GraphBuilder::constant(ElementsAttr value) {
+  return build<ConstantOp>({}, {builder_.getNamedAttr("value", value)});
+}
+
+Value GraphBuilder::scalar(double value, DType dtype) {
+  Type elem = toMlirType(ctx_, dtype);
+  auto type = RankedTensorType::get({}, elem);
+  if (auto f = dyn_cast<FloatType>(elem))
+    return constant(DenseElementsAttr::get(type, builder_.getFloatAttr(f, value)));
+  return constant(DenseElementsAttr::get(
+      type, builder_.getIntegerAttr(elem, (int64_t)value)));
+}
+
+Value GraphBuilder::iota(ArrayRef<int64_t> shape, int64_t axis, DType dtype) {
+  int64_t a = normalizeAxis(axis, shape.size(), "iota");
+  if (a < 0)
+    return {};
+  return build<IotaOp>(
+      {}, {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape)),
+           builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a)),
+           builder_.getNamedAttr(
+               "element_type", TypeAttr::get(toMlirType(ctx_, dtype)))});
+}
+
+Value GraphBuilder::neg(Value x) { return build<NegOp>(x); }
+Value GraphBuilder::abs(Value x) { return build<AbsOp>(x); }
+Value GraphBuilder::exp(Value x) { return build<ExpOp>(x); }
+Value GraphBuilder::log(Value x) { return build<LogOp>(x); }
+Value GraphBuilder::sqrt(Value x) { return build<SqrtOp>(x); }
+Value GraphBuilder::rsqrt(Value x) { return build<RsqrtOp>(x); }
+Value GraphBuilder::tanh(Value x) { return build<TanhOp>(x); }
+Value GraphBuilder::sigmoid(Value x) { return build<SigmoidOp>(x); }
+Value GraphBuilder::relu(Value x) { return build<ReluOp>(x); }
+Value GraphBuilder::erf(Value x) { return build<ErfOp>(x); }
+
+Value GraphBuilder::gelu(Value x, bool tanhApproximation) {
+  SmallVector<NamedAttribute> attrs;
+  if (tanhApproximation)
+    attrs.push_back(builder_.getNamedAttr(
+        "approximate",
+        GeluApproximationAttr::get(&ctx_, GeluApproximation::tanh)));
+  return build<GeluOp>(x, attrs);
+}
+
+Value GraphBuilder::clamp(Value x, std::optional<double> min,
+                          std::optional<double> max) {
+  SmallVector<NamedAttribute> attrs;
+  if (min)
+    attrs.push_back(builder_.getNamedAttr("min", builder_.getF64FloatAttr(*min)));
+  if (max)
+    attrs.push_back(builder_.getNamedAttr("max", builder_.getF64FloatAttr(*max)));
+  return build<ClampOp>(x, attrs);
+}
+
+Value GraphBuilder::dropout(Value x, double ratio, bool training,
+                            int64_t seed) {
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("ratio", builder_.getF64FloatAttr(ratio)),
+      builder_.getNamedAttr("seed", builder_.getI64IntegerAttr(seed))};
+  if (training)
+    attrs.push_back(builder_.getNamedAttr("training", builder_.getUnitAttr()));
+  return build<DropoutOp>(x, attrs);
+}
+
+Value GraphBuilder::cast(Value x, DType to) {
+  return build<CastOp>(
+      x, {builder_.getNamedAttr("to", TypeAttr::get(toMlirType(ctx_, to)))});
+}
+
+Value GraphBuilder::add(Value l, Value r) { return build<AddOp>({l, r}); }
+Value GraphBuilder::sub(Value l, Value r) { return build<SubOp>({l, r}); }
+Value GraphBuilder::mul(Value l, Value r) { return build<MulOp>({l, r}); }
+Value GraphBuilder::div(Value l, Value r) { return build<DivOp>({l, r}); }
+Value GraphBuilder::pow(Value l, Value r) { return build<PowOp>({l, r}); }
+Value GraphBuilder::max(Value l, Value r) { return build<MaxOp>({l, r}); }
+Value GraphBuilder::min(Value l, Value r) { return build<MinOp>({l, r}); }
+
+Value GraphBuilder::compare(CompareDirection direction, Value lhs, Value rhs) {
+  return build<CompareOp>(
+      {lhs, rhs}, {builder_.getNamedAttr(
+                      "direction", CompareDirectionAttr::get(&ctx_, direction))});
+}
+
+Value GraphBuilder::where(Value cond, Value x, Value y) {
+  return build<WhereOp>({cond, x, y});
+}
+
+Value GraphBuilder::matmul(Value lhs, Value rhs, bool transposeLhs,
+                           bool transposeRhs) {
+  SmallVector<NamedAttribute> attrs;
+  if (transposeLhs)
+    attrs.push_back(
+        builder_.getNamedAttr("transpose_lhs", builder_.getUnitAttr()));
+  if (transposeRhs)
+    attrs.push_back(
+        builder_.getNamedAttr("transpose_rhs", builder_.getUnitAttr()));
+  return build<MatmulOp>({lhs, rhs}, attrs);
+}
+
+/// `values` or, when empty, `count` copies of `fill`.
+static SmallVector<int64_t> orFill(ArrayRef<int64_t> values, int64_t count,
+                                   int64_t fill) {
+  if (!values.empty())
+    return SmallVector<int64_t>(values);
+  return SmallVector<int64_t>(std::max<int64_t>(count, 0), fill);
+}
+
+Value GraphBuilder::conv(Value input, Value filter, Value bias,
+                         ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                         ArrayRef<int64_t> dilations, int64_t groups) {
+  auto in = tensorType(input, "conv");
+  if (!in)
+    return {};
+  int64_t spatial = in.getRank() - 2;
+  SmallVector<Value> operands = {input, filter};
+  if (bias)
+    operands.push_back(bias);
+  return build<ConvOp>(
+      operands,
+      {builder_.getNamedAttr("strides", builder_.getDenseI64ArrayAttr(
+                                            orFill(strides, spatial, 1))),
+       builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
+                                            orFill(padding, 2 * spatial, 0))),
+       builder_.getNamedAttr("dilations", builder_.getDenseI64ArrayAttr(
+                                              orFill(dilations, spatial, 1))),
+       builder_.getNamedAttr("groups", builder_.getI64IntegerAttr(groups))});
+}
+
+Value GraphBuilder::maxPool(Value x, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> padding, bool ceilMode) {
+  auto in = tensorType(x, "max_pool");
+  if (!in)
+    return {};
+  int64_t spatial = kernel.size();
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("kernel", builder_.getDenseI64ArrayAttr(kernel)),
+      builder_.getNamedAttr(
+          "strides", builder_.getDenseI64ArrayAttr(
+                         strides.empty() ? kernel : ArrayRef(strides))),
+      builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
+                                           orFill(padding, 2 * spatial, 0))),
+      builder_.getNamedAttr("dilations", builder_.getDenseI64ArrayAttr(
+                                             orFill({}, spatial, 1)))};
+  if (ceilMode)
+    attrs.push_back(builder_.getNamedAttr("ceil_mode", builder_.getUnitAttr()));
+  return build<MaxPoolOp>(x, attrs);
+}
+
+Value GraphBuilder::avgPool(Value x, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> padding, bool countIncludePad,
+                            bool ceilMode) {
+  int64_t spatial = kernel.size();
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("kernel", builder_.getDenseI64ArrayAttr(kernel)),
+      builder_.getNamedAttr(
+          "strides", builder_.getDenseI64ArrayAttr(
+                         strides.empty() ? kernel : ArrayRef(strides))),
+      builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
+                                           orFill(padding, 2 * spatial, 0)))};
+  if (ceilMode)
+    attrs.push_back(builder_.getNamedAttr("ceil_mode", builder_.getUnitAttr()));
+  if (countIncludePad)
+    attrs.push_back(
+        builder_.getNamedAttr("count_include_pad", builder_.getUnitAttr()));
+  return build<AvgPoolOp>(x, attrs);
+}
+
+Value GraphBuilder::globalAvgPool(Value x) { return build<GlobalAvgPoolOp>(x); }
+
+Value GraphBuilder::batchNorm(Value x, Value scale, Value bias, Value mean,
+                              Value variance, double epsilon) {
+  return build<BatchNormOp>(
+      {x, scale, bias, mean, variance},
+      {builder_.getNamedAttr("epsilon", builder_.getF64FloatAttr(epsilon))});
+}
+
+Value GraphBuilder::layerNorm(Value x, Value scale, Value bias, int64_t axis,
+                              double epsilon) {
+  auto t = tensorType(x, "layer_norm");
+  if (!t)
+    return {};
+  int64_t a = normalizeAxis(axis, t.getRank(), "layer_norm");
+  if (a < 0)
+    return {};
+  SmallVector<Value> operands = {x, scale};
+  if (bias)
+    operands.push_back(bias);
+  return build<LayerNormOp>(
+      operands,
+      {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a)),
+       builder_.getNamedAttr("epsilon", builder_.getF64FloatAttr(epsilon))});
+}
+
+Value GraphBuilder::softmax(Value x, int64_t axis) {
+  auto t = tensorType(x, "softmax");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "softmax") : -1;
+  if (a < 0)
+    return {};
+  return build<SoftmaxOp>(
+      x, {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::logSoftmax(Value x, int64_t axis) {
+  auto t = tensorType(x, "log_softmax");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "log_softmax") : -1;
+  if (a < 0)
+    return {};
+  return build<LogSoftmaxOp>(
+      x, {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::reduce(StringRef kind, Value x, ArrayRef<int64_t> axes,
+                           bool keepdims) {
+  auto t = tensorType(x, kind);
+  SmallVector<int64_t> normalized;
+  if (!t || !normalizeAxes(axes, t.getRank(), kind, normalized))
+    return {};
+  SmallVector<NamedAttribute> attrs = {builder_.getNamedAttr(
+      "axes", builder_.getDenseI64ArrayAttr(normalized))};
+  if (keepdims)
+    attrs.push_back(builder_.getNamedAttr("keepdims", builder_.getUnitAttr()));
+  if (kind == "reduce_sum")
+    return build<ReduceSumOp>(x, attrs);
+  if (kind == "reduce_mean")
+    return build<ReduceMeanOp>(x, attrs);
+  if (kind == "reduce_max")
+    return build<ReduceMaxOp>(x, attrs);
+  return build<ReduceMinOp>(x, attrs);
+}
+
+Value GraphBuilder::reduceSum(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+  return reduce("reduce_sum", x, axes, keepdims);
+}
+Value GraphBuilder::reduceMean(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+  return reduce("reduce_mean", x, axes, keepdims);
+}
+Value GraphBuilder::reduceMax(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+  return reduce("reduce_max", x, axes, keepdims);
+}
+Value GraphBuilder::reduceMin(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+  return reduce("reduce_min", x, axes, keepdims);
+}
+
+Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
+  return build<ReshapeOp>(
+      x, {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape))});
+}
+
+Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
+  return build<TransposeOp>(
+      x, {builder_.getNamedAttr("perm", builder_.getDenseI64ArrayAttr(perm))});
+}
+
+Value GraphBuilder::broadcastTo(Value x, ArrayRef<int64_t> shape) {
+  return build<BroadcastToOp>(
+      x, {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape))});
+}
+
+Value GraphBuilder::concat(ValueRange inputs, int64_t axis) {
+  if (inputs.empty()) {
+    fail("concat: needs at least one input");
+    return {};
+  }
+  auto t = tensorType(inputs.front(), "concat");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "concat") : -1;
+  if (a < 0)
+    return {};
+  return build<ConcatOp>(
+      inputs, {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::slice(Value x, ArrayRef<int64_t> starts,
+                          ArrayRef<int64_t> ends, ArrayRef<int64_t> axes,
+                          ArrayRef<int64_t> steps) {
+  auto t = tensorType(x, "slice");
+  if (!t)
+    return {};
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> ax = axes.empty() ? orFill({}, starts.size(), 0)
+                                         : SmallVector<int64_t>(axes);
+  if (axes.empty())
+    for (auto [i, a] : llvm::enumerate(ax))
+      a = i;
+  if (starts.size() != ax.size() || ends.size() != ax.size() ||
+      (!steps.empty() && steps.size() != ax.size())) {
+    fail("slice: starts, ends, axes and steps differ in length");
+    return {};
+  }
+  // Dims not named in `axes` are taken whole.
+  SmallVector<int64_t> s(rank, 0), e(rank, INT64_MAX), st(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (auto [i, a] : llvm::enumerate(ax)) {
+    int64_t n = normalizeAxis(a, rank, "slice");
+    if (n < 0)
+      return {};
+    if (seen[n]) {
+      fail("slice: axis " + Twine(a) + " appears twice");
+      return {};
+    }
+    seen[n] = true;
+    s[n] = starts[i];
+    e[n] = ends[i];
+    st[n] = steps.empty() ? 1 : steps[i];
+  }
+  return build<SliceOp>(
+      x, {builder_.getNamedAttr("starts", builder_.getDenseI64ArrayAttr(s)),
+          builder_.getNamedAttr("ends", builder_.getDenseI64ArrayAttr(e)),
+          builder_.getNamedAttr("steps", builder_.getDenseI64ArrayAttr(st))});
+}
+
+Value GraphBuilder::gather(Value data, Value indices, int64_t axis) {
+  auto t = tensorType(data, "gather");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "gather") : -1;
+  if (a < 0)
+    return {};
+  return build<GatherOp>(
+      {data, indices},
+      {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::squeeze(Value x, ArrayRef<int64_t> axes) {
+  auto t = tensorType(x, "squeeze");
+  SmallVector<int64_t> normalized;
+  if (!t || !normalizeAxes(axes, t.getRank(), "squeeze", normalized))
+    return {};
+  return build<SqueezeOp>(x, {builder_.getNamedAttr(
+                                 "axes", builder_.getDenseI64ArrayAttr(
+                                             normalized))});
+}
+
+Value GraphBuilder::unsqueeze(Value x, ArrayRef<int64_t> axes) {
+  auto t = tensorType(x, "unsqueeze");
+  SmallVector<int64_t> normalized;
+  if (!t || !normalizeAxes(axes, t.getRank() + axes.size(), "unsqueeze",
+                           normalized))
+    return {};
+  return build<UnsqueezeOp>(x, {builder_.getNamedAttr(
+                                   "axes", builder_.getDenseI64ArrayAttr(
+                                               normalized))});
+}
+
+Value GraphBuilder::flatten(Value x, int64_t axis) {
+  auto t = tensorType(x, "flatten");
+  if (!t)
+    return {};
+  // Flatten's axis may equal the rank (everything in the first dim).
+  int64_t a = axis < 0 ? axis + t.getRank() : axis;
+  return build<FlattenOp>(
+      x, {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::pad(Value x, ArrayRef<int64_t> pads, PadMode mode,
+                        double value) {
+  return build<PadOp>(
+      x, {builder_.getNamedAttr("pads", builder_.getDenseI64ArrayAttr(pads)),
+          builder_.getNamedAttr("mode", PadModeAttr::get(&ctx_, mode)),
+          builder_.getNamedAttr("value", builder_.getF64FloatAttr(value))});
+}
+
+Value GraphBuilder::embedding(Value table, Value ids) {
+  return build<EmbeddingOp>({table, ids});
+}
+
+Value GraphBuilder::crossEntropy(Value logits, Value labels,
+                                 Reduction reduction,
+                                 std::optional<int64_t> ignoreIndex) {
+  SmallVector<NamedAttribute> attrs = {builder_.getNamedAttr(
+      "reduction", ReductionAttr::get(&ctx_, reduction))};
+  if (ignoreIndex)
+    attrs.push_back(builder_.getNamedAttr(
+        "ignore_index", builder_.getI64IntegerAttr(*ignoreIndex)));
+  return build<CrossEntropyOp>({logits, labels}, attrs);
+}
+
+Value GraphBuilder::mseLoss(Value pred, Value target, Reduction reduction) {
+  return build<MseLossOp>(
+      {pred, target},
+      {builder_.getNamedAttr("reduction", ReductionAttr::get(&ctx_, reduction))});
+}

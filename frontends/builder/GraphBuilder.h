@@ -1,0 +1,229 @@
+//===- GraphBuilder.h - build graph IR from C++ -----------------*- C++ -*-===//
+//
+// The public C++ API to build a model op by op. Each call checks shapes and
+// attributes at once (through the op's own result-type inference and
+// verifier); the first error is kept with the name of the op that caused
+// it, later calls become no-ops returning a null Value, and `finish()`
+// returns either a verified module or that error.
+//
+//   mlir::MLIRContext ctx;
+//   loom::GraphBuilder b(ctx, "forward");
+//   mlir::Value x = b.input("x", {loom::kDyn, 784});
+//   mlir::Value w = b.param("fc.weight", {784, 10});
+//   b.output("logits", b.matmul(x, w));
+//   auto module = b.finish();   // FailureOr<OwningOpRef<ModuleOp>>
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_FRONTENDS_BUILDER_GRAPHBUILDER_H
+#define LOOM_FRONTENDS_BUILDER_GRAPHBUILDER_H
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <optional>
+#include <string>
+
+namespace loom {
+
+/// A dynamic dim in a builder shape.
+inline constexpr int64_t kDyn = mlir::ShapedType::kDynamic;
+
+/// Element types of graph tensors.
+enum class DType { f32, f16, bf16, f64, i1, i8, i32, i64 };
+
+/// The MLIR type of `dtype`.
+mlir::Type toMlirType(mlir::MLIRContext &ctx, DType dtype);
+
+class GraphBuilder {
+public:
+  /// Starts a module holding one function named `funcName`. Loads the
+  /// dialects it needs into `ctx`.
+  GraphBuilder(mlir::MLIRContext &ctx, llvm::StringRef funcName);
+  ~GraphBuilder();
+  GraphBuilder(const GraphBuilder &) = delete;
+  GraphBuilder &operator=(const GraphBuilder &) = delete;
+
+  //===--------------------------------------------------------------------===//
+  // Signature
+  //===--------------------------------------------------------------------===//
+
+  /// A named weight: a function argument marked `graph.param`.
+  mlir::Value param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                    DType dtype = DType::f32);
+  /// A named batch input: a function argument marked `graph.input`.
+  mlir::Value input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                    DType dtype = DType::f32);
+  /// A named function result, marked `graph.output`.
+  void output(llvm::StringRef name, mlir::Value value);
+
+  /// Ops built while a scope is open get the location "outer/inner/op".
+  class Scope {
+  public:
+    Scope(Scope &&other) : builder(other.builder) { other.builder = nullptr; }
+    ~Scope();
+
+  private:
+    friend class GraphBuilder;
+    explicit Scope(GraphBuilder *b) : builder(b) {}
+    GraphBuilder *builder;
+  };
+  [[nodiscard]] Scope scope(llvm::StringRef name);
+
+  //===--------------------------------------------------------------------===//
+  // Ops. Negative axes count from the end, as in NumPy and ONNX.
+  //===--------------------------------------------------------------------===//
+
+  mlir::Value constant(llvm::ArrayRef<float> values,
+                       llvm::ArrayRef<int64_t> shape);
+  mlir::Value constant(mlir::ElementsAttr value);
+  /// A rank-0 tensor holding `value`.
+  mlir::Value scalar(double value, DType dtype = DType::f32);
+  mlir::Value iota(llvm::ArrayRef<int64_t> shape, int64_t axis,
+                   DType dtype = DType::i64);
+
+  mlir::Value neg(mlir::Value x);
+  mlir::Value abs(mlir::Value x);
+  mlir::Value exp(mlir::Value x);
+  mlir::Value log(mlir::Value x);
+  mlir::Value sqrt(mlir::Value x);
+  mlir::Value rsqrt(mlir::Value x);
+  mlir::Value tanh(mlir::Value x);
+  mlir::Value sigmoid(mlir::Value x);
+  mlir::Value relu(mlir::Value x);
+  mlir::Value erf(mlir::Value x);
+  mlir::Value gelu(mlir::Value x, bool tanhApproximation = false);
+  mlir::Value clamp(mlir::Value x, std::optional<double> min,
+                    std::optional<double> max);
+  mlir::Value dropout(mlir::Value x, double ratio, bool training,
+                      int64_t seed = 0);
+  mlir::Value cast(mlir::Value x, DType to);
+
+  mlir::Value add(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value sub(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value mul(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value div(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value pow(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value max(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value min(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value compare(graph::CompareDirection direction, mlir::Value lhs,
+                      mlir::Value rhs);
+  mlir::Value where(mlir::Value cond, mlir::Value x, mlir::Value y);
+
+  mlir::Value matmul(mlir::Value lhs, mlir::Value rhs,
+                     bool transposeLhs = false, bool transposeRhs = false);
+  /// Empty strides/dilations mean 1 per spatial dim; empty padding means 0.
+  mlir::Value conv(mlir::Value input, mlir::Value filter, mlir::Value bias,
+                   llvm::ArrayRef<int64_t> strides = {},
+                   llvm::ArrayRef<int64_t> padding = {},
+                   llvm::ArrayRef<int64_t> dilations = {}, int64_t groups = 1);
+  /// Empty strides mean the kernel size; empty padding means 0.
+  mlir::Value maxPool(mlir::Value x, llvm::ArrayRef<int64_t> kernel,
+                      llvm::ArrayRef<int64_t> strides = {},
+                      llvm::ArrayRef<int64_t> padding = {},
+                      bool ceilMode = false);
+  mlir::Value avgPool(mlir::Value x, llvm::ArrayRef<int64_t> kernel,
+                      llvm::ArrayRef<int64_t> strides = {},
+                      llvm::ArrayRef<int64_t> padding = {},
+                      bool countIncludePad = false, bool ceilMode = false);
+  mlir::Value globalAvgPool(mlir::Value x);
+
+  mlir::Value batchNorm(mlir::Value x, mlir::Value scale, mlir::Value bias,
+                        mlir::Value mean, mlir::Value variance,
+                        double epsilon = 1e-5);
+  /// `bias` may be null.
+  mlir::Value layerNorm(mlir::Value x, mlir::Value scale, mlir::Value bias,
+                        int64_t axis = -1, double epsilon = 1e-5);
+  mlir::Value softmax(mlir::Value x, int64_t axis = -1);
+  mlir::Value logSoftmax(mlir::Value x, int64_t axis = -1);
+
+  mlir::Value reduceSum(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                        bool keepdims = false);
+  mlir::Value reduceMean(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                         bool keepdims = false);
+  mlir::Value reduceMax(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                        bool keepdims = false);
+  mlir::Value reduceMin(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                        bool keepdims = false);
+
+  /// ONNX semantics: 0 copies the input dim, one -1 is inferred.
+  mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+  mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
+  /// -1 keeps the operand's dim at that position.
+  mlir::Value broadcastTo(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+  mlir::Value concat(mlir::ValueRange inputs, int64_t axis);
+  /// ONNX Slice: `axes` empty means [0, n); `steps` empty means 1s.
+  mlir::Value slice(mlir::Value x, llvm::ArrayRef<int64_t> starts,
+                    llvm::ArrayRef<int64_t> ends,
+                    llvm::ArrayRef<int64_t> axes = {},
+                    llvm::ArrayRef<int64_t> steps = {});
+  mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis);
+  mlir::Value squeeze(mlir::Value x, llvm::ArrayRef<int64_t> axes);
+  mlir::Value unsqueeze(mlir::Value x, llvm::ArrayRef<int64_t> axes);
+  mlir::Value flatten(mlir::Value x, int64_t axis = 1);
+  mlir::Value pad(mlir::Value x, llvm::ArrayRef<int64_t> pads,
+                  graph::PadMode mode = graph::PadMode::constant,
+                  double value = 0.0);
+  mlir::Value embedding(mlir::Value table, mlir::Value ids);
+
+  mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels,
+                           graph::Reduction reduction = graph::Reduction::mean,
+                           std::optional<int64_t> ignoreIndex = std::nullopt);
+  mlir::Value mseLoss(mlir::Value pred, mlir::Value target,
+                      graph::Reduction reduction = graph::Reduction::mean);
+
+  //===--------------------------------------------------------------------===//
+  // Result
+  //===--------------------------------------------------------------------===//
+
+  /// False once any call failed.
+  bool ok() const { return error_.empty(); }
+  /// The first error, "location: message", or empty.
+  const std::string &error() const { return error_; }
+
+  /// Finishes the function, verifies the module and hands it over. Fails
+  /// with the first error of any call, or the verifier's message. The
+  /// builder is unusable afterwards.
+  mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>> finish();
+
+private:
+  template <typename OpTy>
+  mlir::Value build(mlir::ValueRange operands,
+                    llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  mlir::Value argument(llvm::StringRef kind, llvm::StringRef name,
+                       llvm::ArrayRef<int64_t> shape, DType dtype);
+  mlir::Location location(llvm::StringRef opName);
+  void fail(const llvm::Twine &message);
+  /// Checks that `v` is a ranked tensor; records an error otherwise.
+  mlir::RankedTensorType tensorType(mlir::Value v, llvm::StringRef what);
+  /// Normalizes a possibly negative axis into [0, rank); records an error
+  /// and returns -1 if it is out of range.
+  int64_t normalizeAxis(int64_t axis, int64_t rank, llvm::StringRef what);
+  bool normalizeAxes(llvm::ArrayRef<int64_t> axes, int64_t rank,
+                     llvm::StringRef what, llvm::SmallVectorImpl<int64_t> &out);
+  mlir::Value reduce(llvm::StringRef kind, mlir::Value x,
+                     llvm::ArrayRef<int64_t> axes, bool keepdims);
+
+  mlir::MLIRContext &ctx_;
+  mlir::OpBuilder builder_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  mlir::Operation *func_ = nullptr; // a func.func
+  mlir::Block *body_ = nullptr;
+  llvm::SmallVector<mlir::DictionaryAttr> argAttrs_;
+  llvm::SmallVector<mlir::Value> results_;
+  llvm::SmallVector<mlir::DictionaryAttr> resultAttrs_;
+  llvm::SmallVector<std::string> scopes_;
+  llvm::StringSet<> names_;
+  std::string funcName_;
+  std::string error_;
+  bool finished_ = false;
+};
+
+} // namespace loom
+
+#endif // LOOM_FRONTENDS_BUILDER_GRAPHBUILDER_H
