@@ -96,17 +96,19 @@ bool loom::graph::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
     } else {
       if (why)
         *why = "shapes " + shapeStr(lhs) + " and " + shapeStr(rhs) +
-               " are not broadcast-compatible (" + std::to_string(a) +
-               " vs " + std::to_string(b) + ")";
+               " are not broadcast-compatible (" + std::to_string(a) + " vs " +
+               std::to_string(b) + ")";
       return false;
     }
   }
   return true;
 }
 
-LogicalResult loom::graph::inferBroadcastResult(
-    std::optional<Location> loc, StringRef opName, ValueRange operands,
-    Type elementType, SmallVectorImpl<Type> &types) {
+LogicalResult loom::graph::inferBroadcastResult(std::optional<Location> loc,
+                                                StringRef opName,
+                                                ValueRange operands,
+                                                Type elementType,
+                                                SmallVectorImpl<Type> &types) {
   Failure fail{loc, opName};
   SmallVector<int64_t> shape;
   for (Value v : operands) {
@@ -138,8 +140,9 @@ LogicalResult loom::graph::inferReduceResult(std::optional<Location> loc,
     return fail("needs at least one axis to reduce");
   // reduce_c2: axes sorted, unique, in range.
   if (!validAxes(axes, t.getRank()))
-    return fail("axes " + listStr(axes) + " must be sorted, unique and in [0, " +
-                Twine(t.getRank()) + ")");
+    return fail("axes " + listStr(axes) +
+                " must be sorted, unique and in [0, " + Twine(t.getRank()) +
+                ")");
   SmallVector<int64_t> shape;
   for (auto [i, d] : llvm::enumerate(t.getShape())) {
     if (!llvm::is_contained(axes, (int64_t)i))
@@ -155,7 +158,8 @@ LogicalResult loom::graph::inferReduceResult(std::optional<Location> loc,
 // Constants and generators
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &types) {
   // constant_c1: the value is a ranked tensor.
@@ -166,7 +170,8 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location
   return success();
 }
 
-LogicalResult IotaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult IotaOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -194,9 +199,9 @@ LogicalResult ClampOp::verify() {
   // clamp_c2: min <= max.
   if (getMin() && getMax() &&
       getMin()->convertToDouble() > getMax()->convertToDouble())
-    return emitOpError("min ") << getMin()->convertToDouble()
-                               << " is greater than max "
-                               << getMax()->convertToDouble();
+    return emitOpError("min ")
+           << getMin()->convertToDouble() << " is greater than max "
+           << getMax()->convertToDouble();
   return success();
 }
 
@@ -214,7 +219,8 @@ static bool isGraphElementType(Type t) {
          t.isSignlessInteger(32) || t.isSignlessInteger(64);
 }
 
-LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult CastOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   // cast_c1: the target is a graph element type.
@@ -238,15 +244,16 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
                               IntegerType::get(ctx, 1), types);
 }
 
-LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   // where_c1: both branches share an element type.
   Type x = tensorOf(adaptor.getX()).getElementType();
   Type y = tensorOf(adaptor.getY()).getElementType();
   if (x != y)
-    return Failure{loc, getOperationName()}(
-        "branches have different element types");
+    return Failure{loc,
+                   getOperationName()}("branches have different element types");
   return inferBroadcastResult(loc, getOperationName(), adaptor.getOperands(), x,
                               types);
 }
@@ -255,7 +262,8 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
 // Linear algebra, convolution, pooling
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -358,7 +366,8 @@ static LogicalResult windowShape(Failure fail, ArrayRef<int64_t> in,
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -369,8 +378,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                 Twine(in.getRank()));
   // conv_c2: filter rank equals input rank.
   if (w.getRank() != in.getRank())
-    return fail("filter rank " + Twine(w.getRank()) + " differs from input rank " +
-                Twine(in.getRank()));
+    return fail("filter rank " + Twine(w.getRank()) +
+                " differs from input rank " + Twine(in.getRank()));
   int64_t spatial = in.getRank() - 2;
   if (failed(checkWindow(fail, spatial, {}, adaptor.getStrides(),
                          adaptor.getPadding(), adaptor.getDilations())))
@@ -381,12 +390,13 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   if (groups < 1)
     return fail("groups must be positive");
   if (!ShapedType::isDynamic(o) && o % groups != 0)
-    return fail("output channels " + Twine(o) + " are not divisible by groups " +
-                Twine(groups));
+    return fail("output channels " + Twine(o) +
+                " are not divisible by groups " + Twine(groups));
   if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(cg) &&
       c != cg * groups)
-    return fail("input channels " + Twine(c) + " do not match filter channels " +
-                Twine(cg) + " x groups " + Twine(groups));
+    return fail("input channels " + Twine(c) +
+                " do not match filter channels " + Twine(cg) + " x groups " +
+                Twine(groups));
   // conv_c4: bias is [O].
   if (Value bias = adaptor.getBias()) {
     auto b = tensorOf(bias);
@@ -433,7 +443,8 @@ static LogicalResult inferPool(Failure fail, RankedTensorType in,
   return success();
 }
 
-LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   return inferPool({loc, getOperationName()}, tensorOf(adaptor.getX()),
@@ -442,7 +453,8 @@ LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                    adaptor.getCeilMode(), types);
 }
 
-LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   auto in = tensorOf(adaptor.getX());
@@ -532,7 +544,8 @@ static LogicalResult inferAxisPreserving(Failure fail, Value x, int64_t axis,
   return success();
 }
 
-LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   return inferAxisPreserving({loc, getOperationName()}, adaptor.getX(),
@@ -551,7 +564,8 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -630,9 +644,9 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   for (auto [i, v] : llvm::enumerate(sorted))
     isPerm &= v == (int64_t)i;
   if (!isPerm)
-    return Failure{loc, getOperationName()}(
-        "perm " + listStr(perm) + " is not a permutation of [0, " +
-        Twine(in.getRank()) + ")");
+    return Failure{loc, getOperationName()}("perm " + listStr(perm) +
+                                            " is not a permutation of [0, " +
+                                            Twine(in.getRank()) + ")");
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(in.getDimSize(p));
@@ -673,7 +687,8 @@ LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -729,7 +744,8 @@ static int64_t sliceLength(int64_t dim, int64_t start, int64_t end,
   return start > end ? (start - end - step - 1) / -step : 0;
 }
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -756,7 +772,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   return success();
 }
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   auto data = tensorOf(adaptor.getData());
@@ -764,9 +781,9 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   int64_t axis = adaptor.getAxis();
   // gather_c1: 0 <= axis < rank(data).
   if (axis < 0 || axis >= data.getRank())
-    return Failure{loc, getOperationName()}(
-        "axis " + Twine(axis) + " is out of range for rank " +
-        Twine(data.getRank()));
+    return Failure{loc, getOperationName()}("axis " + Twine(axis) +
+                                            " is out of range for rank " +
+                                            Twine(data.getRank()));
   SmallVector<int64_t> shape(data.getShape().take_front(axis));
   llvm::append_range(shape, idx.getShape());
   llvm::append_range(shape, data.getShape().drop_front(axis + 1));
@@ -774,7 +791,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
-LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -782,8 +800,9 @@ LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   ArrayRef<int64_t> axes = adaptor.getAxes();
   // squeeze_c1: axes sorted, unique, in range.
   if (!validAxes(axes, in.getRank()))
-    return fail("axes " + listStr(axes) + " must be sorted, unique and in [0, " +
-                Twine(in.getRank()) + ")");
+    return fail("axes " + listStr(axes) +
+                " must be sorted, unique and in [0, " + Twine(in.getRank()) +
+                ")");
   SmallVector<int64_t> shape;
   for (auto [i, d] : llvm::enumerate(in.getShape())) {
     if (!llvm::is_contained(axes, (int64_t)i)) {
@@ -818,16 +837,17 @@ LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   auto in = tensorOf(adaptor.getX());
   int64_t axis = adaptor.getAxis();
   // flatten_c1: 0 <= axis <= rank.
   if (axis < 0 || axis > in.getRank())
-    return Failure{loc, getOperationName()}(
-        "axis " + Twine(axis) + " is out of range [0, " + Twine(in.getRank()) +
-        "]");
+    return Failure{loc, getOperationName()}("axis " + Twine(axis) +
+                                            " is out of range [0, " +
+                                            Twine(in.getRank()) + "]");
   auto product = [](ArrayRef<int64_t> dims) {
     int64_t p = 1;
     for (int64_t d : dims) {
@@ -842,7 +862,8 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return success();
 }
 
-LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
@@ -864,8 +885,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
         (pads[d] >= dim || pads[rank + d] >= dim))
       return fail("reflect pads of dim " + Twine(d) +
                   " must be smaller than its size " + Twine(dim));
-    shape.push_back(ShapedType::isDynamic(dim) ? kDyn
-                                               : dim + pads[d] + pads[rank + d]);
+    shape.push_back(
+        ShapedType::isDynamic(dim) ? kDyn : dim + pads[d] + pads[rank + d]);
   }
   types.push_back(in.clone(shape));
   return success();
@@ -924,7 +945,8 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult MseLossOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   auto pred = tensorOf(adaptor.getPred());

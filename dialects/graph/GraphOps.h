@@ -34,10 +34,11 @@ inferBroadcastResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
                      llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// Result type of a reduction of `input` over `axes`.
-llvm::LogicalResult
-inferReduceResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
-                  mlir::Type input, llvm::ArrayRef<int64_t> axes, bool keepdims,
-                  llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,
+                                      llvm::StringRef opName, mlir::Type input,
+                                      llvm::ArrayRef<int64_t> axes,
+                                      bool keepdims,
+                                      llvm::SmallVectorImpl<mlir::Type> &types);
 
 } // namespace loom::graph
 

@@ -116,7 +116,8 @@ int64_t GraphBuilder::normalizeAxis(int64_t axis, int64_t rank,
 }
 
 bool GraphBuilder::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
-                                 StringRef what, SmallVectorImpl<int64_t> &out) {
+                                 StringRef what,
+                                 SmallVectorImpl<int64_t> &out) {
   out.clear();
   for (int64_t a : axes) {
     int64_t n = normalizeAxis(a, rank, what);
@@ -209,8 +210,8 @@ void GraphBuilder::output(StringRef name, Value value) {
     if (attrs.getAs<StringAttr>("graph.output").getValue() == name)
       return fail("output '" + name + "': names must be unique");
   results_.push_back(value);
-  resultAttrs_.push_back(builder_.getDictionaryAttr(builder_.getNamedAttr(
-      "graph.output", builder_.getStringAttr(name))));
+  resultAttrs_.push_back(builder_.getDictionaryAttr(
+      builder_.getNamedAttr("graph.output", builder_.getStringAttr(name))));
 }
 
 FailureOr<OwningOpRef<ModuleOp>> GraphBuilder::finish() {
@@ -221,12 +222,31 @@ FailureOr<OwningOpRef<ModuleOp>> GraphBuilder::finish() {
   finished_ = true;
   if (!ok())
     return failure();
-  auto func = cast<func::FuncOp>(func_);
+  auto func = llvm::cast<func::FuncOp>(func_);
   builder_.setInsertionPointToEnd(body_);
   builder_.create<func::ReturnOp>(location("return"), results_);
+
+  // Canonical signature: parameters first, then inputs, each group in the
+  // order declared (`forward(params, batch)`).
+  SmallVector<unsigned> order;
+  for (bool params : {true, false})
+    for (auto [i, attrs] : llvm::enumerate(argAttrs_))
+      if (bool(attrs.get("graph.param")) == params)
+        order.push_back(i);
+  auto *body = new Block();
+  SmallVector<Attribute> argAttrs;
+  for (unsigned i : order) {
+    BlockArgument old = body_->getArgument(i);
+    old.replaceAllUsesWith(body->addArgument(old.getType(), old.getLoc()));
+    argAttrs.push_back(argAttrs_[i]);
+  }
+  body->getOperations().splice(body->end(), body_->getOperations());
+  func.getBody().push_back(body);
+  body_->erase();
+  body_ = body;
   func.setFunctionType(builder_.getFunctionType(
       body_->getArgumentTypes(), ValueRange(results_).getTypes()));
-  func.setAllArgAttrs(argAttrs_);
+  func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs_);
   FirstError diag(ctx_);
   if (failed(verify(*module_))) {
@@ -260,7 +280,8 @@ Value GraphBuilder::scalar(double value, DType dtype) {
   Type elem = toMlirType(ctx_, dtype);
   auto type = RankedTensorType::get({}, elem);
   if (auto f = dyn_cast<FloatType>(elem))
-    return constant(DenseElementsAttr::get(type, builder_.getFloatAttr(f, value)));
+    return constant(
+        DenseElementsAttr::get(type, builder_.getFloatAttr(f, value)));
   return constant(DenseElementsAttr::get(
       type, builder_.getIntegerAttr(elem, (int64_t)value)));
 }
@@ -272,8 +293,8 @@ Value GraphBuilder::iota(ArrayRef<int64_t> shape, int64_t axis, DType dtype) {
   return build<IotaOp>(
       {}, {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape)),
            builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a)),
-           builder_.getNamedAttr(
-               "element_type", TypeAttr::get(toMlirType(ctx_, dtype)))});
+           builder_.getNamedAttr("element_type",
+                                 TypeAttr::get(toMlirType(ctx_, dtype)))});
 }
 
 Value GraphBuilder::neg(Value x) { return build<NegOp>(x); }
@@ -300,9 +321,11 @@ Value GraphBuilder::clamp(Value x, std::optional<double> min,
                           std::optional<double> max) {
   SmallVector<NamedAttribute> attrs;
   if (min)
-    attrs.push_back(builder_.getNamedAttr("min", builder_.getF64FloatAttr(*min)));
+    attrs.push_back(
+        builder_.getNamedAttr("min", builder_.getF64FloatAttr(*min)));
   if (max)
-    attrs.push_back(builder_.getNamedAttr("max", builder_.getF64FloatAttr(*max)));
+    attrs.push_back(
+        builder_.getNamedAttr("max", builder_.getF64FloatAttr(*max)));
   return build<ClampOp>(x, attrs);
 }
 
@@ -331,8 +354,8 @@ Value GraphBuilder::min(Value l, Value r) { return build<MinOp>({l, r}); }
 
 Value GraphBuilder::compare(CompareDirection direction, Value lhs, Value rhs) {
   return build<CompareOp>(
-      {lhs, rhs}, {builder_.getNamedAttr(
-                      "direction", CompareDirectionAttr::get(&ctx_, direction))});
+      {lhs, rhs}, {builder_.getNamedAttr("direction", CompareDirectionAttr::get(
+                                                          &ctx_, direction))});
 }
 
 Value GraphBuilder::where(Value cond, Value x, Value y) {
@@ -389,13 +412,13 @@ Value GraphBuilder::maxPool(Value x, ArrayRef<int64_t> kernel,
   int64_t spatial = kernel.size();
   SmallVector<NamedAttribute> attrs = {
       builder_.getNamedAttr("kernel", builder_.getDenseI64ArrayAttr(kernel)),
-      builder_.getNamedAttr(
-          "strides", builder_.getDenseI64ArrayAttr(
-                         strides.empty() ? kernel : ArrayRef(strides))),
+      builder_.getNamedAttr("strides",
+                            builder_.getDenseI64ArrayAttr(
+                                strides.empty() ? kernel : ArrayRef(strides))),
       builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
                                            orFill(padding, 2 * spatial, 0))),
-      builder_.getNamedAttr("dilations", builder_.getDenseI64ArrayAttr(
-                                             orFill({}, spatial, 1)))};
+      builder_.getNamedAttr(
+          "dilations", builder_.getDenseI64ArrayAttr(orFill({}, spatial, 1)))};
   if (ceilMode)
     attrs.push_back(builder_.getNamedAttr("ceil_mode", builder_.getUnitAttr()));
   return build<MaxPoolOp>(x, attrs);
@@ -408,9 +431,9 @@ Value GraphBuilder::avgPool(Value x, ArrayRef<int64_t> kernel,
   int64_t spatial = kernel.size();
   SmallVector<NamedAttribute> attrs = {
       builder_.getNamedAttr("kernel", builder_.getDenseI64ArrayAttr(kernel)),
-      builder_.getNamedAttr(
-          "strides", builder_.getDenseI64ArrayAttr(
-                         strides.empty() ? kernel : ArrayRef(strides))),
+      builder_.getNamedAttr("strides",
+                            builder_.getDenseI64ArrayAttr(
+                                strides.empty() ? kernel : ArrayRef(strides))),
       builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
                                            orFill(padding, 2 * spatial, 0)))};
   if (ceilMode)
@@ -471,8 +494,8 @@ Value GraphBuilder::reduce(StringRef kind, Value x, ArrayRef<int64_t> axes,
   SmallVector<int64_t> normalized;
   if (!t || !normalizeAxes(axes, t.getRank(), kind, normalized))
     return {};
-  SmallVector<NamedAttribute> attrs = {builder_.getNamedAttr(
-      "axes", builder_.getDenseI64ArrayAttr(normalized))};
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("axes", builder_.getDenseI64ArrayAttr(normalized))};
   if (keepdims)
     attrs.push_back(builder_.getNamedAttr("keepdims", builder_.getUnitAttr()));
   if (kind == "reduce_sum")
@@ -499,7 +522,8 @@ Value GraphBuilder::reduceMin(Value x, ArrayRef<int64_t> axes, bool keepdims) {
 
 Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
   return build<ReshapeOp>(
-      x, {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape))});
+      x,
+      {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape))});
 }
 
 Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
@@ -509,7 +533,8 @@ Value GraphBuilder::transpose(Value x, ArrayRef<int64_t> perm) {
 
 Value GraphBuilder::broadcastTo(Value x, ArrayRef<int64_t> shape) {
   return build<BroadcastToOp>(
-      x, {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape))});
+      x,
+      {builder_.getNamedAttr("shape", builder_.getDenseI64ArrayAttr(shape))});
 }
 
 Value GraphBuilder::concat(ValueRange inputs, int64_t axis) {
@@ -532,8 +557,8 @@ Value GraphBuilder::slice(Value x, ArrayRef<int64_t> starts,
   if (!t)
     return {};
   int64_t rank = t.getRank();
-  SmallVector<int64_t> ax = axes.empty() ? orFill({}, starts.size(), 0)
-                                         : SmallVector<int64_t>(axes);
+  SmallVector<int64_t> ax =
+      axes.empty() ? orFill({}, starts.size(), 0) : SmallVector<int64_t>(axes);
   if (axes.empty())
     for (auto [i, a] : llvm::enumerate(ax))
       a = i;
@@ -579,20 +604,20 @@ Value GraphBuilder::squeeze(Value x, ArrayRef<int64_t> axes) {
   SmallVector<int64_t> normalized;
   if (!t || !normalizeAxes(axes, t.getRank(), "squeeze", normalized))
     return {};
-  return build<SqueezeOp>(x, {builder_.getNamedAttr(
-                                 "axes", builder_.getDenseI64ArrayAttr(
-                                             normalized))});
+  return build<SqueezeOp>(
+      x, {builder_.getNamedAttr("axes",
+                                builder_.getDenseI64ArrayAttr(normalized))});
 }
 
 Value GraphBuilder::unsqueeze(Value x, ArrayRef<int64_t> axes) {
   auto t = tensorType(x, "unsqueeze");
   SmallVector<int64_t> normalized;
-  if (!t || !normalizeAxes(axes, t.getRank() + axes.size(), "unsqueeze",
-                           normalized))
+  if (!t ||
+      !normalizeAxes(axes, t.getRank() + axes.size(), "unsqueeze", normalized))
     return {};
-  return build<UnsqueezeOp>(x, {builder_.getNamedAttr(
-                                   "axes", builder_.getDenseI64ArrayAttr(
-                                               normalized))});
+  return build<UnsqueezeOp>(
+      x, {builder_.getNamedAttr("axes",
+                                builder_.getDenseI64ArrayAttr(normalized))});
 }
 
 Value GraphBuilder::flatten(Value x, int64_t axis) {
@@ -620,8 +645,8 @@ Value GraphBuilder::embedding(Value table, Value ids) {
 Value GraphBuilder::crossEntropy(Value logits, Value labels,
                                  Reduction reduction,
                                  std::optional<int64_t> ignoreIndex) {
-  SmallVector<NamedAttribute> attrs = {builder_.getNamedAttr(
-      "reduction", ReductionAttr::get(&ctx_, reduction))};
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("reduction", ReductionAttr::get(&ctx_, reduction))};
   if (ignoreIndex)
     attrs.push_back(builder_.getNamedAttr(
         "ignore_index", builder_.getI64IntegerAttr(*ignoreIndex)));
@@ -630,6 +655,6 @@ Value GraphBuilder::crossEntropy(Value logits, Value labels,
 
 Value GraphBuilder::mseLoss(Value pred, Value target, Reduction reduction) {
   return build<MseLossOp>(
-      {pred, target},
-      {builder_.getNamedAttr("reduction", ReductionAttr::get(&ctx_, reduction))});
+      {pred, target}, {builder_.getNamedAttr(
+                          "reduction", ReductionAttr::get(&ctx_, reduction))});
 }

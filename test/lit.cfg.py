@@ -1,0 +1,18 @@
+# lit configuration for Loom's FileCheck tests. Run through CTest, or
+# directly: python3 /usr/lib/llvm-19/build/utils/lit/lit.py -v build/test
+import os
+
+import lit.formats
+
+config.name = "Loom"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
+                   "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.loom_binary_dir, "test")
+
+# Our tools first, then FileCheck, not and count from LLVM.
+config.environment["PATH"] = os.pathsep.join(
+    [config.loom_tools_dir, config.llvm_tools_dir,
+     config.environment.get("PATH", os.environ.get("PATH", ""))])
