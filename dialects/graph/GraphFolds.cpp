@@ -4,7 +4,7 @@
 // reshape to the same type, ...), composition of reshapes and transposes,
 // and arithmetic on two constants of the same type. Note that `x + 0.0`
 // folds to `x` for floats, as XLA does, although it maps -0.0 to -0.0
-// instead of +0.0.
+// instead of +0.0; likewise `x - (-0.0)` folds to `x`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,8 +153,17 @@ static bool sameResultWith(OpTy op, Value x, StringRef attrName,
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   auto type = getType();
-  if (type.hasStaticShape() && getX().getType() == type)
-    return getX();
+  if (getX().getType() == type) {
+    // Same type: an identity when static, or when every entry copies (0)
+    // or restates a static input dim.
+    if (type.hasStaticShape())
+      return getX();
+    bool identity = true;
+    for (auto [i, v] : llvm::enumerate(getShape()))
+      identity &= v == 0 || v == type.getDimSize(i);
+    if (identity)
+      return getX();
+  }
   auto inner = getX().getDefiningOp<ReshapeOp>();
   if (!inner)
     return {};

@@ -49,6 +49,10 @@ static std::string listStr(ArrayRef<int64_t> values) {
   return s + "]";
 }
 
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
 static RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -381,7 +385,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return fail("filter rank " + Twine(w.getRank()) +
                 " differs from input rank " + Twine(in.getRank()));
   int64_t spatial = in.getRank() - 2;
-  if (failed(checkWindow(fail, spatial, {}, adaptor.getStrides(),
+  // The filter's static spatial dims are the kernel sizes (window_c2).
+  SmallVector<int64_t> kernel;
+  for (int64_t k : w.getShape().drop_front(2))
+    kernel.push_back(ShapedType::isDynamic(k) ? 1 : k);
+  if (failed(checkWindow(fail, spatial, kernel, adaptor.getStrides(),
                          adaptor.getPadding(), adaptor.getDilations())))
     return failure();
   // conv_c3: groups divide the channels.
@@ -401,7 +409,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (Value bias = adaptor.getBias()) {
     auto b = tensorOf(bias);
     if (b.getRank() != 1 || !dimsCompatible(b.getDimSize(0), o))
-      return fail("bias must have shape [" + Twine(o) + "]");
+      return fail("bias must have shape [" + dimStr(o) + "]");
   }
   SmallVector<int64_t> shape = {in.getDimSize(0), o};
   if (failed(windowShape(fail, in.getShape().drop_front(2),
@@ -425,16 +433,21 @@ static LogicalResult inferPool(Failure fail, RankedTensorType in,
     return fail("input must have rank 3 (1-D) or 4 (2-D), got " +
                 Twine(in.getRank()));
   int64_t spatial = in.getRank() - 2;
+  // pool_c3: one kernel size per spatial dim.
   if (kernel.size() != (size_t)spatial)
     return fail("expects " + Twine(spatial) + " kernel sizes, got " +
                 Twine(kernel.size()));
   if (failed(checkWindow(fail, spatial, kernel, strides, padding, dilations)))
     return failure();
-  // pool_c2: a pad never exceeds half the window (as in ONNX / PyTorch).
-  for (int64_t i = 0; i < spatial; ++i)
-    if (padding[i] > kernel[i] / 2 || padding[spatial + i] > kernel[i] / 2)
+  // pool_c2: a pad never exceeds half the dilated window (as in PyTorch;
+  // ONNX sets no bound, but a larger pad only adds windows of padding).
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t half = ((kernel[i] - 1) * dilations[i] + 1) / 2;
+    if (padding[i] > half || padding[spatial + i] > half)
       return fail("padding of spatial dim " + Twine(i) +
-                  " exceeds half the kernel size " + Twine(kernel[i]));
+                  " exceeds half the dilated kernel size " +
+                  Twine((kernel[i] - 1) * dilations[i] + 1));
+  }
   SmallVector<int64_t> shape(in.getShape().take_front(2));
   if (failed(windowShape(fail, in.getShape().drop_front(2), kernel, strides,
                          padding, dilations, ceilMode, shape)))
@@ -499,7 +512,7 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
     auto t = tensorOf(v);
     if (t.getRank() != 1 || !dimsCompatible(t.getDimSize(0), c))
       return fail("scale, bias, mean and variance must have shape [" +
-                  Twine(c) + "], got " + shapeStr(t.getShape()));
+                  dimStr(c) + "], got " + shapeStr(t.getShape()));
   }
   types.push_back(x);
   return success();
@@ -727,9 +740,12 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// Length of an ONNX-style slice of a static dim.
+/// Length of an ONNX-style slice of a static dim. Written so that no
+/// intermediate overflows for any int64 start, end and step.
 static int64_t sliceLength(int64_t dim, int64_t start, int64_t end,
                            int64_t step) {
+  if (dim == 0)
+    return 0;
   if (start < 0)
     start += dim;
   if (end < 0)
@@ -737,11 +753,12 @@ static int64_t sliceLength(int64_t dim, int64_t start, int64_t end,
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return end > start ? (end - start + step - 1) / step : 0;
+    return end > start ? (end - start - 1) / step + 1 : 0;
   }
   start = std::clamp<int64_t>(start, 0, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return start > end ? (start - end - step - 1) / -step : 0;
+  // Division by the negative step truncates toward zero.
+  return start > end ? -((start - end - 1) / step) + 1 : 0;
 }
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
@@ -964,6 +981,42 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
     shape.push_back(mergeDims(a, b));
   types.push_back(reducedLossType(pred.clone(shape), adaptor.getReduction()));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom assembly
+//===----------------------------------------------------------------------===//
+
+/// `[a, b, ...]` over the full int64 range. (The generic dense-array syntax
+/// of MLIR 19 rejects large negative entries such as INT64_MIN, which ONNX
+/// slices use as a sentinel.)
+static ParseResult parseI64List(OpAsmParser &parser, DenseI64ArrayAttr &attr) {
+  SmallVector<int64_t> values;
+  // Parsed as an APInt: OpAsmParser::parseInteger<int64_t> of MLIR 19 also
+  // rejects negative values of more than about 56 bits.
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+            SMLoc loc = parser.getCurrentLocation();
+            APInt value;
+            OptionalParseResult parsed = parser.parseOptionalInteger(value);
+            if (!parsed.has_value())
+              return parser.emitError(loc, "expected an integer");
+            if (failed(*parsed))
+              return failure();
+            if (value.getSignificantBits() > 64)
+              return parser.emitError(loc, "integer does not fit in int64");
+            values.push_back(value.sextOrTrunc(64).getSExtValue());
+            return success();
+          }))
+    return failure();
+  attr = DenseI64ArrayAttr::get(parser.getContext(), values);
+  return success();
+}
+
+static void printI64List(OpAsmPrinter &p, Operation *, DenseI64ArrayAttr attr) {
+  p << '[';
+  llvm::interleaveComma(attr.asArrayRef(), p);
+  p << ']';
 }
 
 #define GET_OP_CLASSES

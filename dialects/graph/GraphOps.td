@@ -648,7 +648,9 @@ def Graph_SliceOp : Graph_InferredOp<"slice"> {
     For each dim `d`: elements `starts[d], starts[d] + steps[d], ...` up to
     (excluding) `ends[d]`. As in ONNX and Python, negative starts/ends count
     from the end and are clamped to the dim; a negative step walks
-    backwards. All three arrays have one entry per dim.
+    backwards. All three arrays have one entry per dim; starts and ends
+    take the whole int64 range, so ONNX's `INT64_MIN` "before the first
+    element" sentinel round-trips.
 
     ```mlir
     %y = graph.slice %x starts = [0, 1] ends = [4, 9223372036854775807]
@@ -659,7 +661,8 @@ def Graph_SliceOp : Graph_InferredOp<"slice"> {
                        DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
-    $x `starts` `=` $starts `ends` `=` $ends `steps` `=` $steps attr-dict `:`
+    $x `starts` `=` custom<I64List>($starts) `ends` `=` custom<I64List>($ends)
+    `steps` `=` $steps attr-dict `:`
     functional-type(operands, results)
   }];
   let hasFolder = 1;

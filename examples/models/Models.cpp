@@ -125,7 +125,7 @@ void loom::models::buildGPT2(GraphBuilder &b, const GPT2Config &c) {
 
 int64_t loom::models::gpt2ParameterCount(const GPT2Config &c) {
   int64_t C = c.embed;
-  int64_t block = 2 * (2 * C) +        // ln_1, ln_2
+  int64_t block = 2 * (2 * C) +         // ln_1, ln_2
                   (C * 3 * C + 3 * C) + // c_attn
                   (C * C + C) +         // attn.c_proj
                   (C * 4 * C + 4 * C) + // c_fc

@@ -1,7 +1,7 @@
 //===- GraphBuilderTest.cpp - the C++ GraphBuilder ------------------------===//
 
-#include "examples/models/Models.h"
 #include "frontends/builder/GraphBuilder.h"
+#include "examples/models/Models.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -108,8 +108,9 @@ TEST_F(GraphBuilderTest, LossesAndNorms) {
   Value logits = b.input("logits", {kDyn, 10});
   Value labels = b.input("labels", {kDyn}, DType::i64);
   EXPECT_EQ(shapeOf(b.crossEntropy(logits, labels)), std::vector<int64_t>{});
-  EXPECT_EQ(shapeOf(b.crossEntropy(logits, labels, graph::Reduction::none, -100)),
-            std::vector<int64_t>{kDyn});
+  EXPECT_EQ(
+      shapeOf(b.crossEntropy(logits, labels, graph::Reduction::none, -100)),
+      std::vector<int64_t>{kDyn});
   EXPECT_EQ(shapeOf(b.mseLoss(logits, logits, graph::Reduction::sum)),
             std::vector<int64_t>{});
   Value x = b.input("x", {2, 8, 4, 4});
@@ -220,7 +221,8 @@ TEST_F(GraphBuilderTest, SignatureHasParamsFirst) {
     names.push_back(name.str());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"w", "b", "x", "y"}));
-  EXPECT_EQ(func.getResultAttrDict(0).getAs<mlir::StringAttr>("graph.output")
+  EXPECT_EQ(func.getResultAttrDict(0)
+                .getAs<mlir::StringAttr>("graph.output")
                 .getValue(),
             "loss");
 }
@@ -257,8 +259,9 @@ TEST_F(GraphBuilderTest, GPT2ExampleVerifies) {
   int64_t params = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (func.getArgAttr(i, "graph.param"))
-      params += llvm::cast<mlir::RankedTensorType>(func.getArgument(i).getType())
-                    .getNumElements();
+      params +=
+          llvm::cast<mlir::RankedTensorType>(func.getArgument(i).getType())
+              .getNumElements();
   EXPECT_EQ(params, models::gpt2ParameterCount(config));
   int layerNorms = 0, softmaxes = 0, dropouts = 0;
   func.walk([&](mlir::Operation *op) {

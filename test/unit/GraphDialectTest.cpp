@@ -3,6 +3,7 @@
 #include "compiler/InitAll.h"
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Parser/Parser.h"
@@ -15,7 +16,8 @@ static constexpr int64_t kDyn = mlir::ShapedType::kDynamic;
 namespace {
 
 std::vector<int64_t> broadcast(llvm::ArrayRef<int64_t> a,
-                               llvm::ArrayRef<int64_t> b, bool expectOk = true) {
+                               llvm::ArrayRef<int64_t> b,
+                               bool expectOk = true) {
   llvm::SmallVector<int64_t> out;
   std::string why;
   bool ok = broadcastShapes(a, b, out, &why);
@@ -76,6 +78,25 @@ TEST(GraphDialect, RejectsWrongResultType) {
   EXPECT_FALSE(module);
   EXPECT_NE(message.find("incompatible with return type"), std::string::npos)
       << message;
+}
+
+TEST(GraphDialect, ConcatOfNothingIsAnError) {
+  // concat_c1 is reachable only from C++: in IR the operand-count trait
+  // fires first.
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<GraphDialect>();
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    message = d.str();
+    return mlir::success();
+  });
+  mlir::Builder b(&ctx);
+  llvm::SmallVector<mlir::Type> types;
+  mlir::NamedAttribute axis = b.getNamedAttr("axis", b.getI64IntegerAttr(0));
+  EXPECT_TRUE(failed(ConcatOp::inferReturnTypes(
+      &ctx, b.getUnknownLoc(), mlir::ValueRange{}, b.getDictionaryAttr({axis}),
+      mlir::OpaqueProperties(nullptr), {}, types)));
+  EXPECT_EQ(message, "'graph.concat' op needs at least one input");
 }
 
 } // namespace

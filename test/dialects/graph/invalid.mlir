@@ -1,0 +1,1226 @@
+// RUN: loom-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier rule of the graph dialect; each function is named
+// after the rule tag used in GraphOps.cpp. Rules checked by result-type
+// inference on an op whose format spells its result type report our message
+// and then "failed to infer returned types"; ops whose format has no result
+// type (unary ops, cast, iota, constant) infer it while parsing and report
+// only our message.
+
+//===----------------------------------------------------------------------===//
+// ODS-level constraints
+//===----------------------------------------------------------------------===//
+
+// ods_float_operand: exp takes float tensors only.
+func.func @ods_float_operand(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.exp' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = graph.exp %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+// ods_numeric_operand: neg does not take i1.
+func.func @ods_numeric_operand(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'graph.neg' op operand #0 must be ranked tensor of}}
+  %0 = graph.neg %x : tensor<4xi1>
+  return
+}
+
+// -----
+
+// ods_not_graph_element_type: i16 is not a graph element type.
+func.func @ods_not_graph_element_type(%x: tensor<4xi16>) {
+  // expected-error @+1 {{'graph.relu' op operand #0 must be ranked tensor of}}
+  %0 = graph.relu %x : tensor<4xi16>
+  return
+}
+
+// -----
+
+// ods_unranked: graph ops take ranked tensors only (generic form: the custom
+// parser already rejects an unranked type).
+func.func @ods_unranked(%x: tensor<*xf32>) {
+  // expected-error @+1 {{'graph.tanh' op operand #0 must be ranked tensor of}}
+  %0 = "graph.tanh"(%x) : (tensor<*xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// ods_unranked_custom: the custom parser rejects an unranked operand type.
+func.func @ods_unranked_custom(%x: tensor<*xf32>) {
+  // expected-error @+1 {{invalid kind of type specified}}
+  %0 = graph.tanh %x : tensor<*xf32>
+  return
+}
+
+// -----
+
+// ods_embedding_ids: embedding ids are integer tensors.
+func.func @ods_embedding_ids(%t: tensor<10x4xf32>, %ids: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.embedding' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<3xf32>'}}
+  %0 = graph.embedding %t, %ids : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// ods_gather_indices: gather indices are i32 or i64.
+func.func @ods_gather_indices(%d: tensor<10x4xf32>, %idx: tensor<3xi8>) {
+  // expected-error @+1 {{'graph.gather' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<3xi8>'}}
+  %0 = graph.gather %d, %idx axis = 0 : (tensor<10x4xf32>, tensor<3xi8>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// ods_where_cond: the condition of where is i1.
+func.func @ods_where_cond(%c: tensor<4xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.where' op operand #0 must be ranked tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = graph.where %c, %x, %x : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// ods_cross_entropy_labels: labels are integer class ids.
+func.func @ods_cross_entropy_labels(%l: tensor<2x10xf32>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{'graph.cross_entropy' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xf32>'}}
+  %0 = graph.cross_entropy %l, %y reduction = mean : (tensor<2x10xf32>, tensor<2xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// ods_iota_element_type: iota produces numeric tensors, not i1.
+func.func @ods_iota_element_type() {
+  // expected-error @+1 {{'graph.iota' op result #0 must be ranked tensor of}}
+  %0 = graph.iota [4] axis = 0 : i1
+  return
+}
+
+// -----
+
+// ods_compare_result: compare produces i1.
+func.func @ods_compare_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.compare' op result #0 must be ranked tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = graph.compare lt, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// ods_same_element_type: binary operands share an element type.
+func.func @ods_same_element_type(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) {
+  // expected-error @+1 {{'graph.add' op requires the same element type for all operands}}
+  %0 = graph.add %a, %b : (tensor<2x3xf32>, tensor<2x3xf16>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// ods_same_element_type_matmul: matmul operands share an element type.
+func.func @ods_same_element_type_matmul(%a: tensor<2x3xf32>, %b: tensor<3x4xbf16>) {
+  // expected-error @+1 {{'graph.matmul' op requires the same element type for all operands}}
+  %0 = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xbf16>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// ods_same_element_type_concat: concat inputs share an element type.
+func.func @ods_same_element_type_concat(%a: tensor<2xi32>, %b: tensor<2xi64>) {
+  // expected-error @+1 {{'graph.concat' op requires the same element type for all operands}}
+  %0 = graph.concat %a, %b axis = 0 : (tensor<2xi32>, tensor<2xi64>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+// ods_same_element_type_compare: compare operands share an element type.
+func.func @ods_same_element_type_compare(%a: tensor<4xi32>, %b: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.compare' op requires the same element type for all operands}}
+  %0 = graph.compare eq, %a, %b : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// ods_same_element_type_norm: layer_norm operands share an element type.
+func.func @ods_same_element_type_norm(%x: tensor<2x8xf32>, %g: tensor<8xf16>) {
+  // expected-error @+1 {{'graph.layer_norm' op requires the same element type for all operands}}
+  %0 = graph.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x8xf32>, tensor<8xf16>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// ods_result_shape: the written result type is checked against the inferred one.
+func.func @ods_result_shape(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.add' op inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<2x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.add %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// ods_result_dynamic: a dynamic result dim where a static one is inferred is
+// a mismatch too (the result type must equal the inferred one).
+func.func @ods_result_dynamic(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.reduce_sum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<?xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_sum %x axes = [1] : (tensor<4x8xf32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+// ods_result_element_type: the result element type is the operands'.
+func.func @ods_result_element_type(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+2 {{'graph.matmul' op inferred type(s) 'tensor<3x5xf32>' are incompatible with return type(s) of operation 'tensor<3x5xf16>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf16>
+  return
+}
+
+// -----
+
+// ods_result_keepdims: without keepdims the reduced dims are removed.
+func.func @ods_result_keepdims(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.reduce_max' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4x1xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_max %x axes = [1] : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// ods_result_generic: the generic form of an op with a format-inferred result
+// type is checked too.
+func.func @ods_result_generic(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.cast' op inferred type(s) 'tensor<4xf16>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "graph.cast"(%x) {to = f16} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// ods_unary_result: a unary op's result has the operand's shape and type
+// (Elementwise reports it before SameOperandsAndResultType).
+func.func @ods_unary_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.sqrt' op all non-scalar operands/results must have the same shape and base type}}
+  %0 = "graph.sqrt"(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and generators
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// constant_c1: the value is a ranked tensor.
+func.func @constant_c1() {
+  // expected-error @+1 {{'graph.constant' op value must be a ranked tensor}}
+  %0 = graph.constant dense<1.0> : vector<2xf32>
+  return
+}
+
+// -----
+
+// iota_c1: the shape is static and non-negative.
+func.func @iota_c1() {
+  // expected-error @+1 {{'graph.iota' op shape [2, -1] must be static and non-negative}}
+  %0 = graph.iota [2, -1] axis = 0 : i64
+  return
+}
+
+// -----
+
+// iota_c2: the axis is a dim of the shape.
+func.func @iota_c2() {
+  // expected-error @+1 {{'graph.iota' op axis 2 is out of range for rank 2}}
+  %0 = graph.iota [2, 3] axis = 2 : i32
+  return
+}
+
+// -----
+
+// iota_c2: a negative axis is out of range too (axes are normalized).
+func.func @iota_c2_negative() {
+  // expected-error @+1 {{'graph.iota' op axis -1 is out of range for rank 2}}
+  %0 = graph.iota [2, 3] axis = -1 : i32
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// clamp_c1: at least one bound.
+func.func @clamp_c1(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.clamp' op needs a min or a max bound}}
+  %0 = graph.clamp %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+// clamp_c2: min <= max.
+func.func @clamp_c2(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.clamp' op min 6.000000e+00 is greater than max 0.000000e+00}}
+  %0 = graph.clamp %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// dropout_c1: the ratio is below 1.
+func.func @dropout_c1(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.dropout' op ratio 1.000000e+00 must be in [0, 1)}}
+  %0 = graph.dropout %x {ratio = 1.0 : f64, training} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// dropout_c1: the ratio is not negative.
+func.func @dropout_c1_negative(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.dropout' op ratio -5.000000e-01 must be in [0, 1)}}
+  %0 = graph.dropout %x {ratio = -0.5 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// cast_c1: the target is a graph element type.
+func.func @cast_c1(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.cast' op cannot cast to 'i16': not a graph element type}}
+  %0 = graph.cast %x to i16 : tensor<4xi32>
+  return
+}
+
+// -----
+
+// cast_c1: index is not a graph element type either.
+func.func @cast_c1_index(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.cast' op cannot cast to 'index': not a graph element type}}
+  %0 = graph.cast %x to index : tensor<4xi32>
+  return
+}
+
+// -----
+
+// bcast_c1: operands broadcast together.
+func.func @bcast_c1(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+2 {{'graph.add' op shapes [2, 3] and [4, 3] are not broadcast-compatible (2 vs 4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.add %a, %b : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// bcast_c1: trailing dims are aligned, so [3] does not broadcast with [3, 2].
+func.func @bcast_c1_rank(%a: tensor<3x2xi32>, %b: tensor<3xi32>) {
+  // expected-error @+2 {{'graph.max' op shapes [3, 2] and [3] are not broadcast-compatible (2 vs 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.max %a, %b : (tensor<3x2xi32>, tensor<3xi32>) -> tensor<3x2xi32>
+  return
+}
+
+// -----
+
+// bcast_c1: compare broadcasts its operands too.
+func.func @bcast_c1_compare(%a: tensor<4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+2 {{'graph.compare' op shapes [4] and [5] are not broadcast-compatible (4 vs 5)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.compare gt, %a, %b : (tensor<4xf32>, tensor<5xf32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// bcast_c1: where broadcasts the condition with both branches.
+func.func @bcast_c1_where(%c: tensor<3xi1>, %a: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.where' op shapes [3] and [4] are not broadcast-compatible (3 vs 4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.where %c, %a, %a : (tensor<3xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// where_c1: both branches share an element type.
+func.func @where_c1(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+2 {{'graph.where' op branches have different element types}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.where %c, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// matmul_c1: no scalar operands.
+func.func @matmul_c1(%a: tensor<f32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.matmul' op operands must have rank 1 or more}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// matmul_c2: a transpose flag needs a matrix operand.
+func.func @matmul_c2(%a: tensor<4xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+2 {{'graph.matmul' op a transpose flag needs an operand of rank 2 or more}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b {transpose_lhs} : (tensor<4xf32>, tensor<4x3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// matmul_c2: the same for transpose_rhs.
+func.func @matmul_c2_rhs(%a: tensor<3x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.matmul' op a transpose flag needs an operand of rank 2 or more}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b {transpose_rhs} : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// matmul_c3: contracting dims agree.
+func.func @matmul_c3(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+2 {{'graph.matmul' op contracting dimensions differ (3 vs 4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+// matmul_c3: contracting dims are taken after the transposes.
+func.func @matmul_c3_transposed(%a: tensor<8x16x64xf32>, %b: tensor<64x32xf32>) {
+  // expected-error @+2 {{'graph.matmul' op contracting dimensions differ (64 vs 32)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b {transpose_rhs} : (tensor<8x16x64xf32>, tensor<64x32xf32>) -> tensor<8x16x64xf32>
+  return
+}
+
+// -----
+
+// matmul_c4: batch dims broadcast.
+func.func @matmul_c4(%a: tensor<2x3x4xf32>, %b: tensor<3x4x5xf32>) {
+  // expected-error @+2 {{'graph.matmul' op batch dimensions: shapes [2] and [3] are not broadcast-compatible (2 vs 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %a, %b : (tensor<2x3x4xf32>, tensor<3x4x5xf32>) -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// conv_c1: 1-D or 2-D convolution only.
+func.func @conv_c1(%x: tensor<1x3x8x8x8xf32>, %w: tensor<4x3x3x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op input must have rank 3 (1-D) or 4 (2-D), got 5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1, 1] padding = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1] groups = 1
+      : (tensor<1x3x8x8x8xf32>, tensor<4x3x3x3x3xf32>) -> tensor<1x4x6x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c2: the filter has the input's rank.
+func.func @conv_c2(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op filter rank 3 differs from input rank 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c3: groups are positive.
+func.func @conv_c3_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op groups must be positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 0
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c3: groups divide the output channels.
+func.func @conv_c3(%x: tensor<1x4x8x8xf32>, %w: tensor<6x1x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op output channels 6 are not divisible by groups 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4
+      : (tensor<1x4x8x8xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c3: input channels are filter channels times groups.
+func.func @conv_c3_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op input channels 3 do not match filter channels 4 x groups 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c4: the bias is [O].
+func.func @conv_c4(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{'graph.conv' op bias must have shape [4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c4: the bias has rank 1.
+func.func @conv_c4_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+2 {{'graph.conv' op bias must have shape [4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// conv_c4: with a dynamic output channel count the message should say [?].
+func.func @conv_c4_dynamic(%x: tensor<1x3x8x8xf32>, %w: tensor<?x3x3x3xf32>, %b: tensor<2x2xf32>) {
+  // expected-error @+2 {{'graph.conv' op bias must have shape [?]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<?x3x3x3xf32>, tensor<2x2xf32>) -> tensor<1x?x6x6xf32>
+  return
+}
+
+// -----
+
+// window_c1: one stride and dilation per spatial dim, two pads.
+func.func @window_c1(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op expects 2 kernel/stride/dilation values and 4 padding values for 2 spatial dims}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// window_c1: the padding count is checked too (pooling).
+func.func @window_c1_padding(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{'graph.max_pool' op expects 2 kernel/stride/dilation values and 4 padding values for 2 spatial dims}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.max_pool %x kernel = [2, 2] strides = [2, 2] padding = [0, 0] dilations = [1, 1]
+      : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// window_c1: dilations are checked too (pooling).
+func.func @window_c1_dilations(%x: tensor<1x3x8xf32>) {
+  // expected-error @+2 {{'graph.max_pool' op expects 1 kernel/stride/dilation values and 2 padding values for 1 spatial dims}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.max_pool %x kernel = [2] strides = [2] padding = [0, 0] dilations = [1, 1]
+      : (tensor<1x3x8xf32>) -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+
+// pool_c3: one kernel size per spatial dim.
+func.func @pool_c3(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{'graph.avg_pool' op expects 2 kernel sizes, got 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.avg_pool %x kernel = [2] strides = [2, 2] padding = [0, 0, 0, 0]
+      : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// window_c2: strides are positive.
+func.func @window_c2(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op strides, dilations and kernel sizes must be positive and padding non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 0] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// window_c2: padding is non-negative.
+func.func @window_c2_padding(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op strides, dilations and kernel sizes must be positive and padding non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, -1, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// window_c2: dilations are positive.
+func.func @window_c2_dilation(%x: tensor<1x3x8xf32>) {
+  // expected-error @+2 {{'graph.max_pool' op strides, dilations and kernel sizes must be positive and padding non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.max_pool %x kernel = [2] strides = [1] padding = [0, 0] dilations = [0]
+      : (tensor<1x3x8xf32>) -> tensor<1x3x7xf32>
+  return
+}
+
+// -----
+
+// window_c2: kernel sizes are positive (pooling).
+func.func @window_c2_kernel(%x: tensor<1x3x8xf32>) {
+  // expected-error @+2 {{'graph.avg_pool' op strides, dilations and kernel sizes must be positive and padding non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.avg_pool %x kernel = [0] strides = [1] padding = [0, 0]
+      : (tensor<1x3x8xf32>) -> tensor<1x3x9xf32>
+  return
+}
+
+// -----
+
+// window_c2: kernel sizes are positive (convolution: the filter's spatial dims).
+func.func @window_c2_conv_kernel(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x0x1xf32>) {
+  // expected-error @+2 {{'graph.conv' op strides, dilations and kernel sizes must be positive and padding non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x0x1xf32>) -> tensor<1x4x9x8xf32>
+  return
+}
+
+// -----
+
+// window_c3: the (dilated) window fits the padded input (convolution).
+func.func @window_c3(%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x5x5xf32>) {
+  // expected-error @+2 {{'graph.conv' op window of size 5 does not fit spatial dim 0 of size 4 with its padding}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x4x4xf32>, tensor<4x3x5x5xf32>) -> tensor<1x4x0x0xf32>
+  return
+}
+
+// -----
+
+// window_c3: dilation enlarges the window (pooling, second spatial dim).
+func.func @window_c3_dilated(%x: tensor<1x3x8x4xf32>) {
+  // expected-error @+2 {{'graph.max_pool' op window of size 2 does not fit spatial dim 1 of size 4 with its padding}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.max_pool %x kernel = [2, 2] strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 4]
+      : (tensor<1x3x8x4xf32>) -> tensor<1x3x7x0xf32>
+  return
+}
+
+// -----
+
+// pool_c1: 1-D or 2-D pooling only.
+func.func @pool_c1(%x: tensor<3x8xf32>) {
+  // expected-error @+2 {{'graph.max_pool' op input must have rank 3 (1-D) or 4 (2-D), got 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.max_pool %x kernel = [2] strides = [2] padding = [0, 0] dilations = [1]
+      : (tensor<3x8xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// pool_c1: the same for average pooling.
+func.func @pool_c1_avg(%x: tensor<1x3x8x8x8xf32>) {
+  // expected-error @+2 {{'graph.avg_pool' op input must have rank 3 (1-D) or 4 (2-D), got 5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.avg_pool %x kernel = [2, 2, 2] strides = [2, 2, 2] padding = [0, 0, 0, 0, 0, 0]
+      : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x4x4x4xf32>
+  return
+}
+
+// -----
+
+// pool_c2: a pad is at most half the kernel.
+func.func @pool_c2(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{'graph.avg_pool' op padding of spatial dim 1 exceeds half the dilated kernel size 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.avg_pool %x kernel = [3, 3] strides = [1, 1] padding = [1, 1, 1, 2]
+      : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x9xf32>
+  return
+}
+
+// -----
+
+// gap_c1: the input is [N, C, spatial...].
+func.func @gap_c1(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{'graph.global_avg_pool' op input must have rank 3 or more ([N, C, spatial...])}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.global_avg_pool %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// bn_c1: the input is [N, C, ...].
+func.func @bn_c1(%x: tensor<16xf32>, %p: tensor<16xf32>) {
+  // expected-error @+2 {{'graph.batch_norm' op input must have rank 2 or more ([N, C, ...])}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.batch_norm %x, %p, %p, %p, %p {epsilon = 1.0e-05 : f64}
+      : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// bn_c2: statistics and affine parameters are [C].
+func.func @bn_c2(%x: tensor<1x16x8x8xf32>, %p: tensor<16xf32>, %v: tensor<8xf32>) {
+  // expected-error @+2 {{'graph.batch_norm' op scale, bias, mean and variance must have shape [16], got [8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.batch_norm %x, %p, %p, %p, %v {epsilon = 1.0e-05 : f64}
+      : (tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8xf32>) -> tensor<1x16x8x8xf32>
+  return
+}
+
+// -----
+
+// bn_c2: the parameters have rank 1.
+func.func @bn_c2_rank(%x: tensor<1x16x8x8xf32>, %p: tensor<16xf32>, %s: tensor<1x16xf32>) {
+  // expected-error @+2 {{'graph.batch_norm' op scale, bias, mean and variance must have shape [16], got [1, 16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.batch_norm %x, %s, %p, %p, %p {epsilon = 1.0e-05 : f64}
+      : (tensor<1x16x8x8xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  return
+}
+
+// -----
+
+// bn_c2: with a dynamic channel count the message should say [?].
+func.func @bn_c2_dynamic(%x: tensor<2x?xf32>, %p: tensor<4x4xf32>) {
+  // expected-error @+2 {{'graph.batch_norm' op scale, bias, mean and variance must have shape [?], got [4, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.batch_norm %x, %p, %p, %p, %p {epsilon = 1.0e-05 : f64}
+      : (tensor<2x?xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<2x?xf32>
+  return
+}
+
+// -----
+
+// ln_c1: 0 <= axis < rank.
+func.func @ln_c1(%x: tensor<2x16x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+2 {{'graph.layer_norm' op axis 3 is out of range for rank 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.layer_norm %x, %g {axis = 3 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+// ln_c1: a negative axis is out of range (axes are normalized).
+func.func @ln_c1_negative(%x: tensor<2x16x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+2 {{'graph.layer_norm' op axis -1 is out of range for rank 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.layer_norm %x, %g {axis = -1 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+// ln_c2: the scale has the normalized shape.
+func.func @ln_c2(%x: tensor<2x16x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+2 {{'graph.layer_norm' op scale and bias must have the normalized shape [16, 64], got [64]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+// ln_c2: the optional bias has the normalized shape too.
+func.func @ln_c2_bias(%x: tensor<2x16x64xf32>, %g: tensor<64xf32>, %b: tensor<32xf32>) {
+  // expected-error @+2 {{'graph.layer_norm' op scale and bias must have the normalized shape [64], got [32]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<32xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+// softmax_c1: 0 <= axis < rank.
+func.func @softmax_c1(%x: tensor<2x10xf32>) {
+  // expected-error @+2 {{'graph.softmax' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.softmax %x {axis = 2 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
+  return
+}
+
+// -----
+
+// softmax_c1: the same rule for log_softmax.
+func.func @softmax_c1_log(%x: tensor<2x10xf32>) {
+  // expected-error @+2 {{'graph.log_softmax' op axis -1 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.log_softmax %x {axis = -1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// reduce_c1: at least one axis.
+func.func @reduce_c1(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.reduce_sum' op needs at least one axis to reduce}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_sum %x axes = [] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// reduce_c2: axes are in range.
+func.func @reduce_c2(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.reduce_mean' op axes [2] must be sorted, unique and in [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_mean %x axes = [2] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// reduce_c2: axes are sorted.
+func.func @reduce_c2_sorted(%x: tensor<4x8xi32>) {
+  // expected-error @+2 {{'graph.reduce_max' op axes [1, 0] must be sorted, unique and in [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_max %x axes = [1, 0] : (tensor<4x8xi32>) -> tensor<i32>
+  return
+}
+
+// -----
+
+// reduce_c2: axes are unique.
+func.func @reduce_c2_unique(%x: tensor<4x8xi32>) {
+  // expected-error @+2 {{'graph.reduce_min' op axes [0, 0] must be sorted, unique and in [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_min %x axes = [0, 0] : (tensor<4x8xi32>) -> tensor<8xi32>
+  return
+}
+
+// -----
+
+// reduce_c2: axes are not negative (axes are normalized).
+func.func @reduce_c2_negative(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.reduce_sum' op axes [-1] must be sorted, unique and in [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_sum %x axes = [-1] : (tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// reshape_c1: a 0 copies an existing input dim.
+func.func @reshape_c1(%x: tensor<2x12xf32>) {
+  // expected-error @+2 {{'graph.reshape' op shape entry 0 at position 2 has no input dim to copy (input rank 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [2, 12, 0] : (tensor<2x12xf32>) -> tensor<2x12x1xf32>
+  return
+}
+
+// -----
+
+// reshape_c2: at most one -1.
+func.func @reshape_c2(%x: tensor<2x12xf32>) {
+  // expected-error @+2 {{'graph.reshape' op shape [-1, 4, -1] has more than one -1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [-1, 4, -1] : (tensor<2x12xf32>) -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+// reshape_c3: entries are -1, 0 or positive.
+func.func @reshape_c3(%x: tensor<2x12xf32>) {
+  // expected-error @+2 {{'graph.reshape' op shape entry -2 must be -1, 0 or positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [-2, 12] : (tensor<2x12xf32>) -> tensor<2x12xf32>
+  return
+}
+
+// -----
+
+// reshape_c4: the inferred dim divides evenly.
+func.func @reshape_c4(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.reshape' op cannot reshape [2, 3] to [-1, 4]: 6 elements do not divide into 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [-1, 4] : (tensor<2x3xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// reshape_c4: dims copied with 0 are left out of the count.
+func.func @reshape_c4_copied(%x: tensor<?x16x768xf32>) {
+  // expected-error @+2 {{'graph.reshape' op cannot reshape [?, 16, 768] to [0, 0, 5, -1]: 768 elements do not divide into 5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [0, 0, 5, -1] : (tensor<?x16x768xf32>) -> tensor<?x16x5x153xf32>
+  return
+}
+
+// -----
+
+// reshape_c5: element counts agree.
+func.func @reshape_c5(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.reshape' op cannot reshape [2, 3] to [4, 2]: element counts differ (6 vs 8)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [4, 2] : (tensor<2x3xf32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// reshape_c5: with a dim copied by 0, the remaining counts still agree.
+func.func @reshape_c5_copied(%x: tensor<?x16x768xf32>) {
+  // expected-error @+2 {{'graph.reshape' op cannot reshape [?, 16, 768] to [0, 16, 12, 32]: element counts differ (12288 vs 6144)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reshape %x [0, 16, 12, 32] : (tensor<?x16x768xf32>) -> tensor<?x16x12x32xf32>
+  return
+}
+
+// -----
+
+// transpose_c1: perm is a permutation of [0, rank).
+func.func @transpose_c1(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{'graph.transpose' op perm [0, 0, 1] is not a permutation of [0, 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.transpose %x [0, 0, 1] : (tensor<2x3x4xf32>) -> tensor<2x2x3xf32>
+  return
+}
+
+// -----
+
+// transpose_c1: perm has one entry per dim.
+func.func @transpose_c1_length(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{'graph.transpose' op perm [1, 0] is not a permutation of [0, 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.transpose %x [1, 0] : (tensor<2x3x4xf32>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+// bto_c1: the target has at least the operand's rank.
+func.func @bto_c1(%x: tensor<2x4xf32>) {
+  // expected-error @+2 {{'graph.broadcast_to' op target shape [4] has lower rank than [2, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.broadcast_to %x [4] : (tensor<2x4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// bto_c2: -1 keeps an operand dim, so it needs one.
+func.func @bto_c2(%x: tensor<2x4xf32>) {
+  // expected-error @+2 {{'graph.broadcast_to' op -1 at position 0 has no operand dim to keep}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.broadcast_to %x [-1, 2, 4] : (tensor<2x4xf32>) -> tensor<1x2x4xf32>
+  return
+}
+
+// -----
+
+// bto_c3: each operand dim is 1 or equal to the target.
+func.func @bto_c3(%x: tensor<2x4xf32>) {
+  // expected-error @+2 {{'graph.broadcast_to' op cannot broadcast [2, 4] to [3, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.broadcast_to %x [3, 4] : (tensor<2x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// bto_c3: target entries other than -1 are non-negative.
+func.func @bto_c3_negative(%x: tensor<1x4xf32>) {
+  // expected-error @+2 {{'graph.broadcast_to' op cannot broadcast [1, 4] to [-2, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.broadcast_to %x [-2, 4] : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// concat_c1: at least one input.
+func.func @concat_c1() {
+  // SameOperandsElementType rejects an empty operand list before inference
+  // runs; the tagged message reaches C++ callers (see GraphDialectTest).
+  // expected-error @+1 {{'graph.concat' op expected 1 or more operands, but found 0}}
+  %0 = graph.concat axis = 0 : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// concat_c2: 0 <= axis < rank.
+func.func @concat_c2(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.concat' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.concat %a, %a axis = 2 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+// concat_c3: inputs have the same rank.
+func.func @concat_c3(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) {
+  // expected-error @+2 {{'graph.concat' op inputs have different ranks}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.concat %a, %b axis = 1 : (tensor<2x3xf32>, tensor<2x3x1xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+// concat_c3: inputs agree on every dim but the axis.
+func.func @concat_c3_dims(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+2 {{'graph.concat' op inputs differ in dim 0 ([2, 3] vs [4, 3])}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.concat %a, %b axis = 1 : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+// slice_c1: one start, end and step per dim.
+func.func @slice_c1(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.slice' op starts, ends and steps need 2 entries each}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.slice %x starts = [0] ends = [4, 8] steps = [1, 1] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// slice_c2: steps are non-zero.
+func.func @slice_c2(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.slice' op step of dim 1 is zero}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.slice %x starts = [0, 0] ends = [4, 8] steps = [1, 0] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// gather_c1: 0 <= axis < rank(data).
+func.func @gather_c1(%d: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+2 {{'graph.gather' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.gather %d, %i axis = 2 : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<10x4x3xf32>
+  return
+}
+
+// -----
+
+// squeeze_c1: axes are sorted, unique, in range.
+func.func @squeeze_c1(%x: tensor<1x4x1xf32>) {
+  // expected-error @+2 {{'graph.squeeze' op axes [2, 0] must be sorted, unique and in [0, 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.squeeze %x axes = [2, 0] : (tensor<1x4x1xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// squeeze_c1: out of range.
+func.func @squeeze_c1_range(%x: tensor<1x4x1xf32>) {
+  // expected-error @+2 {{'graph.squeeze' op axes [3] must be sorted, unique and in [0, 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.squeeze %x axes = [3] : (tensor<1x4x1xf32>) -> tensor<1x4x1xf32>
+  return
+}
+
+// -----
+
+// squeeze_c2: only size-1 dims are removed.
+func.func @squeeze_c2(%x: tensor<1x4x1xf32>) {
+  // expected-error @+2 {{'graph.squeeze' op cannot squeeze dim 1 of size 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.squeeze %x axes = [1] : (tensor<1x4x1xf32>) -> tensor<1x1xf32>
+  return
+}
+
+// -----
+
+// unsqueeze_c1: axes are positions in the result.
+func.func @unsqueeze_c1(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.unsqueeze' op axes [2] must be non-empty, sorted, unique and in [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.unsqueeze %x axes = [2] : (tensor<4xf32>) -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// unsqueeze_c1: axes are non-empty.
+func.func @unsqueeze_c1_empty(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.unsqueeze' op axes [] must be non-empty, sorted, unique and in [0, 1)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.unsqueeze %x axes = [] : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// unsqueeze_c1: axes are unique.
+func.func @unsqueeze_c1_unique(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.unsqueeze' op axes [0, 0] must be non-empty, sorted, unique and in [0, 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.unsqueeze %x axes = [0, 0] : (tensor<4xf32>) -> tensor<1x1x4xf32>
+  return
+}
+
+// -----
+
+// flatten_c1: 0 <= axis <= rank.
+func.func @flatten_c1(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{'graph.flatten' op axis 4 is out of range [0, 3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.flatten %x axis = 4 : (tensor<2x3x4xf32>) -> tensor<24x1xf32>
+  return
+}
+
+// -----
+
+// flatten_c1: a negative axis is out of range (axes are normalized).
+func.func @flatten_c1_negative(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{'graph.flatten' op axis -1 is out of range [0, 3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.flatten %x axis = -1 : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  return
+}
+
+// -----
+
+// pad_c1: begin and end pads for every dim.
+func.func @pad_c1(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.pad' op pads need 4 entries, got 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.pad %x pads = [1, 1] mode = constant : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// pad_c2: pads are non-negative.
+func.func @pad_c2(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.pad' op pads [0, -1, 0, 0] must be non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.pad %x pads = [0, -1, 0, 0] mode = edge : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// pad_c3: reflect pads are smaller than the dim.
+func.func @pad_c3(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.pad' op reflect pads of dim 1 must be smaller than its size 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.pad %x pads = [0, 0, 0, 3] mode = reflect : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+// emb_c1: the table is [vocab, dim].
+func.func @emb_c1(%t: tensor<10xf32>, %ids: tensor<3xi64>) {
+  // expected-error @+2 {{'graph.embedding' op table must have rank 2 ([vocab, dim]), got [10]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.embedding %t, %ids : (tensor<10xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// ce_c1: logits have a class dim.
+func.func @ce_c1(%l: tensor<f32>, %y: tensor<i64>) {
+  // expected-error @+2 {{'graph.cross_entropy' op logits must have rank 1 or more ([..., classes])}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.cross_entropy %l, %y reduction = mean : (tensor<f32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// ce_c2: labels are the logits' shape without the class dim.
+func.func @ce_c2(%l: tensor<2x16x100xf32>, %y: tensor<2x8xi64>) {
+  // expected-error @+2 {{'graph.cross_entropy' op labels shape [2, 8] must be the logits shape without its class dim [2, 16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.cross_entropy %l, %y reduction = none : (tensor<2x16x100xf32>, tensor<2x8xi64>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+// ce_c2: labels have one dim less than the logits.
+func.func @ce_c2_rank(%l: tensor<2x10xf32>, %y: tensor<2x10xi64>) {
+  // expected-error @+2 {{'graph.cross_entropy' op labels shape [2, 10] must be the logits shape without its class dim [2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.cross_entropy %l, %y reduction = mean : (tensor<2x10xf32>, tensor<2x10xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// mse_c1: pred and target have the same shape.
+func.func @mse_c1(%p: tensor<8x1xf32>, %t: tensor<8xf32>) {
+  // expected-error @+2 {{'graph.mse_loss' op pred [8, 1] and target [8] differ in shape}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.mse_loss %p, %t reduction = mean : (tensor<8x1xf32>, tensor<8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// mse_c1: no broadcasting between pred and target.
+func.func @mse_c1_broadcast(%p: tensor<8x4xf32>, %t: tensor<8x1xf32>) {
+  // expected-error @+2 {{'graph.mse_loss' op pred [8, 4] and target [8, 1] differ in shape}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.mse_loss %p, %t reduction = none : (tensor<8x4xf32>, tensor<8x1xf32>) -> tensor<8x4xf32>
+  return
+}
