@@ -67,6 +67,22 @@ static int64_t mergeDims(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) ? b : a;
 }
 
+/// True when two shapes have the same rank and may be equal at run time.
+static bool shapesCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto p) {
+           return dimsCompatible(std::get<0>(p), std::get<1>(p));
+         });
+}
+
+/// The more static of two compatible shapes, dim by dim.
+static SmallVector<int64_t> mergeShapes(ArrayRef<int64_t> a,
+                                        ArrayRef<int64_t> b) {
+  SmallVector<int64_t> out;
+  for (auto [x, y] : llvm::zip(a, b))
+    out.push_back(mergeDims(x, y));
+  return out;
+}
+
 /// Checks that `axes` is sorted, unique and within [0, rank).
 static bool validAxes(ArrayRef<int64_t> axes, int64_t rank) {
   for (auto [i, a] : llvm::enumerate(axes)) {
@@ -535,10 +551,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
     if (!v)
       continue;
     auto t = tensorOf(v);
-    if (t.getRank() != (int64_t)normalized.size() ||
-        !llvm::all_of(llvm::zip(t.getShape(), normalized), [](auto p) {
-          return dimsCompatible(std::get<0>(p), std::get<1>(p));
-        }))
+    if (!shapesCompatible(t.getShape(), normalized))
       return fail("scale and bias must have the normalized shape " +
                   shapeStr(normalized) + ", got " + shapeStr(t.getShape()));
   }
@@ -948,16 +961,11 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
     return fail("logits must have rank 1 or more ([..., classes])");
   // ce_c2: labels are logits' shape without the class dim.
   ArrayRef<int64_t> rows = logits.getShape().drop_back();
-  if (labels.getRank() != (int64_t)rows.size() ||
-      !llvm::all_of(llvm::zip(labels.getShape(), rows), [](auto p) {
-        return dimsCompatible(std::get<0>(p), std::get<1>(p));
-      }))
+  if (!shapesCompatible(labels.getShape(), rows))
     return fail("labels shape " + shapeStr(labels.getShape()) +
                 " must be the logits shape without its class dim " +
                 shapeStr(rows));
-  SmallVector<int64_t> shape;
-  for (auto [a, b] : llvm::zip(labels.getShape(), rows))
-    shape.push_back(mergeDims(a, b));
+  SmallVector<int64_t> shape = mergeShapes(labels.getShape(), rows);
   types.push_back(reducedLossType(logits.clone(shape), adaptor.getReduction()));
   return success();
 }
@@ -969,16 +977,11 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
   auto pred = tensorOf(adaptor.getPred());
   auto target = tensorOf(adaptor.getTarget());
   // mse_c1: pred and target have the same shape.
-  if (pred.getRank() != target.getRank() ||
-      !llvm::all_of(llvm::zip(pred.getShape(), target.getShape()), [](auto p) {
-        return dimsCompatible(std::get<0>(p), std::get<1>(p));
-      }))
+  if (!shapesCompatible(pred.getShape(), target.getShape()))
     return Failure{loc, getOperationName()}(
         "pred " + shapeStr(pred.getShape()) + " and target " +
         shapeStr(target.getShape()) + " differ in shape");
-  SmallVector<int64_t> shape;
-  for (auto [a, b] : llvm::zip(pred.getShape(), target.getShape()))
-    shape.push_back(mergeDims(a, b));
+  SmallVector<int64_t> shape = mergeShapes(pred.getShape(), target.getShape());
   types.push_back(reducedLossType(pred.clone(shape), adaptor.getReduction()));
   return success();
 }
