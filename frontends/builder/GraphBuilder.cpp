@@ -145,12 +145,7 @@ Value GraphBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
   FirstError diag(ctx_);
   SmallVector<Type> types;
   DictionaryAttr dict = DictionaryAttr::get(&ctx_, attrs);
-  auto where = [&] {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << loc;
-    return s;
-  };
+  auto where = [&] { return llvm::cast<NameLoc>(loc).getName().str(); };
   if (failed(OpTy::inferReturnTypes(&ctx_, loc, operands, dict,
                                     OpaqueProperties(nullptr), {}, types))) {
     fail(where() + ": " + diag.message);
@@ -224,7 +219,10 @@ FailureOr<OwningOpRef<ModuleOp>> GraphBuilder::finish() {
     return failure();
   auto func = llvm::cast<func::FuncOp>(func_);
   builder_.setInsertionPointToEnd(body_);
-  builder_.create<func::ReturnOp>(location("return"), results_);
+  auto ret = builder_.create<func::ReturnOp>(location("return"), results_);
+  // Arguments are recreated below; outputs that are arguments themselves
+  // are followed through the return op, not through `results_`.
+  results_.clear();
 
   // Canonical signature: parameters first, then inputs, each group in the
   // order declared (`forward(params, batch)`).
@@ -244,8 +242,8 @@ FailureOr<OwningOpRef<ModuleOp>> GraphBuilder::finish() {
   func.getBody().push_back(body);
   body_->erase();
   body_ = body;
-  func.setFunctionType(builder_.getFunctionType(
-      body_->getArgumentTypes(), ValueRange(results_).getTypes()));
+  func.setFunctionType(builder_.getFunctionType(body_->getArgumentTypes(),
+                                                ret.getOperandTypes()));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs_);
   FirstError diag(ctx_);

@@ -4,6 +4,7 @@
 #include "examples/models/Models.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 
 #include <gtest/gtest.h>
 
@@ -225,6 +226,19 @@ TEST_F(GraphBuilderTest, SignatureHasParamsFirst) {
                 .getAs<mlir::StringAttr>("graph.output")
                 .getValue(),
             "loss");
+}
+
+TEST_F(GraphBuilderTest, InputReturnedAsOutput) {
+  GraphBuilder b(ctx, "f");
+  Value x = b.input("x", {2});
+  Value w = b.param("w", {2});
+  b.output("x_again", x);
+  b.output("sum", b.add(x, w));
+  auto module = b.finish();
+  ASSERT_TRUE(succeeded(module)) << b.error();
+  auto func = llvm::cast<mlir::func::FuncOp>(&(*module)->getBody()->front());
+  EXPECT_EQ(func.getNumResults(), 2u);
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(module->get())));
 }
 
 TEST_F(GraphBuilderTest, MLPExampleVerifies) {

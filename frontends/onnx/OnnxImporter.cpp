@@ -1,0 +1,397 @@
+//===- OnnxImporter.cpp - ONNX ModelProto -> graph IR ---------------------===//
+
+#include "frontends/onnx/OnnxImporterImpl.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::onnx_import;
+
+std::optional<DType> loom::onnx_import::convertDataType(int t) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT:
+    return DType::f32;
+  case onnx::TensorProto::FLOAT16:
+    return DType::f16;
+  case onnx::TensorProto::BFLOAT16:
+    return DType::bf16;
+  case onnx::TensorProto::DOUBLE:
+    return DType::f64;
+  case onnx::TensorProto::BOOL:
+    return DType::i1;
+  case onnx::TensorProto::INT8:
+    return DType::i8;
+  case onnx::TensorProto::INT32:
+    return DType::i32;
+  case onnx::TensorProto::INT64:
+    return DType::i64;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::string loom::onnx_import::dataTypeName(int t) {
+  if (onnx::TensorProto::DataType_IsValid(t))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(t));
+  return "type " + std::to_string(t);
+}
+
+//===----------------------------------------------------------------------===//
+// ImportContext
+//===----------------------------------------------------------------------===//
+
+Location ImportContext::nodeLoc() const {
+  return NameLoc::get(StringAttr::get(&ctx, node->name()),
+                      NameLoc::get(StringAttr::get(&ctx, node->op_type())));
+}
+
+LogicalResult ImportContext::error(const Twine &message) const {
+  std::string label = node->name().empty() && node->output_size()
+                          ? "producing '" + node->output(0) + "'"
+                          : "'" + node->name() + "'";
+  return emitError(nodeLoc())
+         << message << " (at node " << label << ", " << node->op_type()
+         << ", opset " << opset << ")";
+}
+
+bool ImportContext::hasInput(int i) const {
+  return i < node->input_size() && !node->input(i).empty();
+}
+
+Value ImportContext::input(int i) {
+  if (!hasInput(i)) {
+    (void)error("missing input " + Twine(i));
+    return {};
+  }
+  const std::string &name = node->input(i);
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto k = known.find(name);
+  if (k == known.end()) {
+    (void)error("input '" + name + "' is not produced by any node, input or "
+                                   "initializer");
+    return {};
+  }
+  auto s = b.scope(name);
+  Value v = b.constant(k->second);
+  values[name] = v;
+  return v;
+}
+
+std::optional<DenseElementsAttr> ImportContext::knownInput(int i) const {
+  if (!hasInput(i))
+    return std::nullopt;
+  auto k = known.find(node->input(i));
+  if (k == known.end())
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(k->second))
+    return dense;
+  return std::nullopt;
+}
+
+FailureOr<SmallVector<int64_t>> ImportContext::intsInput(int i,
+                                                        StringRef what) {
+  auto value = knownInput(i);
+  if (!value || !isa<IntegerType>(value->getElementType()))
+    return error(what + " must be an integer tensor known at import "
+                        "(an initializer or a Constant)");
+  SmallVector<int64_t> out;
+  for (const APInt &v : value->getValues<APInt>())
+    out.push_back(v.getSExtValue());
+  return out;
+}
+
+void ImportContext::setOutput(int i, Value v) {
+  if (v && i < node->output_size() && !node->output(i).empty())
+    values[node->output(i)] = v;
+}
+
+const onnx::AttributeProto *ImportContext::attr(StringRef name) const {
+  for (const auto &a : node->attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+bool ImportContext::hasAttr(StringRef name) const { return attr(name); }
+
+int64_t ImportContext::attrInt(StringRef name, int64_t dflt) const {
+  const auto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float ImportContext::attrFloat(StringRef name, float dflt) const {
+  const auto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string ImportContext::attrString(StringRef name, StringRef dflt) const {
+  const auto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+SmallVector<int64_t> ImportContext::attrInts(StringRef name) const {
+  const auto *a = attr(name);
+  if (!a)
+    return {};
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+const onnx::TensorProto *ImportContext::attrTensor(StringRef name) const {
+  const auto *a = attr(name);
+  return a && a->has_t() ? &a->t() : nullptr;
+}
+
+/// Reads the bytes of a tensor stored in an external file.
+static LogicalResult readExternal(const onnx::TensorProto &t,
+                                  StringRef modelDir, Location loc,
+                                  std::string &out) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto &kv : t.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::stoull(kv.value());
+    else if (kv.key() == "length")
+      length = std::stoull(kv.value());
+  }
+  if (location.empty())
+    return emitError(loc) << "tensor '" << t.name()
+                          << "' has external data without a location";
+  SmallString<256> path(modelDir);
+  llvm::sys::path::append(path, location);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot read external data '" << path
+                          << "' of tensor '" << t.name()
+                          << "': " << buffer.getError().message();
+  StringRef data = (*buffer)->getBuffer();
+  uint64_t size = length ? *length : data.size() - std::min<uint64_t>(offset, data.size());
+  if (offset + size > data.size())
+    return emitError(loc) << "external data '" << path << "' of tensor '"
+                          << t.name() << "' is truncated: needs bytes ["
+                          << offset << ", " << offset + size << "), file has "
+                          << data.size();
+  out.assign(data.data() + offset, size);
+  return success();
+}
+
+FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
+                                                     Location loc) {
+  std::optional<DType> dtype = convertDataType(t.data_type());
+  if (!dtype)
+    return emitError(loc) << "tensor '" << t.name() << "' has element type "
+                          << dataTypeName(t.data_type())
+                          << ", which Loom does not support";
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  Type elem = toMlirType(ctx, *dtype);
+  auto type = RankedTensorType::get(shape, elem);
+  int64_t count = type.getNumElements();
+  size_t width = *dtype == DType::i1 ? 1 : elem.getIntOrFloatBitWidth() / 8;
+
+  // Gather the little-endian bytes, whatever field holds them.
+  std::string bytes;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (failed(readExternal(t, options.modelDir, loc, bytes)))
+      return failure();
+  } else if (t.has_raw_data()) {
+    bytes = t.raw_data();
+  } else {
+    bytes.resize(count * width);
+    char *out = bytes.data();
+    auto fill = [&](auto &field, auto convert) -> LogicalResult {
+      if (field.size() != count)
+        return emitError(loc) << "tensor '" << t.name() << "' holds "
+                              << field.size() << " values for shape with "
+                              << count << " elements";
+      for (int64_t i = 0; i < count; ++i) {
+        auto v = convert(field.Get(i));
+        std::memcpy(out + i * width, &v, width);
+      }
+      return success();
+    };
+    LogicalResult ok = success();
+    switch (*dtype) {
+    case DType::f32:
+      ok = fill(t.float_data(), [](float v) { return v; });
+      break;
+    case DType::f64:
+      ok = fill(t.double_data(), [](double v) { return v; });
+      break;
+    case DType::i64:
+      ok = fill(t.int64_data(), [](int64_t v) { return v; });
+      break;
+    case DType::i32:
+      ok = fill(t.int32_data(), [](int32_t v) { return v; });
+      break;
+    case DType::i8:
+      ok = fill(t.int32_data(), [](int32_t v) { return (int8_t)v; });
+      break;
+    case DType::i1:
+      ok = fill(t.int32_data(), [](int32_t v) { return (uint8_t)(v != 0); });
+      break;
+    case DType::f16:
+    case DType::bf16:
+      ok = fill(t.int32_data(), [](int32_t v) { return (uint16_t)v; });
+      break;
+    }
+    if (failed(ok))
+      return failure();
+  }
+  if ((int64_t)bytes.size() != count * (int64_t)width)
+    return emitError(loc) << "tensor '" << t.name() << "' has "
+                          << bytes.size() << " bytes of data, expected "
+                          << count * width << " for shape and type";
+  if (*dtype == DType::i1) {
+    SmallVector<bool> values;
+    for (char c : bytes)
+      values.push_back(c != 0);
+    return ElementsAttr(DenseElementsAttr::get(type, values));
+  }
+  // Weights larger than 1 KiB go to a resource blob: no copy into the IR
+  // text, printed once in the file's resource section.
+  if (bytes.size() > 1024) {
+    std::string name = t.name().empty() ? "onnx_tensor" : t.name();
+    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        ArrayRef<char>(bytes.data(), bytes.size()), alignof(int64_t));
+    return ElementsAttr(
+        DenseResourceElementsAttr::get(type, name, std::move(blob)));
+  }
+  bool detectedSplat = false;
+  ArrayRef<char> raw(bytes.data(), bytes.size());
+  if (!DenseElementsAttr::isValidRawBuffer(type, raw, detectedSplat))
+    return emitError(loc) << "tensor '" << t.name() << "' has invalid data";
+  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, raw));
+}
+
+//===----------------------------------------------------------------------===//
+// The graph
+//===----------------------------------------------------------------------===//
+
+/// The graph input type; fails on unsupported or missing types.
+static FailureOr<std::pair<SmallVector<int64_t>, DType>>
+convertValueInfo(const onnx::ValueInfoProto &info, Location loc) {
+  if (!info.type().has_tensor_type())
+    return emitError(loc) << "graph input '" << info.name()
+                          << "' is not a tensor";
+  const auto &tt = info.type().tensor_type();
+  std::optional<DType> dtype = convertDataType(tt.elem_type());
+  if (!dtype)
+    return emitError(loc) << "graph input '" << info.name()
+                          << "' has element type "
+                          << dataTypeName(tt.elem_type())
+                          << ", which Loom does not support";
+  if (!tt.has_shape())
+    return emitError(loc) << "graph input '" << info.name()
+                          << "' has no shape (its rank must be known)";
+  SmallVector<int64_t> shape;
+  for (const auto &d : tt.shape().dim())
+    shape.push_back(d.has_dim_value() ? d.dim_value() : kDyn);
+  return std::make_pair(shape, *dtype);
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
+                               const ImportOptions &options) {
+  Location modelLoc = NameLoc::get(StringAttr::get(&ctx, "onnx model"));
+  llvm::StringMap<int64_t> opsets;
+  for (const auto &o : model.opset_import())
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  int64_t opset = opsets.lookup("");
+  if (opset == 0)
+    opset = 1;
+  const onnx::GraphProto &graph = model.graph();
+
+  // Report every unsupported node before building anything.
+  bool unsupported = false;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    StringRef domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    int64_t domainOpset = domain.empty() ? opset : opsets.lookup(domain);
+    if (lookupOp(domain, node.op_type(), domainOpset))
+      continue;
+    unsupported = true;
+    std::string label =
+        !node.name().empty() ? "'" + node.name() + "'"
+        : node.output_size()
+            ? "#" + std::to_string(index) + " (output '" + node.output(0) + "')"
+            : "#" + std::to_string(index);
+    emitError(NameLoc::get(StringAttr::get(&ctx, node.name())))
+        << "unsupported ONNX op '" << node.op_type() << "' ("
+        << (domain.empty() ? "ai.onnx" : domain) << ", opset " << domainOpset
+        << ") at node " << label;
+  }
+  if (unsupported)
+    return failure();
+
+  GraphBuilder b(ctx, options.funcName);
+  ImportContext ic(b, ctx, opset, options);
+  for (const auto &init : graph.initializer()) {
+    auto value = ic.convertTensor(
+        init, NameLoc::get(StringAttr::get(&ctx, init.name())));
+    if (failed(value))
+      return failure();
+    ic.known[init.name()] = *value;
+  }
+  for (const auto &in : graph.input()) {
+    // Older exporters list initializers as inputs too: those are weights.
+    if (ic.known.count(in.name()))
+      continue;
+    Location loc = NameLoc::get(StringAttr::get(&ctx, in.name()));
+    auto info = convertValueInfo(in, loc);
+    if (failed(info))
+      return failure();
+    ic.values[in.name()] = b.input(in.name(), info->first, info->second);
+  }
+  for (const auto &node : graph.node()) {
+    ic.node = &node;
+    const OpEntry *entry = lookupOp(
+        node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type(), opset);
+    auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
+    if (failed(entry->handler(ic)))
+      return failure();
+    if (!b.ok())
+      return ic.error(b.error());
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
+          !ic.known.count(node.output(i)))
+        return ic.error("output " + Twine(i) + " ('" + node.output(i) +
+                        "') is not supported");
+  }
+  for (const auto &out : graph.output()) {
+    auto it = ic.values.find(out.name());
+    Value v = it != ic.values.end() ? it->second : Value();
+    if (!v && ic.known.count(out.name())) {
+      auto s = b.scope(out.name());
+      v = b.constant(ic.known[out.name()]);
+    }
+    if (!v)
+      return emitError(modelLoc)
+             << "graph output '" << out.name() << "' is never produced";
+    b.output(out.name(), v);
+  }
+  auto module = b.finish();
+  if (failed(module))
+    return emitError(modelLoc) << b.error();
+  return module;
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+loom::onnx_import::importFile(MLIRContext &ctx, StringRef path,
+                              ImportOptions options) {
+  onnx::ModelProto model;
+  if (failed(readModelFile(ctx, path, model)))
+    return failure();
+  StringRef dir = llvm::sys::path::parent_path(path);
+  options.modelDir = dir.empty() ? "." : dir.str();
+  return importModel(ctx, model, options);
+}

@@ -1,0 +1,53 @@
+//===- OnnxImporter.h - ONNX ModelProto -> graph IR -------------*- C++ -*-===//
+//
+// Imports an ONNX model into a module holding one `func.func` of graph ops.
+// Ops are looked up in a table keyed by (domain, op type, since-opset).
+// Every node whose op is not in the table is reported (all of them, one
+// diagnostic each) before anything is built; then nodes are built in order
+// through the GraphBuilder, so a shape error names the node that caused it.
+// Diagnostics go to the context's diagnostic engine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_FRONTENDS_ONNX_ONNXIMPORTER_H
+#define LOOM_FRONTENDS_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+
+namespace onnx {
+class ModelProto;
+} // namespace onnx
+
+namespace loom::onnx_import {
+
+struct ImportOptions {
+  /// Name of the imported function.
+  std::string funcName = "forward";
+  /// Folder that external-data paths are relative to (the model's folder).
+  std::string modelDir = ".";
+};
+
+/// Imports `model`. On failure every problem found has been emitted as a
+/// diagnostic on `ctx`.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+importModel(mlir::MLIRContext &ctx, const onnx::ModelProto &model,
+            const ImportOptions &options);
+
+/// Reads an ONNX file: binary protobuf (`.onnx`), or the ONNX text syntax
+/// (`.onnxtext`, as printed by onnx.printer). Malformed or truncated files
+/// fail with a diagnostic naming the file.
+mlir::LogicalResult readModelFile(mlir::MLIRContext &ctx, llvm::StringRef path,
+                                  onnx::ModelProto &model);
+
+/// readModelFile + importModel, with external data relative to `path`.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+importFile(mlir::MLIRContext &ctx, llvm::StringRef path,
+           ImportOptions options = {});
+
+} // namespace loom::onnx_import
+
+#endif // LOOM_FRONTENDS_ONNX_ONNXIMPORTER_H

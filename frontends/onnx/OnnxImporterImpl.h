@@ -1,0 +1,84 @@
+//===- OnnxImporterImpl.h - state shared by the ONNX op handlers -*- C++ -*-===//
+
+#ifndef LOOM_FRONTENDS_ONNX_ONNXIMPORTERIMPL_H
+#define LOOM_FRONTENDS_ONNX_ONNXIMPORTERIMPL_H
+
+#include "frontends/builder/GraphBuilder.h"
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+namespace loom::onnx_import {
+
+/// Converts an ONNX element type; failure for types graph IR lacks.
+std::optional<DType> convertDataType(int onnxType);
+/// ONNX's name of an element type, for messages.
+std::string dataTypeName(int onnxType);
+
+/// The import of one graph: values by name, values known at import time,
+/// and accessors for the node being imported.
+class ImportContext {
+public:
+  ImportContext(GraphBuilder &b, mlir::MLIRContext &ctx, int64_t opset,
+                const ImportOptions &options)
+      : b(b), ctx(ctx), opset(opset), options(options) {}
+
+  GraphBuilder &b;
+  mlir::MLIRContext &ctx;
+  int64_t opset;
+  const ImportOptions &options;
+  const onnx::NodeProto *node = nullptr;
+  llvm::StringMap<mlir::Value> values;
+  /// Tensors whose value is known at import: initializers, Constant nodes.
+  llvm::StringMap<mlir::ElementsAttr> known;
+
+  /// The node's location: NameLoc("node name") wrapping "op_type".
+  mlir::Location nodeLoc() const;
+  /// Emits an error naming the node and its op; returns failure().
+  mlir::LogicalResult error(const llvm::Twine &message) const;
+
+  bool hasInput(int i) const;
+  /// Input `i` as a graph value (materializing known tensors as constants).
+  mlir::Value input(int i);
+  /// Input `i` when its value is known at import.
+  std::optional<mlir::DenseElementsAttr> knownInput(int i) const;
+  /// Input `i` as a list of integers known at import; error otherwise.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> intsInput(int i,
+                                                        llvm::StringRef what);
+  void setOutput(int i, mlir::Value v);
+
+  bool hasAttr(llvm::StringRef name) const;
+  int64_t attrInt(llvm::StringRef name, int64_t dflt) const;
+  float attrFloat(llvm::StringRef name, float dflt) const;
+  std::string attrString(llvm::StringRef name, llvm::StringRef dflt) const;
+  llvm::SmallVector<int64_t> attrInts(llvm::StringRef name) const;
+  const onnx::TensorProto *attrTensor(llvm::StringRef name) const;
+
+  /// Converts a TensorProto (inline or external data) to an attribute;
+  /// large tensors become dense_resource blobs.
+  mlir::FailureOr<mlir::ElementsAttr> convertTensor(const onnx::TensorProto &t,
+                                                    mlir::Location loc);
+
+private:
+  const onnx::AttributeProto *attr(llvm::StringRef name) const;
+};
+
+using Handler = mlir::LogicalResult (*)(ImportContext &);
+
+struct OpEntry {
+  const char *domain; ///< "" is ai.onnx
+  const char *opType;
+  int sinceVersion;
+  Handler handler;
+};
+
+/// The entry for `opType` at `opset`: the newest whose since-version is not
+/// newer than the model's opset. Null when unsupported.
+const OpEntry *lookupOp(llvm::StringRef domain, llvm::StringRef opType,
+                        int64_t opset);
+
+} // namespace loom::onnx_import
+
+#endif // LOOM_FRONTENDS_ONNX_ONNXIMPORTERIMPL_H

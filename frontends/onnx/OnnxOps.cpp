@@ -1,0 +1,597 @@
+//===- OnnxOps.cpp - the table of supported ONNX ops ----------------------===//
+//
+// One handler per (op type, since-opset) whose semantics differ; a handler
+// turns the current node into graph ops through the GraphBuilder. Values
+// that ONNX passes as inputs but graph ops take as attributes (axes,
+// shapes, pads) must be known at import.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/onnx/OnnxImporterImpl.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::onnx_import;
+using graph::CompareDirection;
+
+namespace {
+
+using Unary = Value (GraphBuilder::*)(Value);
+using Binary = Value (GraphBuilder::*)(Value, Value);
+
+template <Unary fn> LogicalResult unary(ImportContext &c) {
+  c.setOutput(0, (c.b.*fn)(c.input(0)));
+  return success();
+}
+
+template <Binary fn> LogicalResult binary(ImportContext &c) {
+  c.setOutput(0, (c.b.*fn)(c.input(0), c.input(1)));
+  return success();
+}
+
+/// Sum / Max / Min / Mean over any number of inputs.
+template <Binary fn> LogicalResult variadic(ImportContext &c) {
+  Value acc = c.input(0);
+  for (int i = 1; i < c.node->input_size(); ++i)
+    acc = (c.b.*fn)(acc, c.input(i));
+  c.setOutput(0, acc);
+  return success();
+}
+
+LogicalResult mean(ImportContext &c) {
+  Value acc = c.input(0);
+  for (int i = 1; i < c.node->input_size(); ++i)
+    acc = c.b.add(acc, c.input(i));
+  c.setOutput(0, c.b.div(acc, c.b.scalar(c.node->input_size())));
+  return success();
+}
+
+template <CompareDirection dir> LogicalResult compare(ImportContext &c) {
+  c.setOutput(0, c.b.compare(dir, c.input(0), c.input(1)));
+  return success();
+}
+
+int64_t rankOf(Value v) {
+  return v ? cast<RankedTensorType>(v.getType()).getRank() : 0;
+}
+
+/// A rank-0 constant of `like`'s element type.
+Value scalarLike(ImportContext &c, Value like, double v) {
+  Type elem = cast<RankedTensorType>(like.getType()).getElementType();
+  DType dt = elem.isF64()    ? DType::f64
+             : elem.isF16()  ? DType::f16
+             : elem.isBF16() ? DType::bf16
+             : elem.isInteger(64) ? DType::i64
+             : elem.isInteger(32) ? DType::i32
+             : elem.isInteger(8)  ? DType::i8
+                                  : DType::f32;
+  return c.b.scalar(v, dt);
+}
+
+LogicalResult identity(ImportContext &c) {
+  c.setOutput(0, c.input(0));
+  return success();
+}
+
+LogicalResult reciprocal(ImportContext &c) {
+  Value x = c.input(0);
+  c.setOutput(0, c.b.div(scalarLike(c, x, 1.0), x));
+  return success();
+}
+
+LogicalResult gelu(ImportContext &c) {
+  std::string approx = c.attrString("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return c.error("unsupported approximate '" + approx + "'");
+  c.setOutput(0, c.b.gelu(c.input(0), approx == "tanh"));
+  return success();
+}
+
+LogicalResult leakyRelu(ImportContext &c) {
+  Value x = c.input(0);
+  Value scaled = c.b.mul(x, scalarLike(c, x, c.attrFloat("alpha", 0.01f)));
+  Value pos = c.b.compare(CompareDirection::ge, x, scalarLike(c, x, 0.0));
+  c.setOutput(0, c.b.where(pos, x, scaled));
+  return success();
+}
+
+LogicalResult constant(ImportContext &c) {
+  const onnx::TensorProto *t = c.attrTensor("value");
+  if (!t)
+    return c.error("only the 'value' form of Constant is supported");
+  auto attr = c.convertTensor(*t, c.nodeLoc());
+  if (failed(attr))
+    return failure();
+  c.known[c.node->output(0)] = *attr;
+  return success();
+}
+
+LogicalResult castOp(ImportContext &c) {
+  int to = c.attrInt("to", 0);
+  std::optional<DType> dtype = convertDataType(to);
+  if (!dtype)
+    return c.error("cannot cast to " + dataTypeName(to) +
+                   ", which Loom does not support");
+  c.setOutput(0, c.b.cast(c.input(0), *dtype));
+  return success();
+}
+
+LogicalResult whereOp(ImportContext &c) {
+  c.setOutput(0, c.b.where(c.input(0), c.input(1), c.input(2)));
+  return success();
+}
+
+LogicalResult matmul(ImportContext &c) {
+  c.setOutput(0, c.b.matmul(c.input(0), c.input(1)));
+  return success();
+}
+
+LogicalResult gemm(ImportContext &c) {
+  Value y = c.b.matmul(c.input(0), c.input(1), c.attrInt("transA", 0),
+                       c.attrInt("transB", 0));
+  float alpha = c.attrFloat("alpha", 1.0f), beta = c.attrFloat("beta", 1.0f);
+  if (y && alpha != 1.0f)
+    y = c.b.mul(y, scalarLike(c, y, alpha));
+  if (c.hasInput(2)) {
+    Value bias = c.input(2);
+    if (bias && beta != 1.0f)
+      bias = c.b.mul(bias, scalarLike(c, bias, beta));
+    y = c.b.add(y, bias);
+  }
+  c.setOutput(0, y);
+  return success();
+}
+
+/// ONNX auto_pad: only NOTSET (explicit pads) and VALID are supported.
+LogicalResult checkAutoPad(ImportContext &c) {
+  std::string autoPad = c.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID")
+    return c.error("auto_pad '" + autoPad +
+                   "' is not supported; export with explicit pads");
+  return success();
+}
+
+LogicalResult conv(ImportContext &c) {
+  if (failed(checkAutoPad(c)))
+    return failure();
+  Value x = c.input(0), w = c.input(1);
+  Value bias = c.hasInput(2) ? c.input(2) : Value();
+  c.setOutput(0, c.b.conv(x, w, bias, c.attrInts("strides"),
+                          c.attrInts("pads"), c.attrInts("dilations"),
+                          c.attrInt("group", 1)));
+  return success();
+}
+
+LogicalResult maxPool(ImportContext &c) {
+  if (failed(checkAutoPad(c)))
+    return failure();
+  if (c.node->output_size() > 1 && !c.node->output(1).empty())
+    return c.error("the Indices output of MaxPool is not supported");
+  if (!c.attrInts("dilations").empty() &&
+      llvm::any_of(c.attrInts("dilations"), [](int64_t d) { return d != 1; }))
+    return c.error("dilated MaxPool is not supported by the builder yet");
+  SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
+  SmallVector<int64_t> strides = c.attrInts("strides");
+  if (strides.empty())
+    strides.assign(kernel.size(), 1);
+  c.setOutput(0, c.b.maxPool(c.input(0), kernel, strides, c.attrInts("pads"),
+                             c.attrInt("ceil_mode", 0)));
+  return success();
+}
+
+LogicalResult avgPool(ImportContext &c) {
+  if (failed(checkAutoPad(c)))
+    return failure();
+  SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
+  SmallVector<int64_t> strides = c.attrInts("strides");
+  if (strides.empty())
+    strides.assign(kernel.size(), 1);
+  c.setOutput(0, c.b.avgPool(c.input(0), kernel, strides, c.attrInts("pads"),
+                             c.attrInt("count_include_pad", 0),
+                             c.attrInt("ceil_mode", 0)));
+  return success();
+}
+
+LogicalResult globalAvgPool(ImportContext &c) {
+  c.setOutput(0, c.b.globalAvgPool(c.input(0)));
+  return success();
+}
+
+LogicalResult batchNorm(ImportContext &c) {
+  if (c.attrInt("training_mode", 0))
+    return c.error("BatchNormalization with training_mode=1 is not supported");
+  c.setOutput(0, c.b.batchNorm(c.input(0), c.input(1), c.input(2), c.input(3),
+                               c.input(4), c.attrFloat("epsilon", 1e-5f)));
+  return success();
+}
+
+LogicalResult layerNorm(ImportContext &c) {
+  if (c.node->output_size() > 1)
+    for (int i = 1; i < c.node->output_size(); ++i)
+      if (!c.node->output(i).empty())
+        return c.error("the Mean and InvStdDev outputs are not supported");
+  Value bias = c.hasInput(2) ? c.input(2) : Value();
+  c.setOutput(0, c.b.layerNorm(c.input(0), c.input(1), bias,
+                               c.attrInt("axis", -1),
+                               c.attrFloat("epsilon", 1e-5f)));
+  return success();
+}
+
+/// Softmax before opset 13 normalizes the 2-D view [prod(<axis), prod(>=axis)].
+template <bool log> LogicalResult softmaxV1(ImportContext &c) {
+  Value x = c.input(0);
+  int64_t axis = c.attrInt("axis", 1);
+  Value flat = c.b.flatten(x, axis);
+  Value y = log ? c.b.logSoftmax(flat, 1) : c.b.softmax(flat, 1);
+  SmallVector<int64_t> shape(rankOf(x), 0);
+  // Restore the shape: copy every dim (0) from... the original tensor's
+  // dims, which are static or known through flatten's inverse.
+  auto type = x ? cast<RankedTensorType>(x.getType()) : RankedTensorType();
+  if (type && !type.hasStaticShape() &&
+      llvm::count_if(type.getShape(), ShapedType::isDynamic) > 1)
+    return c.error("opset < 13 softmax of more than one dynamic dim");
+  if (type)
+    for (auto [i, d] : llvm::enumerate(type.getShape()))
+      shape[i] = ShapedType::isDynamic(d) ? -1 : d;
+  c.setOutput(0, c.b.reshape(y, shape));
+  return success();
+}
+
+template <bool log> LogicalResult softmaxV13(ImportContext &c) {
+  Value x = c.input(0);
+  int64_t axis = c.attrInt("axis", -1);
+  c.setOutput(0, log ? c.b.logSoftmax(x, axis) : c.b.softmax(x, axis));
+  return success();
+}
+
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+/// Reductions; `axesInput` selects the opset form (input vs attribute).
+template <ReduceKind kind, bool axesInput>
+LogicalResult reduce(ImportContext &c) {
+  Value x = c.input(0);
+  SmallVector<int64_t> axes;
+  if (axesInput && c.hasInput(1)) {
+    auto known = c.intsInput(1, "axes");
+    if (failed(known))
+      return failure();
+    axes = *known;
+  } else if (!axesInput) {
+    axes = c.attrInts("axes");
+  }
+  bool keepdims = c.attrInt("keepdims", 1);
+  if (axes.empty()) {
+    if (axesInput && c.attrInt("noop_with_empty_axes", 0)) {
+      c.setOutput(0, x);
+      return success();
+    }
+    for (int64_t i = 0; i < rankOf(x); ++i)
+      axes.push_back(i);
+  }
+  if (rankOf(x) == 0) {
+    c.setOutput(0, x);
+    return success();
+  }
+  Value y;
+  switch (kind) {
+  case ReduceKind::Sum:
+    y = c.b.reduceSum(x, axes, keepdims);
+    break;
+  case ReduceKind::Mean:
+    y = c.b.reduceMean(x, axes, keepdims);
+    break;
+  case ReduceKind::Max:
+    y = c.b.reduceMax(x, axes, keepdims);
+    break;
+  case ReduceKind::Min:
+    y = c.b.reduceMin(x, axes, keepdims);
+    break;
+  }
+  c.setOutput(0, y);
+  return success();
+}
+
+LogicalResult reshape(ImportContext &c) {
+  auto shape = c.intsInput(1, "the shape input of Reshape");
+  if (failed(shape))
+    return failure();
+  if (c.attrInt("allowzero", 0) && llvm::is_contained(*shape, 0))
+    return c.error("Reshape with allowzero=1 and a 0 in the shape is not "
+                   "supported");
+  c.setOutput(0, c.b.reshape(c.input(0), *shape));
+  return success();
+}
+
+LogicalResult transpose(ImportContext &c) {
+  Value x = c.input(0);
+  SmallVector<int64_t> perm = c.attrInts("perm");
+  if (perm.empty())
+    for (int64_t i = rankOf(x) - 1; i >= 0; --i)
+      perm.push_back(i);
+  c.setOutput(0, c.b.transpose(x, perm));
+  return success();
+}
+
+LogicalResult flatten(ImportContext &c) {
+  c.setOutput(0, c.b.flatten(c.input(0), c.attrInt("axis", 1)));
+  return success();
+}
+
+LogicalResult concat(ImportContext &c) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < c.node->input_size(); ++i)
+    inputs.push_back(c.input(i));
+  c.setOutput(0, c.b.concat(inputs, c.attrInt("axis", 0)));
+  return success();
+}
+
+template <bool axesInput> LogicalResult squeeze(ImportContext &c) {
+  Value x = c.input(0);
+  SmallVector<int64_t> axes;
+  if (axesInput && c.hasInput(1)) {
+    auto known = c.intsInput(1, "axes");
+    if (failed(known))
+      return failure();
+    axes = *known;
+  } else if (!axesInput) {
+    axes = c.attrInts("axes");
+  }
+  if (axes.empty() && x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    for (auto [i, d] : llvm::enumerate(type.getShape())) {
+      if (ShapedType::isDynamic(d))
+        return c.error("Squeeze without axes of a dynamic dim");
+      if (d == 1)
+        axes.push_back(i);
+    }
+    if (axes.empty()) {
+      c.setOutput(0, x);
+      return success();
+    }
+  }
+  c.setOutput(0, c.b.squeeze(x, axes));
+  return success();
+}
+
+template <bool axesInput> LogicalResult unsqueeze(ImportContext &c) {
+  SmallVector<int64_t> axes;
+  if (axesInput) {
+    auto known = c.intsInput(1, "axes");
+    if (failed(known))
+      return failure();
+    axes = *known;
+  } else {
+    axes = c.attrInts("axes");
+  }
+  c.setOutput(0, c.b.unsqueeze(c.input(0), axes));
+  return success();
+}
+
+LogicalResult sliceV1(ImportContext &c) {
+  c.setOutput(0, c.b.slice(c.input(0), c.attrInts("starts"),
+                           c.attrInts("ends"), c.attrInts("axes")));
+  return success();
+}
+
+LogicalResult sliceV10(ImportContext &c) {
+  auto starts = c.intsInput(1, "starts");
+  auto ends = c.intsInput(2, "ends");
+  if (failed(starts) || failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  if (c.hasInput(3)) {
+    auto known = c.intsInput(3, "axes");
+    if (failed(known))
+      return failure();
+    axes = *known;
+  }
+  if (c.hasInput(4)) {
+    auto known = c.intsInput(4, "steps");
+    if (failed(known))
+      return failure();
+    steps = *known;
+  }
+  c.setOutput(0, c.b.slice(c.input(0), *starts, *ends, axes, steps));
+  return success();
+}
+
+LogicalResult gather(ImportContext &c) {
+  c.setOutput(0, c.b.gather(c.input(0), c.input(1), c.attrInt("axis", 0)));
+  return success();
+}
+
+LogicalResult clipV6(ImportContext &c) {
+  c.setOutput(0, c.b.clamp(c.input(0), c.attrFloat("min", -3.4028234e38f),
+                           c.attrFloat("max", 3.4028234e38f)));
+  return success();
+}
+
+LogicalResult clipV11(ImportContext &c) {
+  std::optional<double> bounds[2];
+  for (int i = 1; i <= 2; ++i) {
+    if (!c.hasInput(i))
+      continue;
+    auto v = c.knownInput(i);
+    if (!v || v->getNumElements() != 1)
+      return c.error("Clip bounds must be scalars known at import");
+    if (isa<FloatType>(v->getElementType()))
+      bounds[i - 1] = (*v->value_begin<APFloat>()).convertToDouble();
+    else
+      bounds[i - 1] = (double)(*v->value_begin<APInt>()).getSExtValue();
+  }
+  Value x = c.input(0);
+  c.setOutput(0, bounds[0] || bounds[1] ? c.b.clamp(x, bounds[0], bounds[1])
+                                        : x);
+  return success();
+}
+
+/// Dropout at inference: the identity (its mask output is unsupported).
+LogicalResult dropout(ImportContext &c) {
+  if (c.node->output_size() > 1 && !c.node->output(1).empty())
+    return c.error("the mask output of Dropout is not supported");
+  if (c.hasInput(2)) {
+    auto training = c.knownInput(2);
+    if (!training || training->getSplatValue<bool>())
+      return c.error("Dropout in training mode is not supported at import");
+  }
+  c.setOutput(0, c.input(0));
+  return success();
+}
+
+/// Shape of a tensor whose dims are all static is known at import.
+LogicalResult shape(ImportContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    if (type.isDynamicDim(i))
+      return c.error("Shape of a dynamic dim (" + Twine(i) +
+                     ") cannot be folded at import");
+    dims.push_back(type.getDimSize(i));
+  }
+  Builder b(&c.ctx);
+  auto attrType = RankedTensorType::get({(int64_t)dims.size()},
+                                        b.getI64Type());
+  c.known[c.node->output(0)] = DenseElementsAttr::get(attrType,
+                                                      ArrayRef(dims));
+  return success();
+}
+
+LogicalResult expand(ImportContext &c) {
+  auto shape = c.intsInput(1, "the shape input of Expand");
+  Value x = c.input(0);
+  if (failed(shape) || !x)
+    return failure();
+  // Expand broadcasts both ways: the target is broadcast(x.shape, shape),
+  // where a 1 in `shape` keeps x's dim (-1 keeps it, also when dynamic).
+  auto type = cast<RankedTensorType>(x.getType());
+  size_t rank = std::max<size_t>(shape->size(), type.getRank());
+  SmallVector<int64_t> target(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t s = i < shape->size() ? (*shape)[shape->size() - 1 - i] : 1;
+    bool hasDim = i < (size_t)type.getRank();
+    int64_t d = hasDim ? type.getDimSize(type.getRank() - 1 - i) : 1;
+    target[rank - 1 - i] = s == 1 && hasDim ? -1 : s;
+    (void)d;
+  }
+  c.setOutput(0, c.b.broadcastTo(x, target));
+  return success();
+}
+
+LogicalResult pad(ImportContext &c) {
+  std::string mode = c.attrString("mode", "constant");
+  graph::PadMode m = mode == "reflect" ? graph::PadMode::reflect
+                     : mode == "edge"  ? graph::PadMode::edge
+                                       : graph::PadMode::constant;
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return c.error("unsupported pad mode '" + mode + "'");
+  auto pads = c.intsInput(1, "pads");
+  if (failed(pads))
+    return failure();
+  double value = 0.0;
+  if (c.hasInput(2)) {
+    auto v = c.knownInput(2);
+    if (!v || v->getNumElements() != 1)
+      return c.error("the constant_value of Pad must be a scalar known at "
+                     "import");
+    value = isa<FloatType>(v->getElementType())
+                ? (*v->value_begin<APFloat>()).convertToDouble()
+                : (double)(*v->value_begin<APInt>()).getSExtValue();
+  }
+  if (c.hasInput(3))
+    return c.error("the axes input of Pad is not supported");
+  c.setOutput(0, c.b.pad(c.input(0), *pads, m, value));
+  return success();
+}
+
+} // namespace
+
+static const OpEntry kOps[] = {
+    // Elementwise.
+    {"", "Add", 7, binary<&GraphBuilder::add>},
+    {"", "Sub", 7, binary<&GraphBuilder::sub>},
+    {"", "Mul", 7, binary<&GraphBuilder::mul>},
+    {"", "Div", 7, binary<&GraphBuilder::div>},
+    {"", "Pow", 7, binary<&GraphBuilder::pow>},
+    {"", "Max", 8, variadic<&GraphBuilder::max>},
+    {"", "Min", 8, variadic<&GraphBuilder::min>},
+    {"", "Sum", 8, variadic<&GraphBuilder::add>},
+    {"", "Mean", 8, mean},
+    {"", "Neg", 6, unary<&GraphBuilder::neg>},
+    {"", "Abs", 6, unary<&GraphBuilder::abs>},
+    {"", "Exp", 6, unary<&GraphBuilder::exp>},
+    {"", "Log", 6, unary<&GraphBuilder::log>},
+    {"", "Sqrt", 6, unary<&GraphBuilder::sqrt>},
+    {"", "Reciprocal", 6, reciprocal},
+    {"", "Tanh", 6, unary<&GraphBuilder::tanh>},
+    {"", "Sigmoid", 6, unary<&GraphBuilder::sigmoid>},
+    {"", "Relu", 6, unary<&GraphBuilder::relu>},
+    {"", "LeakyRelu", 6, leakyRelu},
+    {"", "Erf", 9, unary<&GraphBuilder::erf>},
+    {"", "Gelu", 20, gelu},
+    {"", "Clip", 6, clipV6},
+    {"", "Clip", 11, clipV11},
+    {"", "Cast", 6, castOp},
+    {"", "Where", 9, whereOp},
+    {"", "Equal", 7, compare<CompareDirection::eq>},
+    {"", "Less", 7, compare<CompareDirection::lt>},
+    {"", "LessOrEqual", 12, compare<CompareDirection::le>},
+    {"", "Greater", 7, compare<CompareDirection::gt>},
+    {"", "GreaterOrEqual", 12, compare<CompareDirection::ge>},
+    {"", "Identity", 1, identity},
+    {"", "Dropout", 7, dropout},
+    {"", "Constant", 9, constant},
+    // Linear algebra, convolution, pooling, normalization.
+    {"", "MatMul", 9, matmul},
+    {"", "Gemm", 7, gemm},
+    {"", "Conv", 1, conv},
+    {"", "MaxPool", 8, maxPool},
+    {"", "AveragePool", 7, avgPool},
+    {"", "GlobalAveragePool", 1, globalAvgPool},
+    {"", "BatchNormalization", 9, batchNorm},
+    {"", "LayerNormalization", 17, layerNorm},
+    {"", "Softmax", 1, softmaxV1<false>},
+    {"", "Softmax", 13, softmaxV13<false>},
+    {"", "LogSoftmax", 1, softmaxV1<true>},
+    {"", "LogSoftmax", 13, softmaxV13<true>},
+    // Reductions: axes moved from attribute to input (Sum at 13, others 18).
+    {"", "ReduceSum", 1, reduce<ReduceKind::Sum, false>},
+    {"", "ReduceSum", 13, reduce<ReduceKind::Sum, true>},
+    {"", "ReduceMean", 1, reduce<ReduceKind::Mean, false>},
+    {"", "ReduceMean", 18, reduce<ReduceKind::Mean, true>},
+    {"", "ReduceMax", 1, reduce<ReduceKind::Max, false>},
+    {"", "ReduceMax", 18, reduce<ReduceKind::Max, true>},
+    {"", "ReduceMin", 1, reduce<ReduceKind::Min, false>},
+    {"", "ReduceMin", 18, reduce<ReduceKind::Min, true>},
+    // Shapes.
+    {"", "Reshape", 5, reshape},
+    {"", "Transpose", 1, transpose},
+    {"", "Flatten", 1, flatten},
+    {"", "Concat", 4, concat},
+    {"", "Squeeze", 1, squeeze<false>},
+    {"", "Squeeze", 13, squeeze<true>},
+    {"", "Unsqueeze", 1, unsqueeze<false>},
+    {"", "Unsqueeze", 13, unsqueeze<true>},
+    {"", "Slice", 1, sliceV1},
+    {"", "Slice", 10, sliceV10},
+    {"", "Gather", 1, gather},
+    {"", "Shape", 1, shape},
+    {"", "Expand", 8, expand},
+    {"", "Pad", 11, pad},
+};
+
+const OpEntry *loom::onnx_import::lookupOp(StringRef domain, StringRef opType,
+                                           int64_t opset) {
+  const OpEntry *best = nullptr;
+  for (const OpEntry &e : kOps)
+    if (domain == e.domain && opType == e.opType && e.sinceVersion <= opset &&
+        (!best || e.sinceVersion > best->sinceVersion))
+      best = &e;
+  return best;
+}
