@@ -56,9 +56,8 @@ LogicalResult ImportContext::error(const Twine &message) const {
   std::string label = node->name().empty() && node->output_size()
                           ? "producing '" + node->output(0) + "'"
                           : "'" + node->name() + "'";
-  return emitError(nodeLoc())
-         << message << " (at node " << label << ", " << node->op_type()
-         << ", opset " << opset << ")";
+  return emitError(nodeLoc()) << message << " (at node " << label << ", "
+                              << node->op_type() << ", opset " << opset << ")";
 }
 
 bool ImportContext::hasInput(int i) const {
@@ -76,8 +75,9 @@ Value ImportContext::input(int i) {
     return it->second;
   auto k = known.find(name);
   if (k == known.end()) {
-    (void)error("input '" + name + "' is not produced by any node, input or "
-                                   "initializer");
+    (void)error("input '" + name +
+                "' is not produced by any node, input or "
+                "initializer");
     return {};
   }
   auto s = b.scope(name);
@@ -98,7 +98,7 @@ std::optional<DenseElementsAttr> ImportContext::knownInput(int i) const {
 }
 
 FailureOr<SmallVector<int64_t>> ImportContext::intsInput(int i,
-                                                        StringRef what) {
+                                                         StringRef what) {
   auto value = knownInput(i);
   if (!value || !isa<IntegerType>(value->getElementType()))
     return error(what + " must be an integer tensor known at import "
@@ -176,7 +176,8 @@ static LogicalResult readExternal(const onnx::TensorProto &t,
                           << "' of tensor '" << t.name()
                           << "': " << buffer.getError().message();
   StringRef data = (*buffer)->getBuffer();
-  uint64_t size = length ? *length : data.size() - std::min<uint64_t>(offset, data.size());
+  uint64_t size =
+      length ? *length : data.size() - std::min<uint64_t>(offset, data.size());
   if (offset + size > data.size())
     return emitError(loc) << "external data '" << path << "' of tensor '"
                           << t.name() << "' is truncated: needs bytes ["
@@ -211,9 +212,9 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
     char *out = bytes.data();
     auto fill = [&](auto &field, auto convert) -> LogicalResult {
       if (field.size() != count)
-        return emitError(loc) << "tensor '" << t.name() << "' holds "
-                              << field.size() << " values for shape with "
-                              << count << " elements";
+        return emitError(loc)
+               << "tensor '" << t.name() << "' holds " << field.size()
+               << " values for shape with " << count << " elements";
       for (int64_t i = 0; i < count; ++i) {
         auto v = convert(field.Get(i));
         std::memcpy(out + i * width, &v, width);
@@ -249,9 +250,9 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
       return failure();
   }
   if ((int64_t)bytes.size() != count * (int64_t)width)
-    return emitError(loc) << "tensor '" << t.name() << "' has "
-                          << bytes.size() << " bytes of data, expected "
-                          << count * width << " for shape and type";
+    return emitError(loc) << "tensor '" << t.name() << "' has " << bytes.size()
+                          << " bytes of data, expected " << count * width
+                          << " for shape and type";
   if (*dtype == DType::i1) {
     SmallVector<bool> values;
     for (char c : bytes)

@@ -1,4 +1,5 @@
-//===- OnnxImporterImpl.h - state shared by the ONNX op handlers -*- C++ -*-===//
+//===- OnnxImporterImpl.h - state shared by the ONNX op handlers -*- C++
+//-*-===//
 
 #ifndef LOOM_FRONTENDS_ONNX_ONNXIMPORTERIMPL_H
 #define LOOM_FRONTENDS_ONNX_ONNXIMPORTERIMPL_H

@@ -9,6 +9,8 @@
 
 #include "frontends/onnx/OnnxImporterImpl.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace loom;
 using namespace loom::onnx_import;
@@ -58,14 +60,34 @@ int64_t rankOf(Value v) {
 /// A rank-0 constant of `like`'s element type.
 Value scalarLike(ImportContext &c, Value like, double v) {
   Type elem = cast<RankedTensorType>(like.getType()).getElementType();
-  DType dt = elem.isF64()    ? DType::f64
-             : elem.isF16()  ? DType::f16
-             : elem.isBF16() ? DType::bf16
+  DType dt = elem.isF64()         ? DType::f64
+             : elem.isF16()       ? DType::f16
+             : elem.isBF16()      ? DType::bf16
              : elem.isInteger(64) ? DType::i64
              : elem.isInteger(32) ? DType::i32
              : elem.isInteger(8)  ? DType::i8
                                   : DType::f32;
   return c.b.scalar(v, dt);
+}
+
+/// Axes given as input `1` (newer opsets, optional) or as the `axes`
+/// attribute (older opsets). Empty when absent.
+FailureOr<SmallVector<int64_t>> axesOf(ImportContext &c, bool axesInput) {
+  if (!axesInput)
+    return c.attrInts("axes");
+  if (!c.hasInput(1))
+    return SmallVector<int64_t>();
+  return c.intsInput(1, "axes");
+}
+
+/// The value of a one-element input known at import, as a double.
+std::optional<double> knownScalar(ImportContext &c, int i) {
+  auto v = c.knownInput(i);
+  if (!v || v->getNumElements() != 1)
+    return std::nullopt;
+  if (isa<FloatType>(v->getElementType()))
+    return (*v->value_begin<APFloat>()).convertToDouble();
+  return (double)(*v->value_begin<APInt>()).getSExtValue();
 }
 
 LogicalResult identity(ImportContext &c) {
@@ -156,9 +178,8 @@ LogicalResult conv(ImportContext &c) {
     return failure();
   Value x = c.input(0), w = c.input(1);
   Value bias = c.hasInput(2) ? c.input(2) : Value();
-  c.setOutput(0, c.b.conv(x, w, bias, c.attrInts("strides"),
-                          c.attrInts("pads"), c.attrInts("dilations"),
-                          c.attrInt("group", 1)));
+  c.setOutput(0, c.b.conv(x, w, bias, c.attrInts("strides"), c.attrInts("pads"),
+                          c.attrInts("dilations"), c.attrInt("group", 1)));
   return success();
 }
 
@@ -211,9 +232,9 @@ LogicalResult layerNorm(ImportContext &c) {
       if (!c.node->output(i).empty())
         return c.error("the Mean and InvStdDev outputs are not supported");
   Value bias = c.hasInput(2) ? c.input(2) : Value();
-  c.setOutput(0, c.b.layerNorm(c.input(0), c.input(1), bias,
-                               c.attrInt("axis", -1),
-                               c.attrFloat("epsilon", 1e-5f)));
+  c.setOutput(0,
+              c.b.layerNorm(c.input(0), c.input(1), bias, c.attrInt("axis", -1),
+                            c.attrFloat("epsilon", 1e-5f)));
   return success();
 }
 
@@ -250,15 +271,10 @@ enum class ReduceKind { Sum, Mean, Max, Min };
 template <ReduceKind kind, bool axesInput>
 LogicalResult reduce(ImportContext &c) {
   Value x = c.input(0);
-  SmallVector<int64_t> axes;
-  if (axesInput && c.hasInput(1)) {
-    auto known = c.intsInput(1, "axes");
-    if (failed(known))
-      return failure();
-    axes = *known;
-  } else if (!axesInput) {
-    axes = c.attrInts("axes");
-  }
+  auto knownAxes = axesOf(c, axesInput);
+  if (failed(knownAxes))
+    return failure();
+  SmallVector<int64_t> axes = *knownAxes;
   bool keepdims = c.attrInt("keepdims", 1);
   if (axes.empty()) {
     if (axesInput && c.attrInt("noop_with_empty_axes", 0)) {
@@ -327,15 +343,10 @@ LogicalResult concat(ImportContext &c) {
 
 template <bool axesInput> LogicalResult squeeze(ImportContext &c) {
   Value x = c.input(0);
-  SmallVector<int64_t> axes;
-  if (axesInput && c.hasInput(1)) {
-    auto known = c.intsInput(1, "axes");
-    if (failed(known))
-      return failure();
-    axes = *known;
-  } else if (!axesInput) {
-    axes = c.attrInts("axes");
-  }
+  auto knownAxes = axesOf(c, axesInput);
+  if (failed(knownAxes))
+    return failure();
+  SmallVector<int64_t> axes = *knownAxes;
   if (axes.empty() && x) {
     auto type = cast<RankedTensorType>(x.getType());
     for (auto [i, d] : llvm::enumerate(type.getShape())) {
@@ -354,22 +365,16 @@ template <bool axesInput> LogicalResult squeeze(ImportContext &c) {
 }
 
 template <bool axesInput> LogicalResult unsqueeze(ImportContext &c) {
-  SmallVector<int64_t> axes;
-  if (axesInput) {
-    auto known = c.intsInput(1, "axes");
-    if (failed(known))
-      return failure();
-    axes = *known;
-  } else {
-    axes = c.attrInts("axes");
-  }
-  c.setOutput(0, c.b.unsqueeze(c.input(0), axes));
+  auto axes = axesOf(c, axesInput);
+  if (failed(axes))
+    return failure();
+  c.setOutput(0, c.b.unsqueeze(c.input(0), *axes));
   return success();
 }
 
 LogicalResult sliceV1(ImportContext &c) {
-  c.setOutput(0, c.b.slice(c.input(0), c.attrInts("starts"),
-                           c.attrInts("ends"), c.attrInts("axes")));
+  c.setOutput(0, c.b.slice(c.input(0), c.attrInts("starts"), c.attrInts("ends"),
+                           c.attrInts("axes")));
   return success();
 }
 
@@ -411,17 +416,13 @@ LogicalResult clipV11(ImportContext &c) {
   for (int i = 1; i <= 2; ++i) {
     if (!c.hasInput(i))
       continue;
-    auto v = c.knownInput(i);
-    if (!v || v->getNumElements() != 1)
+    bounds[i - 1] = knownScalar(c, i);
+    if (!bounds[i - 1])
       return c.error("Clip bounds must be scalars known at import");
-    if (isa<FloatType>(v->getElementType()))
-      bounds[i - 1] = (*v->value_begin<APFloat>()).convertToDouble();
-    else
-      bounds[i - 1] = (double)(*v->value_begin<APInt>()).getSExtValue();
   }
   Value x = c.input(0);
-  c.setOutput(0, bounds[0] || bounds[1] ? c.b.clamp(x, bounds[0], bounds[1])
-                                        : x);
+  c.setOutput(0,
+              bounds[0] || bounds[1] ? c.b.clamp(x, bounds[0], bounds[1]) : x);
   return success();
 }
 
@@ -456,10 +457,8 @@ LogicalResult shape(ImportContext &c) {
     dims.push_back(type.getDimSize(i));
   }
   Builder b(&c.ctx);
-  auto attrType = RankedTensorType::get({(int64_t)dims.size()},
-                                        b.getI64Type());
-  c.known[c.node->output(0)] = DenseElementsAttr::get(attrType,
-                                                      ArrayRef(dims));
+  auto attrType = RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+  c.known[c.node->output(0)] = DenseElementsAttr::get(attrType, ArrayRef(dims));
   return success();
 }
 
@@ -496,17 +495,359 @@ LogicalResult pad(ImportContext &c) {
     return failure();
   double value = 0.0;
   if (c.hasInput(2)) {
-    auto v = c.knownInput(2);
-    if (!v || v->getNumElements() != 1)
+    std::optional<double> v = knownScalar(c, 2);
+    if (!v)
       return c.error("the constant_value of Pad must be a scalar known at "
                      "import");
-    value = isa<FloatType>(v->getElementType())
-                ? (*v->value_begin<APFloat>()).convertToDouble()
-                : (double)(*v->value_begin<APInt>()).getSExtValue();
+    value = *v;
   }
   if (c.hasInput(3))
     return c.error("the axes input of Pad is not supported");
   c.setOutput(0, c.b.pad(c.input(0), *pads, m, value));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops decomposed into graph ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult notOp(ImportContext &c) {
+  Value x = c.input(0);
+  c.setOutput(0,
+              c.b.compare(CompareDirection::eq, x, c.b.scalar(0, DType::i1)));
+  return success();
+}
+
+LogicalResult andOp(ImportContext &c) {
+  c.setOutput(0, c.b.where(c.input(0), c.input(1), c.b.scalar(0, DType::i1)));
+  return success();
+}
+
+LogicalResult orOp(ImportContext &c) {
+  c.setOutput(0, c.b.where(c.input(0), c.b.scalar(1, DType::i1), c.input(1)));
+  return success();
+}
+
+LogicalResult xorOp(ImportContext &c) {
+  c.setOutput(0, c.b.compare(CompareDirection::ne, c.input(0), c.input(1)));
+  return success();
+}
+
+LogicalResult castLike(ImportContext &c) {
+  Value x = c.input(0), like = c.input(1);
+  if (!x || !like)
+    return failure();
+  Type elem = cast<RankedTensorType>(like.getType()).getElementType();
+  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i1,
+                  DType::i8, DType::i32, DType::i64})
+    if (toMlirType(c.ctx, d) == elem) {
+      c.setOutput(0, c.b.cast(x, d));
+      return success();
+    }
+  return c.error("unsupported target element type");
+}
+
+/// where(x < 0, slope * x, x)
+LogicalResult prelu(ImportContext &c) {
+  Value x = c.input(0), slope = c.input(1);
+  Value neg = c.b.compare(CompareDirection::lt, x, scalarLike(c, x, 0.0));
+  c.setOutput(0, c.b.where(neg, c.b.mul(x, slope), x));
+  return success();
+}
+
+/// alpha * (exp(x) - 1) for x < 0, else x; Selu scales both sides.
+template <bool selu> LogicalResult elu(ImportContext &c) {
+  Value x = c.input(0);
+  double alpha = c.attrFloat("alpha", selu ? 1.67326319217681884765625f : 1.0f);
+  double gamma = selu ? c.attrFloat("gamma", 1.05070102214813232421875f) : 1.0;
+  Value negPart = c.b.mul(c.b.sub(c.b.exp(x), scalarLike(c, x, 1.0)),
+                          scalarLike(c, x, alpha));
+  Value isNeg = c.b.compare(CompareDirection::lt, x, scalarLike(c, x, 0.0));
+  Value y = c.b.where(isNeg, negPart, x);
+  if (selu)
+    y = c.b.mul(y, scalarLike(c, x, gamma));
+  c.setOutput(0, y);
+  return success();
+}
+
+/// max(0, min(1, alpha * x + beta)); HardSwish is x * HardSigmoid(x) with
+/// alpha = 1/6, beta = 0.5.
+template <bool swish> LogicalResult hardSigmoid(ImportContext &c) {
+  Value x = c.input(0);
+  double alpha = swish ? 1.0 / 6.0 : c.attrFloat("alpha", 0.2f);
+  double beta = swish ? 0.5 : c.attrFloat("beta", 0.5f);
+  Value y =
+      c.b.add(c.b.mul(x, scalarLike(c, x, alpha)), scalarLike(c, x, beta));
+  y = c.b.clamp(y, 0.0, 1.0);
+  c.setOutput(0, swish ? c.b.mul(x, y) : y);
+  return success();
+}
+
+/// log(1 + exp(x)), computed as max(x, 0) + log(1 + exp(-|x|)).
+LogicalResult softplus(ImportContext &c) {
+  Value x = c.input(0);
+  Value t =
+      c.b.log(c.b.add(scalarLike(c, x, 1.0), c.b.exp(c.b.neg(c.b.abs(x)))));
+  c.setOutput(0, c.b.add(c.b.relu(x), t));
+  return success();
+}
+
+/// x / (1 + |x|)
+LogicalResult softsign(ImportContext &c) {
+  Value x = c.input(0);
+  c.setOutput(0, c.b.div(x, c.b.add(scalarLike(c, x, 1.0), c.b.abs(x))));
+  return success();
+}
+
+/// (x > 0) - (x < 0), in x's element type.
+LogicalResult sign(ImportContext &c) {
+  Value x = c.input(0);
+  Value zero = scalarLike(c, x, 0.0);
+  Value pos = c.b.where(c.b.compare(CompareDirection::gt, x, zero),
+                        scalarLike(c, x, 1.0), zero);
+  Value neg = c.b.where(c.b.compare(CompareDirection::lt, x, zero),
+                        scalarLike(c, x, 1.0), zero);
+  c.setOutput(0, c.b.sub(pos, neg));
+  return success();
+}
+
+/// ReduceL1/L2/SumSquare/LogSum/LogSumExp as a sum of a transformed input.
+enum class SumKind { L1, L2, SumSquare, LogSum, LogSumExp };
+template <SumKind kind, bool axesInput>
+LogicalResult reduceSumOf(ImportContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  auto knownAxes = axesOf(c, axesInput);
+  if (failed(knownAxes))
+    return failure();
+  SmallVector<int64_t> axes = *knownAxes;
+  if (axes.empty())
+    for (int64_t i = 0; i < rankOf(x); ++i)
+      axes.push_back(i);
+  bool keepdims = c.attrInt("keepdims", 1);
+  Value y;
+  switch (kind) {
+  case SumKind::L1:
+    y = c.b.reduceSum(c.b.abs(x), axes, keepdims);
+    break;
+  case SumKind::L2:
+    y = c.b.sqrt(c.b.reduceSum(c.b.mul(x, x), axes, keepdims));
+    break;
+  case SumKind::SumSquare:
+    y = c.b.reduceSum(c.b.mul(x, x), axes, keepdims);
+    break;
+  case SumKind::LogSum:
+    y = c.b.log(c.b.reduceSum(x, axes, keepdims));
+    break;
+  case SumKind::LogSumExp: {
+    // max + log(sum(exp(x - max))), stable for large inputs.
+    Value m = c.b.reduceMax(x, axes, /*keepdims=*/true);
+    Value s = c.b.reduceSum(c.b.exp(c.b.sub(x, m)), axes, /*keepdims=*/true);
+    y = c.b.add(c.b.log(s), m);
+    if (!keepdims)
+      y = c.b.squeeze(y, axes);
+    break;
+  }
+  }
+  c.setOutput(0, y);
+  return success();
+}
+
+LogicalResult globalMaxPool(ImportContext &c) {
+  Value x = c.input(0);
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rankOf(x); ++i)
+    axes.push_back(i);
+  if (axes.empty())
+    return c.error("input must have rank 3 or more ([N, C, spatial...])");
+  c.setOutput(0, c.b.reduceMax(x, axes, /*keepdims=*/true));
+  return success();
+}
+
+/// (x - mean) / sqrt(var + eps) over the spatial dims, then scale and bias
+/// per channel.
+LogicalResult instanceNorm(ImportContext &c) {
+  Value x = c.input(0), scale = c.input(1), bias = c.input(2);
+  int64_t rank = rankOf(x);
+  if (rank < 3)
+    return c.error("input must have rank 3 or more ([N, C, spatial...])");
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  Value mean = c.b.reduceMean(x, axes, true);
+  Value centered = c.b.sub(x, mean);
+  Value var = c.b.reduceMean(c.b.mul(centered, centered), axes, true);
+  Value eps = scalarLike(c, x, c.attrFloat("epsilon", 1e-5f));
+  Value y = c.b.mul(centered, c.b.rsqrt(c.b.add(var, eps)));
+  // [C] -> [C, 1, ...] to broadcast over the spatial dims.
+  SmallVector<int64_t> unsq;
+  for (int64_t i = 1; i < rank - 1; ++i)
+    unsq.push_back(i);
+  y = c.b.mul(y, c.b.unsqueeze(scale, unsq));
+  c.setOutput(0, c.b.add(y, c.b.unsqueeze(bias, unsq)));
+  return success();
+}
+
+/// Size of a static tensor, known at import.
+LogicalResult size(ImportContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!type.hasStaticShape())
+    return c.error("Size of a tensor with dynamic dims cannot be folded at "
+                   "import");
+  auto attrType = RankedTensorType::get({}, Builder(&c.ctx).getI64Type());
+  c.known[c.node->output(0)] =
+      DenseElementsAttr::get(attrType, type.getNumElements());
+  return success();
+}
+
+/// A tensor of the known shape filled with the `value` attribute's scalar.
+LogicalResult constantOfShape(ImportContext &c) {
+  auto shape = c.intsInput(0, "the shape input of ConstantOfShape");
+  if (failed(shape))
+    return failure();
+  Builder b(&c.ctx);
+  Attribute scalar = b.getF32FloatAttr(0.0f);
+  Type elem = b.getF32Type();
+  if (const onnx::TensorProto *t = c.attrTensor("value")) {
+    auto value = c.convertTensor(*t, c.nodeLoc());
+    if (failed(value))
+      return failure();
+    auto dense = dyn_cast<DenseElementsAttr>(*value);
+    if (!dense || dense.getNumElements() != 1)
+      return c.error("the value of ConstantOfShape must hold one element");
+    elem = dense.getElementType();
+    scalar = *dense.value_begin<Attribute>();
+  }
+  auto type = RankedTensorType::get(*shape, elem);
+  c.known[c.node->output(0)] = DenseElementsAttr::get(type, scalar);
+  return success();
+}
+
+/// Range with start, limit and delta known at import.
+LogicalResult range(ImportContext &c) {
+  std::optional<double> v[3];
+  for (int i = 0; i < 3; ++i) {
+    v[i] = knownScalar(c, i);
+    if (!v[i])
+      return c.error("Range inputs must be scalars known at import");
+  }
+  Type elem = c.knownInput(0)->getElementType();
+  double start = *v[0], limit = *v[1], delta = *v[2];
+  if (delta == 0)
+    return c.error("Range delta is zero");
+  int64_t n = std::max<int64_t>(0, (int64_t)std::ceil((limit - start) / delta));
+  auto type = RankedTensorType::get({n}, elem);
+  SmallVector<Attribute> values;
+  Builder b(&c.ctx);
+  for (int64_t i = 0; i < n; ++i) {
+    double x = start + i * delta;
+    values.push_back(isa<FloatType>(elem) ? (Attribute)b.getFloatAttr(elem, x)
+                                          : b.getIntegerAttr(elem, (int64_t)x));
+  }
+  c.known[c.node->output(0)] = DenseElementsAttr::get(type, values);
+  return success();
+}
+
+/// Split into slices along an axis: sizes from the `split` input or
+/// attribute, or equal parts (the last one smaller, opset 18).
+template <bool splitInput> LogicalResult split(ImportContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t axis = c.attrInt("axis", 0);
+  if (axis < 0)
+    axis += type.getRank();
+  if (axis < 0 || axis >= type.getRank())
+    return c.error("axis out of range");
+  SmallVector<int64_t> sizes;
+  if (splitInput && c.hasInput(1)) {
+    auto known = c.intsInput(1, "split");
+    if (failed(known))
+      return failure();
+    sizes = *known;
+  } else if (!splitInput) {
+    sizes = c.attrInts("split");
+  }
+  int64_t parts = c.node->output_size();
+  if (sizes.empty()) {
+    int64_t dim = type.getDimSize(axis);
+    if (ShapedType::isDynamic(dim))
+      return c.error("equal Split of a dynamic dim");
+    int64_t chunk = (dim + parts - 1) / parts;
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  }
+  if ((int64_t)sizes.size() != parts)
+    return c.error("Split has " + Twine(parts) + " outputs but " +
+                   Twine(sizes.size()) + " sizes");
+  int64_t start = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    c.setOutput(i, c.b.slice(x, {start}, {start + sizes[i]}, {axis}));
+    start += sizes[i];
+  }
+  return success();
+}
+
+/// Tile with known repeats: unsqueeze a 1 before each dim, broadcast it to
+/// the repeat count, and merge the pairs.
+LogicalResult tile(ImportContext &c) {
+  Value x = c.input(0);
+  auto repeats = c.intsInput(1, "repeats");
+  if (!x || failed(repeats))
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if ((int64_t)repeats->size() != rank)
+    return c.error("repeats has " + Twine(repeats->size()) +
+                   " entries for rank " + Twine(rank));
+  if (!type.hasStaticShape())
+    return c.error("Tile of a tensor with dynamic dims is not supported");
+  SmallVector<int64_t> axes, target, merged;
+  for (int64_t i = 0; i < rank; ++i) {
+    axes.push_back(2 * i);
+    target.push_back((*repeats)[i]);
+    target.push_back(type.getDimSize(i));
+    merged.push_back((*repeats)[i] * type.getDimSize(i));
+  }
+  Value y = c.b.broadcastTo(c.b.unsqueeze(x, axes), target);
+  c.setOutput(0, c.b.reshape(y, merged));
+  return success();
+}
+
+/// SoftmaxCrossEntropyLoss without weights: classes at dim 1 move last.
+LogicalResult softmaxCrossEntropy(ImportContext &c) {
+  if (c.hasInput(2))
+    return c.error("class weights of SoftmaxCrossEntropyLoss are not "
+                   "supported");
+  if (c.node->output_size() > 1 && !c.node->output(1).empty())
+    return c.error("the log_prob output of SoftmaxCrossEntropyLoss is not "
+                   "supported");
+  Value scores = c.input(0), labels = c.input(1);
+  int64_t rank = rankOf(scores);
+  if (rank < 2)
+    return c.error("scores must have rank 2 or more ([N, C, ...])");
+  if (rank > 2) {
+    SmallVector<int64_t> perm = {0};
+    for (int64_t i = 2; i < rank; ++i)
+      perm.push_back(i);
+    perm.push_back(1);
+    scores = c.b.transpose(scores, perm);
+  }
+  std::string r = c.attrString("reduction", "mean");
+  graph::Reduction reduction = r == "none"  ? graph::Reduction::none
+                               : r == "sum" ? graph::Reduction::sum
+                                            : graph::Reduction::mean;
+  if (r != "none" && r != "sum" && r != "mean")
+    return c.error("unsupported reduction '" + r + "'");
+  std::optional<int64_t> ignore;
+  if (c.hasAttr("ignore_index"))
+    ignore = c.attrInt("ignore_index", 0);
+  c.setOutput(0, c.b.crossEntropy(scores, labels, reduction, ignore));
   return success();
 }
 
@@ -584,6 +925,39 @@ static const OpEntry kOps[] = {
     {"", "Shape", 1, shape},
     {"", "Expand", 8, expand},
     {"", "Pad", 11, pad},
+    // Decomposed into graph ops.
+    {"", "Not", 1, notOp},
+    {"", "And", 7, andOp},
+    {"", "Or", 7, orOp},
+    {"", "Xor", 7, xorOp},
+    {"", "CastLike", 15, castLike},
+    {"", "PRelu", 9, prelu},
+    {"", "Elu", 6, elu<false>},
+    {"", "Selu", 6, elu<true>},
+    {"", "HardSigmoid", 6, hardSigmoid<false>},
+    {"", "HardSwish", 14, hardSigmoid<true>},
+    {"", "Softplus", 1, softplus},
+    {"", "Softsign", 1, softsign},
+    {"", "Sign", 9, sign},
+    {"", "ReduceL1", 1, reduceSumOf<SumKind::L1, false>},
+    {"", "ReduceL1", 18, reduceSumOf<SumKind::L1, true>},
+    {"", "ReduceL2", 1, reduceSumOf<SumKind::L2, false>},
+    {"", "ReduceL2", 18, reduceSumOf<SumKind::L2, true>},
+    {"", "ReduceSumSquare", 1, reduceSumOf<SumKind::SumSquare, false>},
+    {"", "ReduceSumSquare", 18, reduceSumOf<SumKind::SumSquare, true>},
+    {"", "ReduceLogSum", 1, reduceSumOf<SumKind::LogSum, false>},
+    {"", "ReduceLogSum", 18, reduceSumOf<SumKind::LogSum, true>},
+    {"", "ReduceLogSumExp", 1, reduceSumOf<SumKind::LogSumExp, false>},
+    {"", "ReduceLogSumExp", 18, reduceSumOf<SumKind::LogSumExp, true>},
+    {"", "GlobalMaxPool", 1, globalMaxPool},
+    {"", "InstanceNormalization", 6, instanceNorm},
+    {"", "Size", 1, size},
+    {"", "ConstantOfShape", 9, constantOfShape},
+    {"", "Range", 11, range},
+    {"", "Split", 2, split<false>},
+    {"", "Split", 13, split<true>},
+    {"", "Tile", 6, tile},
+    {"", "SoftmaxCrossEntropyLoss", 12, softmaxCrossEntropy},
 };
 
 const OpEntry *loom::onnx_import::lookupOp(StringRef domain, StringRef opType,

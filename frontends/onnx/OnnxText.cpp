@@ -15,8 +15,7 @@
 
 using namespace mlir;
 
-LogicalResult loom::onnx_import::readModelFile(MLIRContext &ctx,
-                                               StringRef path,
+LogicalResult loom::onnx_import::readModelFile(MLIRContext &ctx, StringRef path,
                                                onnx::ModelProto &model) {
   Location loc = FileLineColLoc::get(&ctx, path, 0, 0);
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
