@@ -38,7 +38,9 @@ def Graph_Dialect : Dialect {
 
     A model is a `func.func` whose arguments carry `graph.param = "name"`
     (a weight) or `graph.input = "name"` (a batch input), and whose results
-    carry `graph.output = "name"`.
+    carry `graph.output = "name"`. An input may also carry
+    `graph.dim_names = ["batch", ""]`: the names of its dynamic dims (ONNX
+    `dim_param`), so two inputs' dims named alike are known to be equal.
   }];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;

@@ -165,7 +165,8 @@ Value GraphBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
 }
 
 Value GraphBuilder::argument(StringRef kind, StringRef name,
-                             ArrayRef<int64_t> shape, DType dtype) {
+                             ArrayRef<int64_t> shape, DType dtype,
+                             ArrayRef<std::string> dimNames) {
   if (!ok())
     return {};
   if (finished_) {
@@ -181,10 +182,21 @@ Value GraphBuilder::argument(StringRef kind, StringRef name,
       fail(kind + " '" + name + "': dims must be >= 0 or loom::kDyn");
       return {};
     }
+  if (!dimNames.empty() && dimNames.size() != shape.size()) {
+    fail(kind + " '" + name + "': " + Twine(dimNames.size()) +
+         " dim names for rank " + Twine(shape.size()));
+    return {};
+  }
   auto type = RankedTensorType::get(shape, toMlirType(ctx_, dtype));
   Value arg = body_->addArgument(type, location(name));
-  argAttrs_.push_back(builder_.getDictionaryAttr(builder_.getNamedAttr(
-      ("graph." + kind).str(), builder_.getStringAttr(name))));
+  SmallVector<NamedAttribute> attrs = {builder_.getNamedAttr(
+      ("graph." + kind).str(), builder_.getStringAttr(name))};
+  if (llvm::any_of(dimNames, [](const std::string &n) { return !n.empty(); })) {
+    SmallVector<StringRef> names(dimNames.begin(), dimNames.end());
+    attrs.push_back(builder_.getNamedAttr("graph.dim_names",
+                                          builder_.getStrArrayAttr(names)));
+  }
+  argAttrs_.push_back(builder_.getDictionaryAttr(attrs));
   return arg;
 }
 
@@ -193,9 +205,9 @@ Value GraphBuilder::param(StringRef name, ArrayRef<int64_t> shape,
   return argument("param", name, shape, dtype);
 }
 
-Value GraphBuilder::input(StringRef name, ArrayRef<int64_t> shape,
-                          DType dtype) {
-  return argument("input", name, shape, dtype);
+Value GraphBuilder::input(StringRef name, ArrayRef<int64_t> shape, DType dtype,
+                          ArrayRef<std::string> dimNames) {
+  return argument("input", name, shape, dtype, dimNames);
 }
 
 void GraphBuilder::output(StringRef name, Value value) {

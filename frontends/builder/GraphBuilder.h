@@ -57,8 +57,11 @@ public:
   mlir::Value param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                     DType dtype = DType::f32);
   /// A named batch input: a function argument marked `graph.input`.
+  /// `dimNames` optionally names dims (ONNX `dim_param`, "" for unnamed);
+  /// they are kept as `graph.dim_names` on the argument.
   mlir::Value input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
-                    DType dtype = DType::f32);
+                    DType dtype = DType::f32,
+                    llvm::ArrayRef<std::string> dimNames = {});
   /// A named function result, marked `graph.output`.
   void output(llvm::StringRef name, mlir::Value value);
 
@@ -196,7 +199,8 @@ private:
   mlir::Value build(mlir::ValueRange operands,
                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   mlir::Value argument(llvm::StringRef kind, llvm::StringRef name,
-                       llvm::ArrayRef<int64_t> shape, DType dtype);
+                       llvm::ArrayRef<int64_t> shape, DType dtype,
+                       llvm::ArrayRef<std::string> dimNames = {});
   mlir::Location location(llvm::StringRef opName);
   void fail(const llvm::Twine &message);
   /// Checks that `v` is a ranked tensor; records an error otherwise.

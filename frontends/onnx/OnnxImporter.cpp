@@ -280,8 +280,16 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
 //===----------------------------------------------------------------------===//
 
 /// The graph input type; fails on unsupported or missing types.
-static FailureOr<std::pair<SmallVector<int64_t>, DType>>
-convertValueInfo(const onnx::ValueInfoProto &info, Location loc) {
+namespace {
+struct InputInfo {
+  SmallVector<int64_t> shape;
+  DType dtype;
+  SmallVector<std::string> dimNames; ///< ONNX dim_param, "" where none.
+};
+} // namespace
+
+static FailureOr<InputInfo> convertValueInfo(const onnx::ValueInfoProto &info,
+                                             Location loc) {
   if (!info.type().has_tensor_type())
     return emitError(loc) << "graph input '" << info.name()
                           << "' is not a tensor";
@@ -295,10 +303,12 @@ convertValueInfo(const onnx::ValueInfoProto &info, Location loc) {
   if (!tt.has_shape())
     return emitError(loc) << "graph input '" << info.name()
                           << "' has no shape (its rank must be known)";
-  SmallVector<int64_t> shape;
-  for (const auto &d : tt.shape().dim())
-    shape.push_back(d.has_dim_value() ? d.dim_value() : kDyn);
-  return std::make_pair(shape, *dtype);
+  InputInfo result{{}, *dtype, {}};
+  for (const auto &d : tt.shape().dim()) {
+    result.shape.push_back(d.has_dim_value() ? d.dim_value() : kDyn);
+    result.dimNames.push_back(d.has_dim_param() ? d.dim_param() : "");
+  }
+  return result;
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
@@ -351,7 +361,8 @@ loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
     auto info = convertValueInfo(in, loc);
     if (failed(info))
       return failure();
-    ic.values[in.name()] = b.input(in.name(), info->first, info->second);
+    ic.values[in.name()] =
+        b.input(in.name(), info->shape, info->dtype, info->dimNames);
   }
   for (const auto &node : graph.node()) {
     ic.node = &node;
