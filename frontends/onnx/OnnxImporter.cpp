@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -262,7 +263,13 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
   // Weights larger than 1 KiB go to a resource blob: no copy into the IR
   // text, printed once in the file's resource section.
   if (bytes.size() > 1024) {
+    // Resource keys are identifiers in the IR text: keep [A-Za-z0-9_].
     std::string name = t.name().empty() ? "onnx_tensor" : t.name();
+    for (char &ch : name)
+      if (!llvm::isAlnum(ch) && ch != '_')
+        ch = '_';
+    if (llvm::isDigit(name.front()))
+      name.insert(name.begin(), '_');
     auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
         ArrayRef<char>(bytes.data(), bytes.size()), alignof(int64_t));
     return ElementsAttr(
@@ -369,6 +376,8 @@ loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
     const OpEntry *entry = lookupOp(
         node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type(), opset);
     auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
+    if (foldShapeArithmetic(ic))
+      continue;
     if (failed(entry->handler(ic)))
       return failure();
     if (!b.ok())

@@ -18,6 +18,23 @@ std::optional<DType> convertDataType(int onnxType);
 /// ONNX's name of an element type, for messages.
 std::string dataTypeName(int onnxType);
 
+/// One entry of a shape vector computed at import: a static size, a
+/// dynamic dim of a graph value (`source`, `dim`), or unknown (neither).
+struct SymDim {
+  int64_t value = 0; ///< the value when static (may be -1, as in Reshape)
+  mlir::Value source;
+  int64_t dim = -1;
+  bool unknown = false;
+  bool isStatic() const { return !source && !unknown; }
+};
+
+/// An integer tensor (rank 0 or 1) whose entries are partly symbolic, as
+/// made by `Shape` of a tensor with dynamic dims.
+struct SymShape {
+  llvm::SmallVector<SymDim> dims;
+  bool scalar = false;
+};
+
 /// The import of one graph: values by name, values known at import time,
 /// and accessors for the node being imported.
 class ImportContext {
@@ -34,6 +51,11 @@ public:
   llvm::StringMap<mlir::Value> values;
   /// Tensors whose value is known at import: initializers, Constant nodes.
   llvm::StringMap<mlir::ElementsAttr> known;
+  /// Integer tensors known up to dynamic dims (see OnnxShapes.cpp).
+  llvm::StringMap<SymShape> symbolic;
+
+  /// Input `i` as a shape vector: symbolic, or a known integer tensor.
+  std::optional<SymShape> symbolicInput(int i) const;
 
   /// The node's location: NameLoc("node name") wrapping "op_type".
   mlir::Location nodeLoc() const;
@@ -74,6 +96,10 @@ struct OpEntry {
   int sinceVersion;
   Handler handler;
 };
+
+/// Evaluates shape arithmetic (Shape, Gather, Unsqueeze, Concat, ...) on
+/// symbolic shape vectors. Returns true when it handled the node.
+bool foldShapeArithmetic(ImportContext &c);
 
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.

@@ -307,7 +307,39 @@ LogicalResult reduce(ImportContext &c) {
   return success();
 }
 
+/// A Reshape target from a symbolic shape vector: a dynamic entry that is
+/// the input's own dim at the same position becomes 0 (copy); one other
+/// non-static entry becomes -1 (inferred from the element count).
+FailureOr<SmallVector<int64_t>> reshapeTarget(ImportContext &c, Value x,
+                                              const SymShape &s) {
+  SmallVector<int64_t> out;
+  int unknown = 0;
+  for (auto [i, d] : llvm::enumerate(s.dims)) {
+    if (d.isStatic()) {
+      out.push_back(d.value);
+    } else if (d.source == x && d.dim == (int64_t)i) {
+      out.push_back(0);
+    } else {
+      out.push_back(-1);
+      ++unknown;
+    }
+  }
+  if (unknown > 1)
+    return c.error("the target shape has " + Twine(unknown) +
+                   " dims that are neither static, nor the input's own dim, "
+                   "nor inferable; Loom needs shapes known up to one dim");
+  return out;
+}
+
 LogicalResult reshape(ImportContext &c) {
+  Value x = c.input(0);
+  if (auto sym = c.symbolicInput(1); sym && x && !c.knownInput(1)) {
+    auto target = reshapeTarget(c, x, *sym);
+    if (failed(target))
+      return failure();
+    c.setOutput(0, c.b.reshape(x, *target));
+    return success();
+  }
   auto shape = c.intsInput(1, "the shape input of Reshape");
   if (failed(shape))
     return failure();
@@ -463,9 +495,33 @@ LogicalResult shape(ImportContext &c) {
 }
 
 LogicalResult expand(ImportContext &c) {
-  auto shape = c.intsInput(1, "the shape input of Expand");
   Value x = c.input(0);
-  if (failed(shape) || !x)
+  if (!x)
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = failure();
+  if (auto sym = c.symbolicInput(1); sym && !c.knownInput(1)) {
+    // A dynamic entry keeps x's dim at that (right-aligned) position when
+    // it is that very dim; anything else cannot be expressed.
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t offset = (int64_t)sym->dims.size() - type.getRank();
+    SmallVector<int64_t> values;
+    for (auto [i, d] : llvm::enumerate(sym->dims)) {
+      if (d.isStatic()) {
+        values.push_back(d.value);
+        continue;
+      }
+      int64_t xi = (int64_t)i - offset;
+      if (d.source == x && d.dim == xi)
+        values.push_back(1); // 1 keeps x's dim below
+      else
+        return c.error("Expand to a dynamic dim that is not the input's own "
+                       "is not supported");
+    }
+    shape = values;
+  } else {
+    shape = c.intsInput(1, "the shape input of Expand");
+  }
+  if (failed(shape))
     return failure();
   // Expand broadcasts both ways: the target is broadcast(x.shape, shape),
   // where a 1 in `shape` keeps x's dim (-1 keeps it, also when dynamic).
