@@ -3,7 +3,7 @@
 # (style in .clang-format). Fix with: scripts/check-format.sh --fix
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.c' 2>/dev/null || true)
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.c' 2>/dev/null || true)
 if [ ${#files[@]} -eq 0 ]; then
   mapfile -t files < <(find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) -print)
 fi

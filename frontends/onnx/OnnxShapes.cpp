@@ -40,7 +40,8 @@ static void setSymbolic(ImportContext &c, const SymShape &s) {
     for (const SymDim &d : s.dims)
       values.push_back(d.value);
     auto type = RankedTensorType::get(
-        s.scalar ? ArrayRef<int64_t>{} : ArrayRef<int64_t>{(int64_t)values.size()},
+        s.scalar ? ArrayRef<int64_t>{}
+                 : ArrayRef<int64_t>{(int64_t)values.size()},
         IntegerType::get(&c.ctx, 64));
     c.known[c.node->output(0)] = DenseElementsAttr::get(type, ArrayRef(values));
     return;
@@ -64,8 +65,8 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
     SymShape s;
     for (int64_t i = start; i < end; ++i)
       s.dims.push_back(type.isDynamicDim(i)
-                         ? SymDim{0, x, i, false}
-                         : SymDim{type.getDimSize(i), {}, -1, false});
+                           ? SymDim{0, x, i, false}
+                           : SymDim{type.getDimSize(i), {}, -1, false});
     setSymbolic(c, s);
     return true;
   }
