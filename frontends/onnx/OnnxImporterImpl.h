@@ -101,6 +101,10 @@ struct OpEntry {
 /// symbolic shape vectors. Returns true when it handled the node.
 bool foldShapeArithmetic(ImportContext &c);
 
+/// True when dynamic dim `da` of `a` provably equals dim `db` of `b`,
+/// following the shape rules of the graph ops between them.
+bool sameDynamicDim(mlir::Value a, int64_t da, mlir::Value b, int64_t db);
+
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.
 const OpEntry *lookupOp(llvm::StringRef domain, llvm::StringRef opType,

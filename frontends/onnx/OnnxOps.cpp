@@ -317,7 +317,7 @@ FailureOr<SmallVector<int64_t>> reshapeTarget(ImportContext &c, Value x,
   for (auto [i, d] : llvm::enumerate(s.dims)) {
     if (d.isStatic()) {
       out.push_back(d.value);
-    } else if (d.source == x && d.dim == (int64_t)i) {
+    } else if (d.source && sameDynamicDim(d.source, d.dim, x, i)) {
       out.push_back(0);
     } else {
       out.push_back(-1);
@@ -511,7 +511,7 @@ LogicalResult expand(ImportContext &c) {
         continue;
       }
       int64_t xi = (int64_t)i - offset;
-      if (d.source == x && d.dim == xi)
+      if (d.source && xi >= 0 && sameDynamicDim(d.source, d.dim, x, xi))
         values.push_back(1); // 1 keeps x's dim below
       else
         return c.error("Expand to a dynamic dim that is not the input's own "

@@ -14,6 +14,107 @@
 using namespace mlir;
 using namespace loom;
 using namespace loom::onnx_import;
+namespace graph = loom::graph;
+
+/// One step up: the operand dim that dynamic dim `dim` of `v` provably
+/// equals, from the op's shape rule. Null when there is none (a graph
+/// input, or a dim the op computes).
+static std::pair<Value, int64_t> equalOperandDim(Value v, int64_t dim) {
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getNumOperands() == 0)
+    return {};
+  auto rankOf = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getRank();
+  };
+  auto dynamicAt = [](Value x, int64_t d) {
+    auto t = cast<RankedTensorType>(x.getType());
+    return d >= 0 && d < t.getRank() && t.isDynamicDim(d);
+  };
+  int64_t rank = rankOf(v);
+  // Same shape as operand 0.
+  if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
+      isa<graph::CastOp, graph::SoftmaxOp, graph::LogSoftmaxOp,
+          graph::LayerNormOp, graph::BatchNormOp>(op))
+    return {op->getOperand(0), dim};
+  // Broadcasting elementwise ops: the first operand with that dim dynamic.
+  if (isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::PowOp,
+          graph::MaxOp, graph::MinOp, graph::CompareOp, graph::WhereOp>(op)) {
+    for (Value operand : op->getOperands()) {
+      int64_t d = dim - (rank - rankOf(operand));
+      if (dynamicAt(operand, d))
+        return {operand, d};
+    }
+    return {};
+  }
+  if (auto t = dyn_cast<graph::TransposeOp>(op))
+    return {t.getX(), t.getPerm()[dim]};
+  if (auto r = dyn_cast<graph::ReshapeOp>(op))
+    return r.getShape()[dim] == 0 ? std::make_pair(r.getX(), dim)
+                                  : std::pair<Value, int64_t>{};
+  if (auto e = dyn_cast<graph::EmbeddingOp>(op))
+    return dim < rank - 1 ? std::make_pair(e.getIds(), dim)
+                          : std::pair<Value, int64_t>{};
+  if (auto m = dyn_cast<graph::MatmulOp>(op)) {
+    // Batch dims (all but the last two) broadcast like elementwise ops.
+    if (m.getTransposeLhs() || rankOf(m.getLhs()) < 2 ||
+        rankOf(m.getRhs()) < 2 || dim >= rank - 2) {
+      if (dim == rank - 2 && rankOf(m.getLhs()) >= 2 && !m.getTransposeLhs())
+        return {m.getLhs(), rankOf(m.getLhs()) - 2};
+      return {};
+    }
+    for (Value operand : {m.getLhs(), m.getRhs()}) {
+      int64_t d = dim - (rank - rankOf(operand));
+      if (dynamicAt(operand, d))
+        return {operand, d};
+    }
+    return {};
+  }
+  if (auto g = dyn_cast<graph::GatherOp>(op)) {
+    int64_t axis = g.getAxis(), idxRank = rankOf(g.getIndices());
+    if (dim < axis)
+      return {g.getData(), dim};
+    if (dim < axis + idxRank)
+      return {g.getIndices(), dim - axis};
+    return {g.getData(), dim - idxRank + 1};
+  }
+  if (auto u = dyn_cast<graph::UnsqueezeOp>(op)) {
+    // Result dim `dim` is operand dim `dim` minus the axes inserted before.
+    int64_t before =
+        llvm::count_if(u.getAxes(), [&](int64_t a) { return a < dim; });
+    return {u.getX(), dim - before};
+  }
+  if (auto sq = dyn_cast<graph::SqueezeOp>(op)) {
+    int64_t d = dim;
+    for (int64_t a : sq.getAxes())
+      if (a <= d)
+        ++d;
+    return {sq.getX(), d};
+  }
+  if (auto sl = dyn_cast<graph::SliceOp>(op)) {
+    // A dim sliced whole: start 0, step 1, end past any size.
+    if (sl.getStarts()[dim] == 0 && sl.getSteps()[dim] == 1 &&
+        sl.getEnds()[dim] == INT64_MAX)
+      return {sl.getX(), dim};
+    return {};
+  }
+  return {};
+}
+
+/// The earliest dim that dynamic dim `dim` of `v` provably equals.
+static std::pair<Value, int64_t> rootDim(Value v, int64_t dim) {
+  for (int steps = 0; steps < 10000; ++steps) {
+    auto next = equalOperandDim(v, dim);
+    if (!next.first)
+      break;
+    std::tie(v, dim) = next;
+  }
+  return {v, dim};
+}
+
+bool loom::onnx_import::sameDynamicDim(Value a, int64_t da, Value b,
+                                       int64_t db) {
+  return rootDim(a, da) == rootDim(b, db);
+}
 
 std::optional<SymShape> ImportContext::symbolicInput(int i) const {
   if (!hasInput(i))
@@ -68,6 +169,50 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
                            ? SymDim{0, x, i, false}
                            : SymDim{type.getDimSize(i), {}, -1, false});
     setSymbolic(c, s);
+    return true;
+  }
+
+  // Equal and Where on small known integer vectors (PyTorch's Expand
+  // export builds its target shape this way).
+  if (op == "Equal" || op == "Where") {
+    SmallVector<DenseElementsAttr> in;
+    for (int i = 0; i < c.node->input_size(); ++i) {
+      auto v = c.knownInput(i);
+      if (!v || v->getType().getRank() > 1 ||
+          !isa<IntegerType>(v->getElementType()))
+        return false;
+      in.push_back(*v);
+    }
+    int64_t n = 1;
+    for (DenseElementsAttr a : in)
+      n = std::max<int64_t>(n, a.getNumElements());
+    for (DenseElementsAttr a : in)
+      if (a.getNumElements() != n && a.getNumElements() != 1)
+        return false;
+    auto at = [&](DenseElementsAttr a, int64_t i) {
+      auto values = a.getValues<APInt>();
+      return values[a.getNumElements() == 1 ? 0 : i].getSExtValue();
+    };
+    bool scalar = llvm::all_of(
+        in, [](DenseElementsAttr a) { return a.getType().getRank() == 0; });
+    SmallVector<int64_t> shape;
+    if (!scalar)
+      shape.push_back(n);
+    if (op == "Equal") {
+      SmallVector<bool> out;
+      for (int64_t i = 0; i < n; ++i)
+        out.push_back(at(in[0], i) == at(in[1], i));
+      c.known[c.node->output(0)] = DenseElementsAttr::get(
+          RankedTensorType::get(shape, IntegerType::get(&c.ctx, 1)),
+          ArrayRef(out));
+      return true;
+    }
+    SmallVector<int64_t> out;
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(at(in[0], i) ? at(in[1], i) : at(in[2], i));
+    c.known[c.node->output(0)] = DenseElementsAttr::get(
+        RankedTensorType::get(shape, IntegerType::get(&c.ctx, 64)),
+        ArrayRef(out));
     return true;
   }
 
@@ -152,8 +297,17 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
   }
   if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") {
     auto a = c.symbolicInput(0), b = c.symbolicInput(1);
-    if (!a || !b || a->dims.size() != b->dims.size())
+    if (!a || !b)
       return false;
+    // A one-element side broadcasts against the other.
+    size_t n = std::max(a->dims.size(), b->dims.size());
+    for (SymShape *side : {&*a, &*b}) {
+      if (side->dims.size() == n)
+        continue;
+      if (side->dims.size() != 1)
+        return false;
+      side->dims.assign(n, side->dims.front());
+    }
     SymShape s;
     s.scalar = a->scalar && b->scalar;
     for (auto [x, y] : llvm::zip(a->dims, b->dims)) {
