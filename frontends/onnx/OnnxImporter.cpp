@@ -159,12 +159,21 @@ static LogicalResult readExternal(const onnx::TensorProto &t,
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   for (const auto &kv : t.external_data()) {
-    if (kv.key() == "location")
+    if (kv.key() == "location") {
       location = kv.value();
-    else if (kv.key() == "offset")
-      offset = std::stoull(kv.value());
-    else if (kv.key() == "length")
-      length = std::stoull(kv.value());
+      continue;
+    }
+    if (kv.key() != "offset" && kv.key() != "length")
+      continue;
+    uint64_t n = 0;
+    if (StringRef(kv.value()).getAsInteger(10, n))
+      return emitError(loc)
+             << "tensor '" << t.name() << "' has external " << kv.key() << " '"
+             << kv.value() << "', not a number";
+    if (kv.key() == "offset")
+      offset = n;
+    else
+      length = n;
   }
   if (location.empty())
     return emitError(loc) << "tensor '" << t.name()
@@ -179,7 +188,7 @@ static LogicalResult readExternal(const onnx::TensorProto &t,
   StringRef data = (*buffer)->getBuffer();
   uint64_t size =
       length ? *length : data.size() - std::min<uint64_t>(offset, data.size());
-  if (offset + size > data.size())
+  if (offset > data.size() || size > data.size() - offset)
     return emitError(loc) << "external data '" << path << "' of tensor '"
                           << t.name() << "' is truncated: needs bytes ["
                           << offset << ", " << offset + size << "), file has "
@@ -196,6 +205,8 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
                           << dataTypeName(t.data_type())
                           << ", which Loom does not support";
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitError(loc) << "tensor '" << t.name() << "' has a negative dim";
   Type elem = toMlirType(ctx, *dtype);
   auto type = RankedTensorType::get(shape, elem);
   int64_t count = type.getNumElements();
