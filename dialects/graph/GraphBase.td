@@ -178,4 +178,39 @@ class Graph_ReduceOp<string mnemonic, Type tensorType, string what>
   }];
 }
 
+/// Index of the extreme element along one axis.
+class Graph_ArgReduceOp<string mnemonic, string what>
+    : Graph_InferredOp<mnemonic> {
+  let summary = "index of the " # what # " along one axis";
+  let description = [{
+    The `i64` index of the }] # what # [{ element of `x` along `axis`
+    (normalized). Ties give the first index, or the last with
+    `select_last_index`. With `keepdims` the axis stays as size 1.
+
+    Example:
+
+    ```mlir
+    %i = graph.}] # mnemonic # [{ %x axis = 1 keepdims
+        : (tensor<4x8xf32>) -> tensor<4x1xi64>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, I64Attr:$axis,
+                       UnitAttr:$keepdims, UnitAttr:$select_last_index);
+  let results = (outs Graph_IndexTensor:$result);
+  let assemblyFormat = [{
+    $x `axis` `=` $axis (`keepdims` $keepdims^)?
+    (`select_last_index` $select_last_index^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::loom::graph::inferArgReduceResult(
+          loc, getOperationName(), adaptor.getX().getType(),
+          adaptor.getAxis(), adaptor.getKeepdims(), types);
+    }
+  }];
+}
+
 #endif // LOOM_DIALECTS_GRAPH_GRAPHBASE_TD

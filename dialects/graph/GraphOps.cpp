@@ -174,6 +174,28 @@ LogicalResult loom::graph::inferReduceResult(std::optional<Location> loc,
   return success();
 }
 
+LogicalResult loom::graph::inferArgReduceResult(std::optional<Location> loc,
+                                                StringRef opName, Type input,
+                                                int64_t axis, bool keepdims,
+                                                SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(input);
+  // argreduce_c1: 0 <= axis < rank.
+  if (axis < 0 || axis >= t.getRank())
+    return Failure{loc, opName}("axis " + Twine(axis) +
+                                " is out of range for rank " +
+                                Twine(t.getRank()));
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(t.getShape())) {
+    if ((int64_t)i != axis)
+      shape.push_back(d);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  types.push_back(
+      RankedTensorType::get(shape, IntegerType::get(t.getContext(), 64)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Constants and generators
 //===----------------------------------------------------------------------===//

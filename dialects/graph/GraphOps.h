@@ -40,6 +40,12 @@ llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,
                                       bool keepdims,
                                       llvm::SmallVectorImpl<mlir::Type> &types);
 
+/// Result type of arg_max / arg_min of `input` along `axis`.
+llvm::LogicalResult
+inferArgReduceResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
+                     mlir::Type input, int64_t axis, bool keepdims,
+                     llvm::SmallVectorImpl<mlir::Type> &types);
+
 } // namespace loom::graph
 
 #define GET_OP_CLASSES

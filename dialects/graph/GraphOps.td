@@ -563,6 +563,9 @@ def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", Graph_FloatTensor, "mean"
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", Graph_NumericTensor, "maximum">;
 def Graph_ReduceMinOp : Graph_ReduceOp<"reduce_min", Graph_NumericTensor, "minimum">;
 
+def Graph_ArgMaxOp : Graph_ArgReduceOp<"arg_max", "maximum">;
+def Graph_ArgMinOp : Graph_ArgReduceOp<"arg_min", "minimum">;
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation
 //===----------------------------------------------------------------------===//

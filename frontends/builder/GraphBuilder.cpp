@@ -530,6 +530,34 @@ Value GraphBuilder::reduceMin(Value x, ArrayRef<int64_t> axes, bool keepdims) {
   return reduce("reduce_min", x, axes, keepdims);
 }
 
+template <typename OpTy>
+Value GraphBuilder::argReduce(Value x, int64_t axis, bool keepdims,
+                              bool selectLastIndex) {
+  StringRef name = OpTy::getOperationName();
+  auto t = tensorType(x, name);
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), name) : -1;
+  if (a < 0)
+    return {};
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))};
+  if (keepdims)
+    attrs.push_back(builder_.getNamedAttr("keepdims", builder_.getUnitAttr()));
+  if (selectLastIndex)
+    attrs.push_back(
+        builder_.getNamedAttr("select_last_index", builder_.getUnitAttr()));
+  return build<OpTy>(x, attrs);
+}
+
+Value GraphBuilder::argMax(Value x, int64_t axis, bool keepdims,
+                           bool selectLastIndex) {
+  return argReduce<ArgMaxOp>(x, axis, keepdims, selectLastIndex);
+}
+
+Value GraphBuilder::argMin(Value x, int64_t axis, bool keepdims,
+                           bool selectLastIndex) {
+  return argReduce<ArgMinOp>(x, axis, keepdims, selectLastIndex);
+}
+
 Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
   return build<ReshapeOp>(
       x,

@@ -154,6 +154,12 @@ public:
   mlir::Value reduceMin(mlir::Value x, llvm::ArrayRef<int64_t> axes,
                         bool keepdims = false);
 
+  /// Index (i64) of the maximum / minimum along `axis`.
+  mlir::Value argMax(mlir::Value x, int64_t axis, bool keepdims = false,
+                     bool selectLastIndex = false);
+  mlir::Value argMin(mlir::Value x, int64_t axis, bool keepdims = false,
+                     bool selectLastIndex = false);
+
   /// ONNX semantics: 0 copies the input dim, one -1 is inferred.
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
   mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
@@ -212,6 +218,9 @@ private:
                      llvm::StringRef what, llvm::SmallVectorImpl<int64_t> &out);
   mlir::Value reduce(llvm::StringRef kind, mlir::Value x,
                      llvm::ArrayRef<int64_t> axes, bool keepdims);
+  template <typename OpTy>
+  mlir::Value argReduce(mlir::Value x, int64_t axis, bool keepdims,
+                        bool selectLastIndex);
 
   mlir::MLIRContext &ctx_;
   mlir::OpBuilder builder_;

@@ -331,6 +331,16 @@ FailureOr<SmallVector<int64_t>> reshapeTarget(ImportContext &c, Value x,
   return out;
 }
 
+template <bool isMax> LogicalResult argReduce(ImportContext &c) {
+  Value x = c.input(0);
+  int64_t axis = c.attrInt("axis", 0);
+  bool keepdims = c.attrInt("keepdims", 1);
+  bool last = c.attrInt("select_last_index", 0);
+  c.setOutput(0, isMax ? c.b.argMax(x, axis, keepdims, last)
+                       : c.b.argMin(x, axis, keepdims, last));
+  return success();
+}
+
 LogicalResult reshape(ImportContext &c) {
   Value x = c.input(0);
   if (auto sym = c.symbolicInput(1); sym && x && !c.knownInput(1)) {
@@ -966,6 +976,8 @@ static const OpEntry kOps[] = {
     {"", "ReduceMax", 18, reduce<ReduceKind::Max, true>},
     {"", "ReduceMin", 1, reduce<ReduceKind::Min, false>},
     {"", "ReduceMin", 18, reduce<ReduceKind::Min, true>},
+    {"", "ArgMax", 1, argReduce<true>},
+    {"", "ArgMin", 1, argReduce<false>},
     // Shapes.
     {"", "Reshape", 5, reshape},
     {"", "Transpose", 1, transpose},

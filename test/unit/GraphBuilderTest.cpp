@@ -122,6 +122,19 @@ TEST_F(GraphBuilderTest, LossesAndNorms) {
   ASSERT_TRUE(b.ok()) << b.error();
 }
 
+TEST_F(GraphBuilderTest, ArgReductions) {
+  GraphBuilder b(ctx, "f");
+  Value x = b.input("x", {kDyn, 8, 3});
+  Value i = b.argMax(x, -2);
+  EXPECT_EQ(shapeOf(i), (std::vector<int64_t>{kDyn, 3}));
+  EXPECT_TRUE(llvm::cast<mlir::RankedTensorType>(i.getType())
+                  .getElementType()
+                  .isInteger(64));
+  EXPECT_EQ(shapeOf(b.argMin(x, 0, /*keepdims=*/true)),
+            (std::vector<int64_t>{1, 8, 3}));
+  ASSERT_TRUE(b.ok()) << b.error();
+}
+
 TEST_F(GraphBuilderTest, ErrorNamesOpAndLocation) {
   GraphBuilder b(ctx, "f");
   Value a = b.input("a", {4, 3});

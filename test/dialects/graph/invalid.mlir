@@ -1224,3 +1224,23 @@ func.func @mse_c1_broadcast(%p: tensor<8x4xf32>, %t: tensor<8x1xf32>) {
   %0 = graph.mse_loss %p, %t reduction = none : (tensor<8x4xf32>, tensor<8x1xf32>) -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+// argreduce_c1: 0 <= axis < rank.
+func.func @argreduce_c1(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.arg_max' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.arg_max %x axis = 2 : (tensor<4x8xf32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+// The result is an i64 index tensor.
+func.func @argreduce_result_type(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.arg_min' op inferred type(s) 'tensor<4xi64>' are incompatible with return type(s) of operation 'tensor<4xi32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.arg_min %x axis = 1 : (tensor<4x8xf32>) -> tensor<4xi32>
+  return
+}

@@ -645,3 +645,13 @@ func.func @pool_c2_dilated(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
       : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
   return %0 : tensor<1x3x8x8xf32>
 }
+
+// CHECK-LABEL: func.func @arg_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>)
+// CHECK: graph.arg_max %[[X]] axis = 1 keepdims : (tensor<?x8xf32>) -> tensor<?x1xi64>
+// CHECK: graph.arg_min %[[X]] axis = 0 select_last_index : (tensor<?x8xf32>) -> tensor<8xi64>
+func.func @arg_reduce(%x: tensor<?x8xf32>) -> (tensor<?x1xi64>, tensor<8xi64>) {
+  %0 = graph.arg_max %x axis = 1 keepdims : (tensor<?x8xf32>) -> tensor<?x1xi64>
+  %1 = graph.arg_min %x axis = 0 select_last_index : (tensor<?x8xf32>) -> tensor<8xi64>
+  return %0, %1 : tensor<?x1xi64>, tensor<8xi64>
+}
