@@ -184,15 +184,11 @@ LogicalResult loom::graph::inferArgReduceResult(std::optional<Location> loc,
     return Failure{loc, opName}("axis " + Twine(axis) +
                                 " is out of range for rank " +
                                 Twine(t.getRank()));
-  SmallVector<int64_t> shape;
-  for (auto [i, d] : llvm::enumerate(t.getShape())) {
-    if ((int64_t)i != axis)
-      shape.push_back(d);
-    else if (keepdims)
-      shape.push_back(1);
-  }
-  types.push_back(
-      RankedTensorType::get(shape, IntegerType::get(t.getContext(), 64)));
+  // The shape of a reduction over {axis}, holding i64 indices.
+  if (failed(inferReduceResult(loc, opName, input, {axis}, keepdims, types)))
+    return failure();
+  types.back() = cast<RankedTensorType>(types.back())
+                     .clone(IntegerType::get(t.getContext(), 64));
   return success();
 }
 

@@ -33,6 +33,14 @@ Type loom::toMlirType(MLIRContext &ctx, DType dtype) {
   llvm_unreachable("unknown DType");
 }
 
+std::optional<DType> loom::fromMlirType(Type type) {
+  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i1,
+                  DType::i8, DType::i32, DType::i64})
+    if (toMlirType(*type.getContext(), d) == type)
+      return d;
+  return std::nullopt;
+}
+
 namespace {
 /// Keeps the first error diagnostic emitted while it is alive, with its
 /// location, instead of printing it.
@@ -498,36 +506,31 @@ Value GraphBuilder::logSoftmax(Value x, int64_t axis) {
       x, {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
 }
 
-Value GraphBuilder::reduce(StringRef kind, Value x, ArrayRef<int64_t> axes,
-                           bool keepdims) {
-  auto t = tensorType(x, kind);
+template <typename OpTy>
+Value GraphBuilder::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+  StringRef name = OpTy::getOperationName();
+  auto t = tensorType(x, name);
   SmallVector<int64_t> normalized;
-  if (!t || !normalizeAxes(axes, t.getRank(), kind, normalized))
+  if (!t || !normalizeAxes(axes, t.getRank(), name, normalized))
     return {};
   SmallVector<NamedAttribute> attrs = {
       builder_.getNamedAttr("axes", builder_.getDenseI64ArrayAttr(normalized))};
   if (keepdims)
     attrs.push_back(builder_.getNamedAttr("keepdims", builder_.getUnitAttr()));
-  if (kind == "reduce_sum")
-    return build<ReduceSumOp>(x, attrs);
-  if (kind == "reduce_mean")
-    return build<ReduceMeanOp>(x, attrs);
-  if (kind == "reduce_max")
-    return build<ReduceMaxOp>(x, attrs);
-  return build<ReduceMinOp>(x, attrs);
+  return build<OpTy>(x, attrs);
 }
 
 Value GraphBuilder::reduceSum(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-  return reduce("reduce_sum", x, axes, keepdims);
+  return reduce<ReduceSumOp>(x, axes, keepdims);
 }
 Value GraphBuilder::reduceMean(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-  return reduce("reduce_mean", x, axes, keepdims);
+  return reduce<ReduceMeanOp>(x, axes, keepdims);
 }
 Value GraphBuilder::reduceMax(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-  return reduce("reduce_max", x, axes, keepdims);
+  return reduce<ReduceMaxOp>(x, axes, keepdims);
 }
 Value GraphBuilder::reduceMin(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-  return reduce("reduce_min", x, axes, keepdims);
+  return reduce<ReduceMinOp>(x, axes, keepdims);
 }
 
 template <typename OpTy>

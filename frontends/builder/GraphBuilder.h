@@ -39,6 +39,8 @@ enum class DType { f32, f16, bf16, f64, i1, i8, i32, i64 };
 
 /// The MLIR type of `dtype`.
 mlir::Type toMlirType(mlir::MLIRContext &ctx, DType dtype);
+/// The DType of an MLIR element type, if it is one.
+std::optional<DType> fromMlirType(mlir::Type type);
 
 class GraphBuilder {
 public:
@@ -216,8 +218,9 @@ private:
   int64_t normalizeAxis(int64_t axis, int64_t rank, llvm::StringRef what);
   bool normalizeAxes(llvm::ArrayRef<int64_t> axes, int64_t rank,
                      llvm::StringRef what, llvm::SmallVectorImpl<int64_t> &out);
-  mlir::Value reduce(llvm::StringRef kind, mlir::Value x,
-                     llvm::ArrayRef<int64_t> axes, bool keepdims);
+  template <typename OpTy>
+  mlir::Value reduce(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                     bool keepdims);
   template <typename OpTy>
   mlir::Value argReduce(mlir::Value x, int64_t axis, bool keepdims,
                         bool selectLastIndex);

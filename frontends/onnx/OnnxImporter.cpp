@@ -395,7 +395,7 @@ loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
       return ic.error(b.error());
     for (int i = 0; i < node.output_size(); ++i)
       if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
-          !ic.known.count(node.output(i)))
+          !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)))
         return ic.error("output " + Twine(i) + " ('" + node.output(i) +
                         "') is not supported");
   }

@@ -97,7 +97,11 @@ struct OpEntry {
   Handler handler;
 };
 
-/// Evaluates shape arithmetic (Shape, Gather, Unsqueeze, Concat, ...) on
+/// Stores `s` as the node's output 0: as a known tensor when every entry
+/// is static, else as a symbolic vector.
+void setSymbolicOutput(ImportContext &c, const SymShape &s);
+
+/// Evaluates shape arithmetic (Gather, Unsqueeze, Concat, ...) on
 /// symbolic shape vectors. Returns true when it handled the node.
 bool foldShapeArithmetic(ImportContext &c);
 

@@ -31,20 +31,23 @@ template <Binary fn> LogicalResult binary(ImportContext &c) {
   return success();
 }
 
-/// Sum / Max / Min / Mean over any number of inputs.
-template <Binary fn> LogicalResult variadic(ImportContext &c) {
+/// `fn` folded over all inputs, left to right.
+template <Binary fn> Value foldInputs(ImportContext &c) {
   Value acc = c.input(0);
   for (int i = 1; i < c.node->input_size(); ++i)
     acc = (c.b.*fn)(acc, c.input(i));
-  c.setOutput(0, acc);
+  return acc;
+}
+
+/// Sum / Max / Min over any number of inputs.
+template <Binary fn> LogicalResult variadic(ImportContext &c) {
+  c.setOutput(0, foldInputs<fn>(c));
   return success();
 }
 
 LogicalResult mean(ImportContext &c) {
-  Value acc = c.input(0);
-  for (int i = 1; i < c.node->input_size(); ++i)
-    acc = c.b.add(acc, c.input(i));
-  c.setOutput(0, c.b.div(acc, c.b.scalar(c.node->input_size())));
+  Value sum = foldInputs<&GraphBuilder::add>(c);
+  c.setOutput(0, c.b.div(sum, c.b.scalar(c.node->input_size())));
   return success();
 }
 
@@ -60,14 +63,7 @@ int64_t rankOf(Value v) {
 /// A rank-0 constant of `like`'s element type.
 Value scalarLike(ImportContext &c, Value like, double v) {
   Type elem = cast<RankedTensorType>(like.getType()).getElementType();
-  DType dt = elem.isF64()         ? DType::f64
-             : elem.isF16()       ? DType::f16
-             : elem.isBF16()      ? DType::bf16
-             : elem.isInteger(64) ? DType::i64
-             : elem.isInteger(32) ? DType::i32
-             : elem.isInteger(8)  ? DType::i8
-                                  : DType::f32;
-  return c.b.scalar(v, dt);
+  return c.b.scalar(v, fromMlirType(elem).value_or(DType::f32));
 }
 
 /// Axes given as input `1` (newer opsets, optional) or as the `axes`
@@ -244,16 +240,15 @@ template <bool log> LogicalResult softmaxV1(ImportContext &c) {
   int64_t axis = c.attrInt("axis", 1);
   Value flat = c.b.flatten(x, axis);
   Value y = log ? c.b.logSoftmax(flat, 1) : c.b.softmax(flat, 1);
-  SmallVector<int64_t> shape(rankOf(x), 0);
-  // Restore the shape: copy every dim (0) from... the original tensor's
-  // dims, which are static or known through flatten's inverse.
-  auto type = x ? cast<RankedTensorType>(x.getType()) : RankedTensorType();
-  if (type && !type.hasStaticShape() &&
-      llvm::count_if(type.getShape(), ShapedType::isDynamic) > 1)
+  if (!x)
+    return failure();
+  // Back to x's shape: its static dims, and -1 for at most one dynamic dim.
+  auto type = cast<RankedTensorType>(x.getType());
+  if (llvm::count_if(type.getShape(), ShapedType::isDynamic) > 1)
     return c.error("opset < 13 softmax of more than one dynamic dim");
-  if (type)
-    for (auto [i, d] : llvm::enumerate(type.getShape()))
-      shape[i] = ShapedType::isDynamic(d) ? -1 : d;
+  SmallVector<int64_t> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   c.setOutput(0, c.b.reshape(y, shape));
   return success();
 }
@@ -481,7 +476,7 @@ LogicalResult dropout(ImportContext &c) {
   return success();
 }
 
-/// Shape of a tensor whose dims are all static is known at import.
+/// Shape of a tensor, known at import up to its dynamic dims.
 LogicalResult shape(ImportContext &c) {
   Value x = c.input(0);
   if (!x)
@@ -491,16 +486,13 @@ LogicalResult shape(ImportContext &c) {
   int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
   start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
   end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-  SmallVector<int64_t> dims;
-  for (int64_t i = start; i < end; ++i) {
-    if (type.isDynamicDim(i))
-      return c.error("Shape of a dynamic dim (" + Twine(i) +
-                     ") cannot be folded at import");
-    dims.push_back(type.getDimSize(i));
-  }
-  Builder b(&c.ctx);
-  auto attrType = RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
-  c.known[c.node->output(0)] = DenseElementsAttr::get(attrType, ArrayRef(dims));
+  // Known when every dim is static, else known up to the dynamic dims.
+  SymShape s;
+  for (int64_t i = start; i < end; ++i)
+    s.dims.push_back(type.isDynamicDim(i)
+                         ? SymDim{0, x, i, false}
+                         : SymDim{type.getDimSize(i), {}, -1, false});
+  setSymbolicOutput(c, s);
   return success();
 }
 
@@ -541,9 +533,7 @@ LogicalResult expand(ImportContext &c) {
   for (size_t i = 0; i < rank; ++i) {
     int64_t s = i < shape->size() ? (*shape)[shape->size() - 1 - i] : 1;
     bool hasDim = i < (size_t)type.getRank();
-    int64_t d = hasDim ? type.getDimSize(type.getRank() - 1 - i) : 1;
     target[rank - 1 - i] = s == 1 && hasDim ? -1 : s;
-    (void)d;
   }
   c.setOutput(0, c.b.broadcastTo(x, target));
   return success();
@@ -603,14 +593,12 @@ LogicalResult castLike(ImportContext &c) {
   Value x = c.input(0), like = c.input(1);
   if (!x || !like)
     return failure();
-  Type elem = cast<RankedTensorType>(like.getType()).getElementType();
-  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i1,
-                  DType::i8, DType::i32, DType::i64})
-    if (toMlirType(c.ctx, d) == elem) {
-      c.setOutput(0, c.b.cast(x, d));
-      return success();
-    }
-  return c.error("unsupported target element type");
+  std::optional<DType> to =
+      fromMlirType(cast<RankedTensorType>(like.getType()).getElementType());
+  if (!to)
+    return c.error("unsupported target element type");
+  c.setOutput(0, c.b.cast(x, *to));
+  return success();
 }
 
 /// where(x < 0, slope * x, x)

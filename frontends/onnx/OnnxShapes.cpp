@@ -133,9 +133,7 @@ std::optional<SymShape> ImportContext::symbolicInput(int i) const {
   return s;
 }
 
-/// Stores `s` as the node's output: as a known tensor when every entry is
-/// static, else as a symbolic vector.
-static void setSymbolic(ImportContext &c, const SymShape &s) {
+void loom::onnx_import::setSymbolicOutput(ImportContext &c, const SymShape &s) {
   if (llvm::all_of(s.dims, [](const SymDim &d) { return d.isStatic(); })) {
     SmallVector<int64_t> values;
     for (const SymDim &d : s.dims)
@@ -152,26 +150,6 @@ static void setSymbolic(ImportContext &c, const SymShape &s) {
 
 bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
   StringRef op = c.node->op_type();
-  if (op == "Shape") {
-    if (!c.hasInput(0) || !c.values.count(c.node->input(0)))
-      return false;
-    Value x = c.values[c.node->input(0)];
-    auto type = cast<RankedTensorType>(x.getType());
-    if (type.hasStaticShape())
-      return false; // the constant form handles it
-    int64_t rank = type.getRank();
-    int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    SymShape s;
-    for (int64_t i = start; i < end; ++i)
-      s.dims.push_back(type.isDynamicDim(i)
-                           ? SymDim{0, x, i, false}
-                           : SymDim{type.getDimSize(i), {}, -1, false});
-    setSymbolic(c, s);
-    return true;
-  }
-
   // Equal and Where on small known integer vectors (PyTorch's Expand
   // export builds its target shape this way).
   if (op == "Equal" || op == "Where") {
@@ -249,7 +227,7 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
         return false;
       s.dims.push_back(data->dims[i]);
     }
-    setSymbolic(c, s);
+    setSymbolicOutput(c, s);
     return true;
   }
   if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" ||
@@ -265,7 +243,7 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
       s.scalar = false;
     else if (op == "Squeeze")
       s.scalar = true;
-    setSymbolic(c, s);
+    setSymbolicOutput(c, s);
     return true;
   }
   if (op == "Concat") {
@@ -276,7 +254,7 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
         return false;
       llvm::append_range(s.dims, x->dims);
     }
-    setSymbolic(c, s);
+    setSymbolicOutput(c, s);
     return true;
   }
   if (op == "Slice" && c.opset >= 10) {
@@ -292,7 +270,7 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
     SymShape s;
     for (int64_t i = b; i < e; ++i)
       s.dims.push_back(x->dims[i]);
-    setSymbolic(c, s);
+    setSymbolicOutput(c, s);
     return true;
   }
   if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") {
@@ -324,7 +302,7 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
                                 : x.value / y.value;
       s.dims.push_back({v, {}, -1, false});
     }
-    setSymbolic(c, s);
+    setSymbolicOutput(c, s);
     return true;
   }
   return false;
