@@ -312,6 +312,7 @@ FailureOr<SmallVector<int64_t>> reshapeTarget(ImportContext &c, Value x,
   for (auto [i, d] : llvm::enumerate(s.dims)) {
     if (d.isStatic()) {
       out.push_back(d.value);
+      unknown += d.value == -1; // already an inferred dim
     } else if (d.source && sameDynamicDim(d.source, d.dim, x, i)) {
       out.push_back(0);
     } else {

@@ -26,9 +26,19 @@ static std::pair<Value, int64_t> equalOperandDim(Value v, int64_t dim) {
   auto rankOf = [](Value x) {
     return cast<RankedTensorType>(x.getType()).getRank();
   };
-  auto dynamicAt = [](Value x, int64_t d) {
-    auto t = cast<RankedTensorType>(x.getType());
-    return d >= 0 && d < t.getRank() && t.isDynamicDim(d);
+  // Broadcast batch dims: result dim `dim` of `outBatch` batch dims lines
+  // up on the right with the first `rank - trailing` dims of each operand.
+  // The first operand with that dim dynamic is the one it equals.
+  auto firstAligned = [&](ValueRange operands, int64_t outBatch,
+                          int64_t trailing) -> std::pair<Value, int64_t> {
+    for (Value operand : operands) {
+      int64_t batch = rankOf(operand) - trailing;
+      int64_t d = dim - (outBatch - batch);
+      if (d >= 0 && d < batch &&
+          cast<RankedTensorType>(operand.getType()).isDynamicDim(d))
+        return {operand, d};
+    }
+    return {};
   };
   int64_t rank = rankOf(v);
   // Same shape as operand 0.
@@ -36,16 +46,9 @@ static std::pair<Value, int64_t> equalOperandDim(Value v, int64_t dim) {
       isa<graph::CastOp, graph::SoftmaxOp, graph::LogSoftmaxOp,
           graph::LayerNormOp, graph::BatchNormOp>(op))
     return {op->getOperand(0), dim};
-  // Broadcasting elementwise ops: the first operand with that dim dynamic.
   if (isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::PowOp,
-          graph::MaxOp, graph::MinOp, graph::CompareOp, graph::WhereOp>(op)) {
-    for (Value operand : op->getOperands()) {
-      int64_t d = dim - (rank - rankOf(operand));
-      if (dynamicAt(operand, d))
-        return {operand, d};
-    }
-    return {};
-  }
+          graph::MaxOp, graph::MinOp, graph::CompareOp, graph::WhereOp>(op))
+    return firstAligned(op->getOperands(), rank, /*trailing=*/0);
   if (auto t = dyn_cast<graph::TransposeOp>(op))
     return {t.getX(), t.getPerm()[dim]};
   if (auto r = dyn_cast<graph::ReshapeOp>(op))
@@ -55,18 +58,16 @@ static std::pair<Value, int64_t> equalOperandDim(Value v, int64_t dim) {
     return dim < rank - 1 ? std::make_pair(e.getIds(), dim)
                           : std::pair<Value, int64_t>{};
   if (auto m = dyn_cast<graph::MatmulOp>(op)) {
-    // Batch dims (all but the last two) broadcast like elementwise ops.
-    if (m.getTransposeLhs() || rankOf(m.getLhs()) < 2 ||
-        rankOf(m.getRhs()) < 2 || dim >= rank - 2) {
-      if (dim == rank - 2 && rankOf(m.getLhs()) >= 2 && !m.getTransposeLhs())
-        return {m.getLhs(), rankOf(m.getLhs()) - 2};
-      return {};
-    }
-    for (Value operand : {m.getLhs(), m.getRhs()}) {
-      int64_t d = dim - (rank - rankOf(operand));
-      if (dynamicAt(operand, d))
-        return {operand, d};
-    }
+    // Result: batch dims, then M (absent for a 1-D lhs), then N (absent
+    // for a 1-D rhs).
+    int64_t lr = rankOf(m.getLhs()), rr = rankOf(m.getRhs());
+    int64_t batch = rank - (lr > 1) - (rr > 1);
+    if (dim < batch)
+      return firstAligned({m.getLhs(), m.getRhs()}, batch, /*trailing=*/2);
+    if (dim == batch && lr > 1)
+      return {m.getLhs(), m.getTransposeLhs() ? lr - 1 : lr - 2};
+    if (rr > 1)
+      return {m.getRhs(), m.getTransposeRhs() ? rr - 2 : rr - 1};
     return {};
   }
   if (auto g = dyn_cast<graph::GatherOp>(op)) {
