@@ -10,6 +10,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -102,6 +103,48 @@ def Graph_PadMode : I32EnumAttr<"PadMode", "padding mode", [
   let genSpecializedAttr = 0;
 }
 def Graph_PadModeAttr : EnumAttr<Graph_Dialect, Graph_PadMode, "pad_mode">;
+
+def Graph_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how scattered updates combine with the data", [
+      I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"add", 1>,
+      I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"max", 3>,
+      I32EnumAttrCase<"min", 4>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_ScatterReductionAttr
+    : EnumAttr<Graph_Dialect, Graph_ScatterReduction, "scatter_reduction">;
+
+def Graph_ResizeMode : I32EnumAttr<"ResizeMode", "resize interpolation", [
+      I32EnumAttrCase<"nearest", 0>, I32EnumAttrCase<"linear", 1>,
+      I32EnumAttrCase<"cubic", 2>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_ResizeModeAttr
+    : EnumAttr<Graph_Dialect, Graph_ResizeMode, "resize_mode">;
+
+def Graph_CoordinateMode : I32EnumAttr<"CoordinateMode",
+    "how an output coordinate maps to an input coordinate", [
+      I32EnumAttrCase<"half_pixel", 0>, I32EnumAttrCase<"pytorch_half_pixel", 1>,
+      I32EnumAttrCase<"align_corners", 2>, I32EnumAttrCase<"asymmetric", 3>,
+      I32EnumAttrCase<"half_pixel_symmetric", 4>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_CoordinateModeAttr
+    : EnumAttr<Graph_Dialect, Graph_CoordinateMode, "coordinate_mode">;
+
+def Graph_NearestMode : I32EnumAttr<"NearestMode",
+    "rounding of a coordinate to the nearest input element", [
+      I32EnumAttrCase<"round_prefer_floor", 0>,
+      I32EnumAttrCase<"round_prefer_ceil", 1>, I32EnumAttrCase<"floor", 2>,
+      I32EnumAttrCase<"ceil", 3>]> {
+  let cppNamespace = "::loom::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_NearestModeAttr
+    : EnumAttr<Graph_Dialect, Graph_NearestMode, "nearest_mode">;
 
 //===----------------------------------------------------------------------===//
 // Base op classes

@@ -11,6 +11,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -271,6 +272,20 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *,
                                             "': not a graph element type");
   }
   types.push_back(tensorOf(adaptor.getX()).clone(to));
+  return success();
+}
+
+LogicalResult FillLikeOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  // fill_like_c1: the value's type is a graph element type.
+  Type elem = cast<TypedAttr>(adaptor.getValue()).getType();
+  if (!isGraphElementType(elem) ||
+      !isa<FloatAttr, IntegerAttr>(adaptor.getValue()))
+    return Failure{loc, getOperationName()}(
+        "value must be a float or integer scalar of a graph element type");
+  types.push_back(tensorOf(adaptor.getRef()).clone(elem));
   return success();
 }
 
@@ -602,6 +617,147 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
                                              SmallVectorImpl<Type> &types) {
   return inferAxisPreserving({loc, getOperationName()}, adaptor.getX(),
                              adaptor.getAxis(), types);
+}
+
+//===----------------------------------------------------------------------===//
+// Scans and selection
+//===----------------------------------------------------------------------===//
+
+LogicalResult CumSumOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  // cumsum_c1: 0 <= axis < rank.
+  return inferAxisPreserving({loc, getOperationName()}, adaptor.getX(),
+                             adaptor.getAxis(), types);
+}
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  int64_t axis = adaptor.getAxis(), k = adaptor.getK();
+  // top_k_c1: 0 <= axis < rank.
+  if (axis < 0 || axis >= x.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(x.getRank()));
+  // top_k_c2: k >= 0.
+  if (k < 0)
+    return fail("k " + Twine(k) + " is negative");
+  // top_k_c3: k <= the axis dim.
+  int64_t dim = x.getDimSize(axis);
+  if (!ShapedType::isDynamic(dim) && k > dim)
+    return fail("k " + Twine(k) + " exceeds dim " + Twine(axis) + " (" +
+                Twine(dim) + ")");
+  SmallVector<int64_t> shape(x.getShape());
+  shape[axis] = k;
+  types.push_back(x.clone(shape));
+  types.push_back(x.clone(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto data = tensorOf(adaptor.getData());
+  auto idx = tensorOf(adaptor.getIndices());
+  int64_t axis = adaptor.getAxis();
+  // gather_elements_c1: indices have the rank of data.
+  if (idx.getRank() != data.getRank())
+    return fail("indices have rank " + Twine(idx.getRank()) +
+                " but data has rank " + Twine(data.getRank()));
+  // gather_elements_c2: 0 <= axis < rank.
+  if (axis < 0 || axis >= data.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(data.getRank()));
+  // gather_elements_c3: off the axis, index dims do not exceed data dims.
+  for (int64_t d = 0; d < data.getRank(); ++d) {
+    int64_t i = idx.getDimSize(d), n = data.getDimSize(d);
+    if (d != axis && !ShapedType::isDynamic(i) && !ShapedType::isDynamic(n) &&
+        i > n)
+      return fail("indices " + shapeStr(idx.getShape()) + " exceed data " +
+                  shapeStr(data.getShape()) + " in dim " + Twine(d));
+  }
+  types.push_back(idx.clone(data.getElementType()));
+  return success();
+}
+
+LogicalResult
+ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto data = tensorOf(adaptor.getData());
+  auto idx = tensorOf(adaptor.getIndices());
+  auto upd = tensorOf(adaptor.getUpdates());
+  int64_t axis = adaptor.getAxis();
+  // scatter_elements_c1: one rank for all; indices and updates one shape.
+  if (idx.getRank() != data.getRank() ||
+      !shapesCompatible(idx.getShape(), upd.getShape()))
+    return fail("indices " + shapeStr(idx.getShape()) + " and updates " +
+                shapeStr(upd.getShape()) +
+                " must have one shape, of the rank of data " +
+                shapeStr(data.getShape()));
+  // scatter_elements_c2: 0 <= axis < rank.
+  if (axis < 0 || axis >= data.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(data.getRank()));
+  // scatter_elements_c3: updates have data's element type.
+  if (upd.getElementType() != data.getElementType())
+    return fail("updates and data have different element types");
+  types.push_back(data);
+  return success();
+}
+
+LogicalResult TriluOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto x = tensorOf(adaptor.getX());
+  // trilu_c1: rank >= 2.
+  if (x.getRank() < 2)
+    return Failure{loc, getOperationName()}("needs rank 2 or more, got " +
+                                            Twine(x.getRank()));
+  types.push_back(x);
+  return success();
+}
+
+LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  ArrayRef<double> scales = adaptor.getScales();
+  ArrayRef<int64_t> sizes = adaptor.getSizes();
+  // resize_c1: one scale and one size per dim.
+  if ((int64_t)scales.size() != x.getRank() ||
+      (int64_t)sizes.size() != x.getRank())
+    return fail("needs one scale and one size per dim of rank " +
+                Twine(x.getRank()) + ", got " + Twine(scales.size()) +
+                " scales and " + Twine(sizes.size()) + " sizes");
+  SmallVector<int64_t> shape;
+  for (auto [d, in] : llvm::enumerate(x.getShape())) {
+    // resize_c2: a size is -1 or >= 0; a scale is >= 0, and > 0 when it
+    // gives the size.
+    if (sizes[d] < -1 || !(scales[d] >= 0) ||
+        (sizes[d] == -1 && !(scales[d] > 0)))
+      return fail("dim " + Twine(d) + " has size " + Twine(sizes[d]) +
+                  " and scale " + std::to_string(scales[d]) +
+                  ": needs a size >= 0, or size -1 and a scale > 0");
+    if (sizes[d] >= 0)
+      shape.push_back(sizes[d]);
+    else if (ShapedType::isDynamic(in))
+      shape.push_back(kDyn);
+    else
+      shape.push_back((int64_t)std::floor((double)in * scales[d]));
+  }
+  types.push_back(x.clone(shape));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

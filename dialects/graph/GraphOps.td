@@ -50,6 +50,25 @@ def Graph_IotaOp : Graph_InferredOp<"iota"> {
   let assemblyFormat = "$shape `axis` `=` $axis attr-dict `:` $element_type";
 }
 
+def Graph_FillLikeOp : Graph_InferredOp<"fill_like"> {
+  let summary = "a tensor of the shape of another, filled with one value";
+  let description = [{
+    A tensor with the shape of `ref` (its dynamic dims included) whose
+    every element is `value`; the element type is `value`'s type
+    (`fill_like_c1`: a graph element type). Only the shape of `ref` is
+    read. This is how a constant of a run-time shape (ONNX
+    `ConstantOfShape` of a `Shape`, zeros_like, ones_like) is written.
+
+    ```mlir
+    %z = graph.fill_like %mask, 0.0 : f32 : (tensor<?x16xi1>) -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$ref, TypedAttrInterface:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$ref `,` $value attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise unary ops
 //===----------------------------------------------------------------------===//
@@ -161,6 +180,40 @@ def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor> {
 
     ```mlir
     %y = graph.erf %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_FloorOp : Graph_UnaryOp<"floor", Graph_FloatTensor> {
+  let summary = "elementwise floor";
+  let description = [{
+    The largest integer not greater than `x`, elementwise.
+
+    ```mlir
+    %y = graph.floor %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_CeilOp : Graph_UnaryOp<"ceil", Graph_FloatTensor> {
+  let summary = "elementwise ceiling";
+  let description = [{
+    The smallest integer not less than `x`, elementwise.
+
+    ```mlir
+    %y = graph.ceil %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_RoundOp : Graph_UnaryOp<"round", Graph_FloatTensor> {
+  let summary = "elementwise rounding, halves to even";
+  let description = [{
+    The nearest integer to `x`; halfway cases go to the even neighbour
+    (`round(2.5) = 2`, `round(-1.5) = -2`), as in ONNX `Round` and NumPy.
+
+    ```mlir
+    %y = graph.round %x : tensor<4xf32>
     ```
   }];
 }
@@ -318,6 +371,32 @@ def Graph_MinOp : Graph_BinaryOp<"min", Graph_NumericTensor, [Commutative]> {
 
     ```mlir
     %y = graph.min %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_RemOp : Graph_BinaryOp<"rem", Graph_NumericTensor> {
+  let summary = "elementwise truncated remainder with broadcasting";
+  let description = [{
+    `lhs - rhs * trunc(lhs / rhs)` with NumPy broadcasting: the result has
+    the sign of `lhs` (C `fmod`, ONNX `Mod` with `fmod = 1`). Integer
+    division by zero is undefined.
+
+    ```mlir
+    %y = graph.rem %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_ModOp : Graph_BinaryOp<"mod", Graph_NumericTensor> {
+  let summary = "elementwise floored modulo with broadcasting";
+  let description = [{
+    `lhs - rhs * floor(lhs / rhs)` with NumPy broadcasting: the result has
+    the sign of `rhs` (Python `%`, ONNX `Mod` with `fmod = 0`). Integer
+    division by zero is undefined.
+
+    ```mlir
+    %y = graph.mod %a, %b : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
     ```
   }];
 }
@@ -563,8 +642,54 @@ def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", Graph_FloatTensor, "mean"
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", Graph_NumericTensor, "maximum">;
 def Graph_ReduceMinOp : Graph_ReduceOp<"reduce_min", Graph_NumericTensor, "minimum">;
 
+def Graph_ReduceProdOp : Graph_ReduceOp<"reduce_prod", Graph_NumericTensor, "product">;
+
 def Graph_ArgMaxOp : Graph_ArgReduceOp<"arg_max", "maximum">;
 def Graph_ArgMinOp : Graph_ArgReduceOp<"arg_min", "minimum">;
+
+def Graph_CumSumOp : Graph_InferredOp<"cumsum"> {
+  let summary = "cumulative sum along one axis";
+  let description = [{
+    `y[..., i, ...] = sum(x[..., j, ...] for j <= i)` along `axis`
+    (normalized). `exclusive` leaves out element `i` itself (so the first
+    sum is 0); `reverse` sums from the end.
+
+    ```mlir
+    %y = graph.cumsum %x axis = 1 exclusive
+        : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, I64Attr:$axis,
+                       UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $x `axis` `=` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_TopKOp : Graph_InferredOp<"top_k"> {
+  let summary = "the k largest (or smallest) elements along one axis";
+  let description = [{
+    Along `axis` (normalized), the `k` largest elements of `x` (the
+    smallest with `smallest`) and their `i64` indices. Values come sorted,
+    largest first (smallest first with `smallest`), and equal values keep
+    the lower index first; with `unsorted` their order is unspecified.
+    `0 <= k <= dim` (`top_k_c2`, `top_k_c3`).
+
+    ```mlir
+    %v, %i = graph.top_k %x k = 3 axis = 1
+        : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, I64Attr:$k, I64Attr:$axis,
+                       UnitAttr:$smallest, UnitAttr:$unsorted);
+  let results = (outs Graph_NumericTensor:$values, Graph_IndexTensor:$indices);
+  let assemblyFormat = [{
+    $x `k` `=` $k `axis` `=` $axis (`smallest` $smallest^)?
+    (`unsorted` $unsorted^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Shape manipulation
@@ -688,6 +813,106 @@ def Graph_GatherOp : Graph_InferredOp<"gather"> {
   let assemblyFormat = [{
     $data `,` $indices `axis` `=` $axis attr-dict `:`
     functional-type(operands, results)
+  }];
+}
+
+def Graph_GatherElementsOp : Graph_InferredOp<"gather_elements"> {
+  let summary = "gathers single elements along one axis by index";
+  let description = [{
+    ONNX `GatherElements`: `indices` has the rank of `data`
+    (`gather_elements_c1`) and the result has the shape of `indices`. For
+    `axis = 1`, `y[i][j][k] = data[i][indices[i][j][k]][k]`. Off the axis,
+    index dims may not exceed data dims (`gather_elements_c3`). Negative
+    indices count from the end.
+
+    ```mlir
+    %y = graph.gather_elements %data, %idx axis = 1
+        : (tensor<4x10xf32>, tensor<4x1xi64>) -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_ScatterElementsOp : Graph_InferredOp<"scatter_elements"> {
+  let summary = "writes single elements along one axis by index";
+  let description = [{
+    ONNX `ScatterElements`: a copy of `data` in which, for `axis = 1`,
+    element `[i][indices[i][j][k]][k]` becomes `updates[i][j][k]` — or is
+    combined with it by `reduction` (`add`, `mul`, `max`, `min`). `indices`
+    and `updates` have one shape, and all three the same rank
+    (`scatter_elements_c1`); `updates` has `data`'s element type. With
+    `none`, duplicate indices leave an unspecified one of the updates.
+
+    ```mlir
+    %y = graph.scatter_elements %data, %idx, %upd axis = 0 reduction = add
+        : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                       Graph_Tensor:$updates, I64Attr:$axis,
+                       Graph_ScatterReductionAttr:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates `axis` `=` $axis `reduction` `=` ``
+    $reduction attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_TriluOp : Graph_InferredOp<"trilu"> {
+  let summary = "keeps the upper or lower triangle of the last two dims";
+  let description = [{
+    For each matrix in the last two dims (rank >= 2, `trilu_c1`), keeps
+    the elements on and below diagonal `k` (`lower`, the default) or on
+    and above it (`upper`) and zeroes the others. `k > 0` moves the
+    diagonal up, `k < 0` down.
+
+    ```mlir
+    %m = graph.trilu %x upper k = 1 : (tensor<16x16xf32>) -> tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, UnitAttr:$upper, I64Attr:$k);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x (`upper` $upper^)? `k` `=` $k attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_ResizeOp : Graph_InferredOp<"resize"> {
+  let summary = "resamples a tensor by nearest, linear or cubic interpolation";
+  let description = [{
+    ONNX `Resize` without a region of interest. Each dim `d` has a scale
+    and a size: the output dim is `sizes[d]` when it is not -1, else
+    `floor(in * scales[d])`. A scale of 0 stands for `out / in`, worked out
+    at run time (a size given for a dynamic dim). Output coordinates map
+    to input coordinates by `coordinate_mode`; `nearest` rounds them by
+    `nearest_mode`, `linear` and `cubic` interpolate every resized dim
+    (`cubic_coeff_a`, `exclude_outside` as in ONNX).
+
+    ```mlir
+    %y = graph.resize %x scales = [1.0, 1.0, 2.0, 2.0] sizes = [-1, -1, -1, -1]
+        mode = linear coordinate_mode = half_pixel
+        nearest_mode = round_prefer_floor
+        : (tensor<?x3x8x8xf32>) -> tensor<?x3x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, DenseF64ArrayAttr:$scales,
+                       DenseI64ArrayAttr:$sizes, Graph_ResizeModeAttr:$mode,
+                       Graph_CoordinateModeAttr:$coordinate_mode,
+                       Graph_NearestModeAttr:$nearest_mode,
+                       DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+                       UnitAttr:$exclude_outside);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $x `scales` `=` $scales `sizes` `=` $sizes `mode` `=` `` $mode
+    `coordinate_mode` `=` `` $coordinate_mode `nearest_mode` `=` ``
+    $nearest_mode attr-dict `:` functional-type(operands, results)
   }];
 }
 

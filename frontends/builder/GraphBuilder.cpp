@@ -143,12 +143,19 @@ bool GraphBuilder::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
 
 template <typename OpTy>
 Value GraphBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+  Operation *op = buildOp<OpTy>(operands, attrs);
+  return op ? op->getResult(0) : Value();
+}
+
+template <typename OpTy>
+Operation *GraphBuilder::buildOp(ValueRange operands,
+                                 ArrayRef<NamedAttribute> attrs) {
   StringRef name = OpTy::getOperationName();
   if (!ok())
-    return {};
+    return nullptr;
   for (Value v : operands)
     if (!tensorType(v, name))
-      return {};
+      return nullptr;
   Location loc = location(name.drop_front(strlen("graph.")));
   FirstError diag(ctx_);
   SmallVector<Type> types;
@@ -157,7 +164,7 @@ Value GraphBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
   if (failed(OpTy::inferReturnTypes(&ctx_, loc, operands, dict,
                                     OpaqueProperties(nullptr), {}, types))) {
     fail(where() + ": " + diag.message);
-    return {};
+    return nullptr;
   }
   OperationState state(loc, name);
   state.addOperands(operands);
@@ -167,9 +174,9 @@ Value GraphBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
   if (failed(verify(op))) {
     fail(where() + ": " + diag.message);
     op->erase();
-    return {};
+    return nullptr;
   }
-  return op->getResult(0);
+  return op;
 }
 
 Value GraphBuilder::argument(StringRef kind, StringRef name,
@@ -325,6 +332,9 @@ Value GraphBuilder::tanh(Value x) { return build<TanhOp>(x); }
 Value GraphBuilder::sigmoid(Value x) { return build<SigmoidOp>(x); }
 Value GraphBuilder::relu(Value x) { return build<ReluOp>(x); }
 Value GraphBuilder::erf(Value x) { return build<ErfOp>(x); }
+Value GraphBuilder::floor(Value x) { return build<FloorOp>(x); }
+Value GraphBuilder::ceil(Value x) { return build<CeilOp>(x); }
+Value GraphBuilder::round(Value x) { return build<RoundOp>(x); }
 
 Value GraphBuilder::gelu(Value x, bool tanhApproximation) {
   SmallVector<NamedAttribute> attrs;
@@ -369,6 +379,8 @@ Value GraphBuilder::div(Value l, Value r) { return build<DivOp>({l, r}); }
 Value GraphBuilder::pow(Value l, Value r) { return build<PowOp>({l, r}); }
 Value GraphBuilder::max(Value l, Value r) { return build<MaxOp>({l, r}); }
 Value GraphBuilder::min(Value l, Value r) { return build<MinOp>({l, r}); }
+Value GraphBuilder::rem(Value l, Value r) { return build<RemOp>({l, r}); }
+Value GraphBuilder::mod(Value l, Value r) { return build<ModOp>({l, r}); }
 
 Value GraphBuilder::compare(CompareDirection direction, Value lhs, Value rhs) {
   return build<CompareOp>(
@@ -532,6 +544,9 @@ Value GraphBuilder::reduceMax(Value x, ArrayRef<int64_t> axes, bool keepdims) {
 Value GraphBuilder::reduceMin(Value x, ArrayRef<int64_t> axes, bool keepdims) {
   return reduce<ReduceMinOp>(x, axes, keepdims);
 }
+Value GraphBuilder::reduceProd(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+  return reduce<ReduceProdOp>(x, axes, keepdims);
+}
 
 template <typename OpTy>
 Value GraphBuilder::argReduce(Value x, int64_t axis, bool keepdims,
@@ -559,6 +574,77 @@ Value GraphBuilder::argMax(Value x, int64_t axis, bool keepdims,
 Value GraphBuilder::argMin(Value x, int64_t axis, bool keepdims,
                            bool selectLastIndex) {
   return argReduce<ArgMinOp>(x, axis, keepdims, selectLastIndex);
+}
+
+Value GraphBuilder::fillLike(Value ref, double value, DType dtype) {
+  Type elem = toMlirType(ctx_, dtype);
+  Attribute v = isa<FloatType>(elem)
+                    ? (Attribute)builder_.getFloatAttr(elem, value)
+                    : builder_.getIntegerAttr(elem, (int64_t)value);
+  return build<FillLikeOp>(ref, {builder_.getNamedAttr("value", v)});
+}
+
+Value GraphBuilder::cumsum(Value x, int64_t axis, bool exclusive,
+                           bool reverse) {
+  auto t = tensorType(x, "cumsum");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "cumsum") : -1;
+  if (a < 0)
+    return {};
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))};
+  if (exclusive)
+    attrs.push_back(builder_.getNamedAttr("exclusive", builder_.getUnitAttr()));
+  if (reverse)
+    attrs.push_back(builder_.getNamedAttr("reverse", builder_.getUnitAttr()));
+  return build<CumSumOp>(x, attrs);
+}
+
+std::pair<Value, Value> GraphBuilder::topK(Value x, int64_t k, int64_t axis,
+                                           bool largest, bool sorted) {
+  auto t = tensorType(x, "top_k");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "top_k") : -1;
+  if (a < 0)
+    return {};
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("k", builder_.getI64IntegerAttr(k)),
+      builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))};
+  if (!largest)
+    attrs.push_back(builder_.getNamedAttr("smallest", builder_.getUnitAttr()));
+  if (!sorted)
+    attrs.push_back(builder_.getNamedAttr("unsorted", builder_.getUnitAttr()));
+  Operation *op = buildOp<TopKOp>(x, attrs);
+  if (!op)
+    return {};
+  return {op->getResult(0), op->getResult(1)};
+}
+
+Value GraphBuilder::trilu(Value x, bool upper, int64_t k) {
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("k", builder_.getI64IntegerAttr(k))};
+  if (upper)
+    attrs.push_back(builder_.getNamedAttr("upper", builder_.getUnitAttr()));
+  return build<TriluOp>(x, attrs);
+}
+
+Value GraphBuilder::resize(Value x, ArrayRef<double> scales,
+                           ArrayRef<int64_t> sizes, ResizeMode mode,
+                           CoordinateMode coordinates, NearestMode nearest,
+                           double cubicCoeffA, bool excludeOutside) {
+  SmallVector<NamedAttribute> attrs = {
+      builder_.getNamedAttr("scales", builder_.getDenseF64ArrayAttr(scales)),
+      builder_.getNamedAttr("sizes", builder_.getDenseI64ArrayAttr(sizes)),
+      builder_.getNamedAttr("mode", ResizeModeAttr::get(&ctx_, mode)),
+      builder_.getNamedAttr("coordinate_mode",
+                            CoordinateModeAttr::get(&ctx_, coordinates)),
+      builder_.getNamedAttr("nearest_mode",
+                            NearestModeAttr::get(&ctx_, nearest))};
+  if (cubicCoeffA != -0.75)
+    attrs.push_back(builder_.getNamedAttr(
+        "cubic_coeff_a", builder_.getF64FloatAttr(cubicCoeffA)));
+  if (excludeOutside)
+    attrs.push_back(
+        builder_.getNamedAttr("exclude_outside", builder_.getUnitAttr()));
+  return build<ResizeOp>(x, attrs);
 }
 
 Value GraphBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
@@ -638,6 +724,29 @@ Value GraphBuilder::gather(Value data, Value indices, int64_t axis) {
   return build<GatherOp>(
       {data, indices},
       {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::gatherElements(Value data, Value indices, int64_t axis) {
+  auto t = tensorType(data, "gather_elements");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "gather_elements") : -1;
+  if (a < 0)
+    return {};
+  return build<GatherElementsOp>(
+      {data, indices},
+      {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))});
+}
+
+Value GraphBuilder::scatterElements(Value data, Value indices, Value updates,
+                                    int64_t axis, ScatterReduction reduction) {
+  auto t = tensorType(data, "scatter_elements");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "scatter_elements") : -1;
+  if (a < 0)
+    return {};
+  return build<ScatterElementsOp>(
+      {data, indices, updates},
+      {builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a)),
+       builder_.getNamedAttr("reduction",
+                             ScatterReductionAttr::get(&ctx_, reduction))});
 }
 
 Value GraphBuilder::squeeze(Value x, ArrayRef<int64_t> axes) {

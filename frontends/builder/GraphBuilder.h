@@ -102,6 +102,10 @@ public:
   mlir::Value sigmoid(mlir::Value x);
   mlir::Value relu(mlir::Value x);
   mlir::Value erf(mlir::Value x);
+  mlir::Value floor(mlir::Value x);
+  mlir::Value ceil(mlir::Value x);
+  /// Rounds halves to even.
+  mlir::Value round(mlir::Value x);
   mlir::Value gelu(mlir::Value x, bool tanhApproximation = false);
   mlir::Value clamp(mlir::Value x, std::optional<double> min,
                     std::optional<double> max);
@@ -116,6 +120,10 @@ public:
   mlir::Value pow(mlir::Value lhs, mlir::Value rhs);
   mlir::Value max(mlir::Value lhs, mlir::Value rhs);
   mlir::Value min(mlir::Value lhs, mlir::Value rhs);
+  /// Truncated remainder (sign of lhs, C fmod).
+  mlir::Value rem(mlir::Value lhs, mlir::Value rhs);
+  /// Floored modulo (sign of rhs, Python %).
+  mlir::Value mod(mlir::Value lhs, mlir::Value rhs);
   mlir::Value compare(graph::CompareDirection direction, mlir::Value lhs,
                       mlir::Value rhs);
   mlir::Value where(mlir::Value cond, mlir::Value x, mlir::Value y);
@@ -157,6 +165,8 @@ public:
                         bool keepdims = false);
 
   /// Index (i64) of the maximum / minimum along `axis`.
+  mlir::Value reduceProd(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                         bool keepdims = false);
   mlir::Value argMax(mlir::Value x, int64_t axis, bool keepdims = false,
                      bool selectLastIndex = false);
   mlir::Value argMin(mlir::Value x, int64_t axis, bool keepdims = false,
@@ -164,6 +174,22 @@ public:
 
   /// ONNX semantics: 0 copies the input dim, one -1 is inferred.
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+  /// A tensor of `ref`'s shape holding `value` in every element.
+  mlir::Value fillLike(mlir::Value ref, double value, DType dtype);
+  mlir::Value cumsum(mlir::Value x, int64_t axis, bool exclusive = false,
+                     bool reverse = false);
+  /// The k largest (smallest) elements along `axis`, and their indices.
+  std::pair<mlir::Value, mlir::Value> topK(mlir::Value x, int64_t k,
+                                           int64_t axis = -1,
+                                           bool largest = true,
+                                           bool sorted = true);
+  mlir::Value trilu(mlir::Value x, bool upper, int64_t k = 0);
+  /// ONNX Resize; `sizes` entries of -1 come from `scales`.
+  mlir::Value resize(mlir::Value x, llvm::ArrayRef<double> scales,
+                     llvm::ArrayRef<int64_t> sizes, graph::ResizeMode mode,
+                     graph::CoordinateMode coordinates,
+                     graph::NearestMode nearest, double cubicCoeffA = -0.75,
+                     bool excludeOutside = false);
   mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
   /// -1 keeps the operand's dim at that position.
   mlir::Value broadcastTo(mlir::Value x, llvm::ArrayRef<int64_t> shape);
@@ -174,6 +200,11 @@ public:
                     llvm::ArrayRef<int64_t> axes = {},
                     llvm::ArrayRef<int64_t> steps = {});
   mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis);
+  mlir::Value gatherElements(mlir::Value data, mlir::Value indices,
+                             int64_t axis);
+  mlir::Value scatterElements(
+      mlir::Value data, mlir::Value indices, mlir::Value updates, int64_t axis,
+      graph::ScatterReduction reduction = graph::ScatterReduction::none);
   mlir::Value squeeze(mlir::Value x, llvm::ArrayRef<int64_t> axes);
   mlir::Value unsqueeze(mlir::Value x, llvm::ArrayRef<int64_t> axes);
   mlir::Value flatten(mlir::Value x, int64_t axis = 1);
@@ -206,6 +237,9 @@ private:
   template <typename OpTy>
   mlir::Value build(mlir::ValueRange operands,
                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  template <typename OpTy>
+  mlir::Operation *buildOp(mlir::ValueRange operands,
+                           llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   mlir::Value argument(llvm::StringRef kind, llvm::StringRef name,
                        llvm::ArrayRef<int64_t> shape, DType dtype,
                        llvm::ArrayRef<std::string> dimNames = {});

@@ -1244,3 +1244,143 @@ func.func @argreduce_result_type(%x: tensor<4x8xf32>) {
   %0 = graph.arg_min %x axis = 1 : (tensor<4x8xf32>) -> tensor<4xi32>
   return
 }
+
+// -----
+
+// fill_like_c1: the value is a scalar of a graph element type.
+func.func @fill_like_c1(%m: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.fill_like' op value must be a float or integer scalar of a graph element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.fill_like %m, dense<1.0> : tensor<2xf32> : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// cumsum_c1: 0 <= axis < rank.
+func.func @cumsum_c1(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.cumsum' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.cumsum %x axis = 2 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// top_k_c1: 0 <= axis < rank.
+func.func @top_k_c1(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.top_k' op axis 3 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = graph.top_k %x k = 1 axis = 3 : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xi64>)
+  return
+}
+
+// -----
+
+// top_k_c2: k >= 0.
+func.func @top_k_c2(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.top_k' op k -1 is negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = graph.top_k %x k = -1 axis = 1 : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xi64>)
+  return
+}
+
+// -----
+
+// top_k_c3: k <= the axis dim.
+func.func @top_k_c3(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'graph.top_k' op k 9 exceeds dim 1 (8)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = graph.top_k %x k = 9 axis = 1 : (tensor<4x8xf32>) -> (tensor<4x9xf32>, tensor<4x9xi64>)
+  return
+}
+
+// -----
+
+// gather_elements_c1: indices have data's rank.
+func.func @gather_elements_c1(%d: tensor<4x8xf32>, %i: tensor<4xi64>) {
+  // expected-error @+2 {{'graph.gather_elements' op indices have rank 1 but data has rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.gather_elements %d, %i axis = 0 : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// gather_elements_c2: 0 <= axis < rank.
+func.func @gather_elements_c2(%d: tensor<4x8xf32>, %i: tensor<4x1xi64>) {
+  // expected-error @+2 {{'graph.gather_elements' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.gather_elements %d, %i axis = 2 : (tensor<4x8xf32>, tensor<4x1xi64>) -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// gather_elements_c3: off the axis, index dims do not exceed data dims.
+func.func @gather_elements_c3(%d: tensor<4x8xf32>, %i: tensor<5x1xi64>) {
+  // expected-error @+2 {{'graph.gather_elements' op indices [5, 1] exceed data [4, 8] in dim 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.gather_elements %d, %i axis = 1 : (tensor<4x8xf32>, tensor<5x1xi64>) -> tensor<5x1xf32>
+  return
+}
+
+// -----
+
+// scatter_elements_c1: indices and updates have one shape, of data's rank.
+func.func @scatter_elements_c1(%d: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x2xf32>) {
+  // expected-error @+2 {{'graph.scatter_elements' op indices [2, 3] and updates [2, 2] must have one shape, of the rank of data [3, 3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.scatter_elements %d, %i, %u axis = 0 reduction = none : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x2xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// scatter_elements_c2: 0 <= axis < rank.
+func.func @scatter_elements_c2(%d: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) {
+  // expected-error @+2 {{'graph.scatter_elements' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.scatter_elements %d, %i, %u axis = 2 reduction = none : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// scatter_elements_c3: updates have data's element type.
+func.func @scatter_elements_c3(%d: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf16>) {
+  // expected-error @+2 {{'graph.scatter_elements' op updates and data have different element types}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.scatter_elements %d, %i, %u axis = 0 reduction = none : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf16>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// trilu_c1: rank >= 2.
+func.func @trilu_c1(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'graph.trilu' op needs rank 2 or more, got 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.trilu %x k = 0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// resize_c1: one scale and one size per dim.
+func.func @resize_c1(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{'graph.resize' op needs one scale and one size per dim of rank 4, got 2 scales and 4 sizes}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.resize %x scales = [2.0, 2.0] sizes = [-1, -1, -1, -1] mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return
+}
+
+// -----
+
+// resize_c2: a size of -1 needs a positive scale.
+func.func @resize_c2(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+2 {{'graph.resize' op dim 2 has size -1 and scale 0.000000: needs a size >= 0, or size -1 and a scale > 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.resize %x scales = [1.0, 1.0, 0.0, 2.0] sizes = [-1, -1, -1, -1] mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return
+}

@@ -655,3 +655,70 @@ func.func @arg_reduce(%x: tensor<?x8xf32>) -> (tensor<?x1xi64>, tensor<8xi64>) {
   %1 = graph.arg_min %x axis = 0 select_last_index : (tensor<?x8xf32>) -> tensor<8xi64>
   return %0, %1 : tensor<?x1xi64>, tensor<8xi64>
 }
+
+//===----------------------------------------------------------------------===//
+// Ops added for the ONNX core set
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @rounding
+func.func @rounding(%x: tensor<4xf32>, %i: tensor<4xi64>, %n: tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi64>) {
+  // CHECK: graph.floor %{{.*}} : tensor<4xf32>
+  %0 = graph.floor %x : tensor<4xf32>
+  // CHECK: graph.ceil %{{.*}} : tensor<4xf32>
+  %1 = graph.ceil %x : tensor<4xf32>
+  // CHECK: graph.round %{{.*}} : tensor<4xf32>
+  %2 = graph.round %x : tensor<4xf32>
+  // CHECK: graph.rem %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = graph.rem %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: graph.mod %{{.*}}, %{{.*}} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
+  %4 = graph.mod %i, %n : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
+  return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi64>
+}
+
+// CHECK-LABEL: func.func @fill_like
+func.func @fill_like(%m: tensor<?x16xi1>) -> (tensor<?x16xf32>, tensor<?x16xi64>, tensor<?x16xi1>) {
+  // CHECK: graph.fill_like %{{.*}}, 0.000000e+00 : f32 : (tensor<?x16xi1>) -> tensor<?x16xf32>
+  %0 = graph.fill_like %m, 0.0 : f32 : (tensor<?x16xi1>) -> tensor<?x16xf32>
+  // CHECK: graph.fill_like %{{.*}}, 7 : i64 : (tensor<?x16xi1>) -> tensor<?x16xi64>
+  %1 = graph.fill_like %m, 7 : i64 : (tensor<?x16xi1>) -> tensor<?x16xi64>
+  // CHECK: graph.fill_like %{{.*}}, true : (tensor<?x16xi1>) -> tensor<?x16xi1>
+  %2 = graph.fill_like %m, true : (tensor<?x16xi1>) -> tensor<?x16xi1>
+  return %0, %1, %2 : tensor<?x16xf32>, tensor<?x16xi64>, tensor<?x16xi1>
+}
+
+// CHECK-LABEL: func.func @scans
+func.func @scans(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x3xf32>, tensor<2x3xi64>, tensor<1x8xf32>, tensor<1x8xi64>, tensor<2xf32>) {
+  // CHECK: graph.cumsum %{{.*}} axis = 1 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %0 = graph.cumsum %x axis = 1 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  // CHECK: graph.cumsum %{{.*}} axis = 0 exclusive reverse : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %1 = graph.cumsum %x axis = 0 exclusive reverse : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  // CHECK: graph.top_k %{{.*}} k = 3 axis = 1 : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  %2:2 = graph.top_k %x k = 3 axis = 1 : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  // CHECK: graph.top_k %{{.*}} k = 1 axis = 0 smallest unsorted : (tensor<2x8xf32>) -> (tensor<1x8xf32>, tensor<1x8xi64>)
+  %3:2 = graph.top_k %x k = 1 axis = 0 smallest unsorted : (tensor<2x8xf32>) -> (tensor<1x8xf32>, tensor<1x8xi64>)
+  // CHECK: graph.reduce_prod %{{.*}} axes = [1] : (tensor<2x8xf32>) -> tensor<2xf32>
+  %4 = graph.reduce_prod %x axes = [1] : (tensor<2x8xf32>) -> tensor<2xf32>
+  return %0, %1, %2#0, %2#1, %3#0, %3#1, %4 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x3xf32>, tensor<2x3xi64>, tensor<1x8xf32>, tensor<1x8xi64>, tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @elements
+func.func @elements(%d: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) {
+  // CHECK: graph.gather_elements %{{.*}}, %{{.*}} axis = 0 : (tensor<3x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  %0 = graph.gather_elements %d, %i axis = 0 : (tensor<3x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  // CHECK: graph.scatter_elements %{{.*}}, %{{.*}}, %{{.*}} axis = 0 reduction = add : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  %1 = graph.scatter_elements %d, %i, %u axis = 0 reduction = add : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  // CHECK: graph.trilu %{{.*}} k = 0 : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %2 = graph.trilu %d k = 0 : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  // CHECK: graph.trilu %{{.*}} upper k = -1 : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %3 = graph.trilu %d upper k = -1 : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>
+}
+
+// CHECK-LABEL: func.func @resize
+func.func @resize(%x: tensor<?x3x8x8xf32>) -> (tensor<?x3x16x16xf32>, tensor<?x3x5x12xf32>) {
+  // CHECK: graph.resize %{{.*}} scales = [1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00] sizes = [-1, -1, -1, -1] mode = linear coordinate_mode = half_pixel nearest_mode = round_prefer_floor : (tensor<?x3x8x8xf32>) -> tensor<?x3x16x16xf32>
+  %0 = graph.resize %x scales = [1.0, 1.0, 2.0, 2.0] sizes = [-1, -1, -1, -1] mode = linear coordinate_mode = half_pixel nearest_mode = round_prefer_floor : (tensor<?x3x8x8xf32>) -> tensor<?x3x16x16xf32>
+  // CHECK: graph.resize %{{.*}} scales = [1.000000e+00, 1.000000e+00, 6.250000e-01, 1.500000e+00] sizes = [-1, -1, 5, 12] mode = cubic coordinate_mode = align_corners nearest_mode = floor {cubic_coeff_a = -5.000000e-01 : f64, exclude_outside} : (tensor<?x3x8x8xf32>) -> tensor<?x3x5x12xf32>
+  %1 = graph.resize %x scales = [1.0, 1.0, 0.625, 1.5] sizes = [-1, -1, 5, 12] mode = cubic coordinate_mode = align_corners nearest_mode = floor {cubic_coeff_a = -0.5 : f64, exclude_outside} : (tensor<?x3x8x8xf32>) -> tensor<?x3x5x12xf32>
+  return %0, %1 : tensor<?x3x16x16xf32>, tensor<?x3x5x12xf32>
+}
