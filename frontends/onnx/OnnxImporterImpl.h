@@ -109,6 +109,9 @@ bool foldShapeArithmetic(ImportContext &c);
 /// following the shape rules of the graph ops between them.
 bool sameDynamicDim(mlir::Value a, int64_t da, mlir::Value b, int64_t db);
 
+/// ONNX Einsum as transposes, reductions and matmuls (OnnxEinsum.cpp).
+mlir::LogicalResult einsum(ImportContext &c);
+
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.
 const OpEntry *lookupOp(llvm::StringRef domain, llvm::StringRef opType,

@@ -9,6 +9,8 @@
 
 #include "frontends/onnx/OnnxImporterImpl.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -260,7 +262,7 @@ template <bool log> LogicalResult softmaxV13(ImportContext &c) {
   return success();
 }
 
-enum class ReduceKind { Sum, Mean, Max, Min };
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 
 /// Reductions; `axesInput` selects the opset form (input vs attribute).
 template <ReduceKind kind, bool axesInput>
@@ -296,6 +298,9 @@ LogicalResult reduce(ImportContext &c) {
     break;
   case ReduceKind::Min:
     y = c.b.reduceMin(x, axes, keepdims);
+    break;
+  case ReduceKind::Prod:
+    y = c.b.reduceProd(x, axes, keepdims);
     break;
   }
   c.setOutput(0, y);
@@ -497,6 +502,58 @@ LogicalResult shape(ImportContext &c) {
   return success();
 }
 
+/// A tensor of the symbolic shape `s` filled with `value`. Its dynamic dims
+/// must be dims of one tensor, in increasing order (as `Shape` makes them):
+/// a fill_like of that tensor, cut to size 1 and squeezed on its other
+/// dims, then unsqueezed and broadcast to `s`.
+FailureOr<Value> fillSymbolic(ImportContext &c, const SymShape &s, double value,
+                              DType dtype) {
+  Value src;
+  SmallVector<int64_t> used;
+  for (const SymDim &d : s.dims) {
+    if (d.isStatic())
+      continue;
+    if (d.unknown || !d.source)
+      return c.error("a shape entry is not known at import");
+    if (src && d.source != src)
+      return c.error("a shape whose dynamic dims come from several tensors "
+                     "is not supported");
+    if (!used.empty() && d.dim <= used.back())
+      return c.error("a shape that reorders or repeats dynamic dims is not "
+                     "supported");
+    src = d.source;
+    used.push_back(d.dim);
+  }
+  Value z = c.b.fillLike(src, value, dtype);
+  // The shape of `src` itself (the common ConstantOfShape(Shape(x))).
+  auto srcType = cast<RankedTensorType>(src.getType());
+  if ((int64_t)s.dims.size() == srcType.getRank() &&
+      llvm::all_of(llvm::enumerate(s.dims), [&](auto e) {
+        const SymDim &d = e.value();
+        return d.isStatic() ? d.value == srcType.getDimSize(e.index())
+                            : d.dim == (int64_t)e.index();
+      }))
+    return z;
+  SmallVector<int64_t> starts, ends, axes;
+  for (int64_t i = 0; i < rankOf(src); ++i)
+    if (!llvm::is_contained(used, i)) {
+      starts.push_back(0);
+      ends.push_back(1);
+      axes.push_back(i);
+    }
+  if (!axes.empty())
+    z = c.b.squeeze(c.b.slice(z, starts, ends, axes), axes);
+  SmallVector<int64_t> staticPos, target;
+  for (auto [i, d] : llvm::enumerate(s.dims)) {
+    if (d.isStatic())
+      staticPos.push_back(i);
+    target.push_back(d.isStatic() ? d.value : -1);
+  }
+  if (!staticPos.empty())
+    z = c.b.unsqueeze(z, staticPos);
+  return c.b.broadcastTo(z, target);
+}
+
 LogicalResult expand(ImportContext &c) {
   Value x = c.input(0);
   if (!x)
@@ -514,11 +571,17 @@ LogicalResult expand(ImportContext &c) {
         continue;
       }
       int64_t xi = (int64_t)i - offset;
-      if (d.source && xi >= 0 && sameDynamicDim(d.source, d.dim, x, xi))
+      if (d.source && xi >= 0 && sameDynamicDim(d.source, d.dim, x, xi)) {
         values.push_back(1); // 1 keeps x's dim below
-      else
-        return c.error("Expand to a dynamic dim that is not the input's own "
-                       "is not supported");
+        continue;
+      }
+      // Another tensor's dim: broadcast x against a fill of the shape
+      // (where(true, x, x) takes x's values at the broadcast shape).
+      auto mask = fillSymbolic(c, *sym, 1, DType::i1);
+      if (failed(mask))
+        return failure();
+      c.setOutput(0, c.b.where(*mask, x, x));
+      return success();
     }
     shape = values;
   } else {
@@ -759,11 +822,9 @@ LogicalResult size(ImportContext &c) {
   return success();
 }
 
-/// A tensor of the known shape filled with the `value` attribute's scalar.
+/// A tensor of the given shape filled with the `value` attribute's scalar:
+/// a known tensor when the shape is, else a fill of the symbolic shape.
 LogicalResult constantOfShape(ImportContext &c) {
-  auto shape = c.intsInput(0, "the shape input of ConstantOfShape");
-  if (failed(shape))
-    return failure();
   Builder b(&c.ctx);
   Attribute scalar = b.getF32FloatAttr(0.0f);
   Type elem = b.getF32Type();
@@ -777,6 +838,21 @@ LogicalResult constantOfShape(ImportContext &c) {
     elem = dense.getElementType();
     scalar = *dense.value_begin<Attribute>();
   }
+  if (auto sym = c.symbolicInput(0); sym && !c.knownInput(0)) {
+    double v = 0;
+    if (auto f = dyn_cast<FloatAttr>(scalar))
+      v = f.getValueAsDouble();
+    else
+      v = (double)cast<IntegerAttr>(scalar).getValue().getSExtValue();
+    auto filled = fillSymbolic(c, *sym, v, *fromMlirType(elem));
+    if (failed(filled))
+      return failure();
+    c.setOutput(0, *filled);
+    return success();
+  }
+  auto shape = c.intsInput(0, "the shape input of ConstantOfShape");
+  if (failed(shape))
+    return failure();
   auto type = RankedTensorType::get(*shape, elem);
   c.known[c.node->output(0)] = DenseElementsAttr::get(type, scalar);
   return success();
@@ -874,18 +950,269 @@ LogicalResult tile(ImportContext &c) {
   return success();
 }
 
-/// SoftmaxCrossEntropyLoss without weights: classes at dim 1 move last.
+//===----------------------------------------------------------------------===//
+// Rounding, scans, selection, element-wise indexing, resampling
+//===----------------------------------------------------------------------===//
+
+/// Mod: `fmod = 1` is the truncated remainder (required for floats), else
+/// the floored modulo of integers.
+LogicalResult modOp(ImportContext &c) {
+  Value a = c.input(0), b = c.input(1);
+  if (!a || !b)
+    return failure();
+  bool fmod = c.attrInt("fmod", 0);
+  if (!fmod && isa<FloatType>(getElementTypeOrSelf(a.getType())))
+    return c.error("Mod of floats needs fmod = 1");
+  c.setOutput(0, fmod ? c.b.rem(a, b) : c.b.mod(a, b));
+  return success();
+}
+
+/// The axis input of CumSum (a scalar known at import).
+LogicalResult cumsum(ImportContext &c) {
+  auto axis = c.intsInput(1, "the axis of CumSum");
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return c.error("the axis of CumSum must hold one value");
+  c.setOutput(0,
+              c.b.cumsum(c.input(0), axis->front(), c.attrInt("exclusive", 0),
+                         c.attrInt("reverse", 0)));
+  return success();
+}
+
+/// TopK: k is an attribute before opset 10, then an input known at import.
+template <bool kInput> LogicalResult topK(ImportContext &c) {
+  int64_t k = c.attrInt("k", -1);
+  if (kInput) {
+    auto known = c.intsInput(1, "K of TopK");
+    if (failed(known))
+      return failure();
+    if (known->size() != 1)
+      return c.error("K of TopK must hold one value");
+    k = known->front();
+  }
+  auto [values, indices] =
+      c.b.topK(c.input(0), k, c.attrInt("axis", -1), c.attrInt("largest", 1),
+               c.attrInt("sorted", 1));
+  c.setOutput(0, values);
+  c.setOutput(1, indices);
+  return success();
+}
+
+LogicalResult trilu(ImportContext &c) {
+  int64_t k = 0;
+  if (c.hasInput(1)) {
+    auto known = c.intsInput(1, "k of Trilu");
+    if (failed(known))
+      return failure();
+    if (known->size() != 1)
+      return c.error("k of Trilu must hold one value");
+    k = known->front();
+  }
+  c.setOutput(0, c.b.trilu(c.input(0), c.attrInt("upper", 1), k));
+  return success();
+}
+
+LogicalResult gatherElements(ImportContext &c) {
+  c.setOutput(0,
+              c.b.gatherElements(c.input(0), c.input(1), c.attrInt("axis", 0)));
+  return success();
+}
+
+/// ScatterElements (and the deprecated Scatter, which has no reduction).
+LogicalResult scatterElements(ImportContext &c) {
+  std::string r = c.attrString("reduction", "none");
+  auto reduction = graph::symbolizeScatterReduction(r);
+  if (!reduction)
+    return c.error("unsupported reduction '" + r + "'");
+  c.setOutput(0, c.b.scatterElements(c.input(0), c.input(1), c.input(2),
+                                     c.attrInt("axis", 0), *reduction));
+  return success();
+}
+
+/// A float tensor known at import, as doubles; empty when absent or empty.
+FailureOr<SmallVector<double>> floatsInput(ImportContext &c, int i,
+                                           StringRef what) {
+  SmallVector<double> out;
+  if (!c.hasInput(i))
+    return out;
+  auto v = c.knownInput(i);
+  if (!v || !isa<FloatType>(v->getElementType()))
+    return c.error(what + " must be a float tensor known at import");
+  for (const APFloat &f : v->getValues<APFloat>())
+    out.push_back(f.convertToDouble());
+  return out;
+}
+
+/// Resize (opsets 10-19) and Upsample: scales or sizes known at import.
+/// `version` selects the inputs and defaults of the opset.
+template <int version> LogicalResult resize(ImportContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  // Opset 10 and Upsample: (X, scales); asymmetric coordinates, floor.
+  bool old = version <= 10;
+  std::string mode = c.attrString("mode", "nearest");
+  std::string coord =
+      old ? "asymmetric"
+          : c.attrString("coordinate_transformation_mode", "half_pixel");
+  std::string nearest =
+      old ? "floor" : c.attrString("nearest_mode", "round_prefer_floor");
+  if (coord == "tf_crop_and_resize")
+    return c.error("coordinate_transformation_mode 'tf_crop_and_resize' is "
+                   "not supported");
+  if (c.attrInt("antialias", 0))
+    return c.error("antialias is not supported");
+  auto m = graph::symbolizeResizeMode(mode == "bilinear" ? "linear" : mode);
+  auto cm = graph::symbolizeCoordinateMode(coord);
+  auto nm = graph::symbolizeNearestMode(nearest);
+  if (!m || !cm || !nm)
+    return c.error("unsupported mode '" + mode + "', coordinate mode '" +
+                   coord + "' or nearest mode '" + nearest + "'");
+  auto scales = floatsInput(c, old ? 1 : 2, "the scales of Resize");
+  if (failed(scales))
+    return failure();
+  SmallVector<int64_t> sizes;
+  if (!old && c.hasInput(3)) {
+    auto known = c.intsInput(3, "the sizes of Resize");
+    if (failed(known))
+      return failure();
+    sizes = *known;
+  }
+  if (scales->empty() == sizes.empty())
+    return c.error("Resize needs exactly one of scales and sizes");
+  // Opset 18: scales or sizes may cover only `axes`.
+  SmallVector<int64_t> axes = c.attrInts("axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  size_t given = scales->empty() ? sizes.size() : scales->size();
+  if (given != axes.size())
+    return c.error("Resize has " + Twine(given) + " scales or sizes for " +
+                   Twine(axes.size()) + " axes");
+  SmallVector<double> allScales(rank, 1.0);
+  SmallVector<int64_t> allSizes(rank, -1);
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (a < 0)
+      a += rank;
+    if (a < 0 || a >= rank)
+      return c.error("Resize axis out of range");
+    if (!scales->empty()) {
+      allScales[a] = (*scales)[i];
+      continue;
+    }
+    allSizes[a] = sizes[i];
+  }
+  if (!sizes.empty()) {
+    // keep_aspect_ratio_policy (opset 18) scales every axis alike.
+    std::string policy = c.attrString("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      double s = policy == "not_larger" ? 1e300 : 0;
+      for (int64_t a : axes) {
+        if (type.isDynamicDim(a))
+          return c.error("keep_aspect_ratio_policy needs static dims");
+        double r = (double)allSizes[a] / type.getDimSize(a);
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t a : axes)
+        allSizes[a] = (int64_t)std::round(s * type.getDimSize(a));
+    }
+    for (int64_t a : axes)
+      allScales[a] =
+          type.isDynamicDim(a) ? 0.0 : (double)allSizes[a] / type.getDimSize(a);
+  }
+  c.setOutput(0, c.b.resize(x, allScales, allSizes, *m, *cm, *nm,
+                            c.attrFloat("cubic_coeff_a", -0.75f),
+                            c.attrInt("exclude_outside", 0)));
+  return success();
+}
+
+/// NegativeLogLikelihoodLoss on log-probabilities `input` [N, C, d...]:
+/// -input[n, target[n, d...], d...] times the class weight, with
+/// `ignore_index` targets weighing 0; `mean` divides by the total weight.
+Value nllLoss(ImportContext &c, Value input, Value target, Value weight,
+              graph::Reduction reduction, std::optional<int64_t> ignore) {
+  GraphBuilder &b = c.b;
+  Value valid;
+  if (ignore) {
+    Value ii = scalarLike(c, target, (double)*ignore);
+    valid = b.compare(CompareDirection::ne, target, ii);
+    target = b.where(valid, target, scalarLike(c, target, 0));
+  }
+  Value picked = b.gatherElements(input, b.unsqueeze(target, {1}), 1);
+  Value loss = b.neg(b.squeeze(picked, {1}));
+  Value w;
+  if (weight)
+    w = b.gather(weight, target, 0);
+  if (valid)
+    w = w ? b.where(valid, w, scalarLike(c, w, 0))
+          : b.cast(valid, *fromMlirType(getElementTypeOrSelf(loss.getType())));
+  if (w)
+    loss = b.mul(loss, w);
+  if (reduction == graph::Reduction::none)
+    return loss;
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < rankOf(loss); ++i)
+    all.push_back(i);
+  Value sum = b.reduceSum(loss, all);
+  if (reduction == graph::Reduction::sum)
+    return sum;
+  return w ? b.div(sum, b.reduceSum(w, all)) : b.reduceMean(loss, all);
+}
+
+FailureOr<graph::Reduction> lossReduction(ImportContext &c) {
+  std::string r = c.attrString("reduction", "mean");
+  auto reduction = graph::symbolizeReduction(r);
+  if (!reduction)
+    return c.error("unsupported reduction '" + r + "'");
+  return *reduction;
+}
+
+std::optional<int64_t> ignoreIndex(ImportContext &c) {
+  if (!c.hasAttr("ignore_index"))
+    return std::nullopt;
+  return c.attrInt("ignore_index", 0);
+}
+
+LogicalResult nllLossOp(ImportContext &c) {
+  auto reduction = lossReduction(c);
+  if (failed(reduction))
+    return failure();
+  Value input = c.input(0), target = c.input(1);
+  Value weight = c.hasInput(2) ? c.input(2) : Value();
+  if (!input || !target)
+    return failure();
+  if (rankOf(input) < 2)
+    return c.error("input must have rank 2 or more ([N, C, ...])");
+  c.setOutput(0, nllLoss(c, input, target, weight, *reduction, ignoreIndex(c)));
+  return success();
+}
+
+/// SoftmaxCrossEntropyLoss: the fused graph.cross_entropy (classes moved
+/// last) when there are no class weights and no log_prob output; else the
+/// NLL of log_softmax over dim 1.
 LogicalResult softmaxCrossEntropy(ImportContext &c) {
-  if (c.hasInput(2))
-    return c.error("class weights of SoftmaxCrossEntropyLoss are not "
-                   "supported");
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    return c.error("the log_prob output of SoftmaxCrossEntropyLoss is not "
-                   "supported");
+  auto reduction = lossReduction(c);
+  if (failed(reduction))
+    return failure();
   Value scores = c.input(0), labels = c.input(1);
+  if (!scores || !labels)
+    return failure();
   int64_t rank = rankOf(scores);
   if (rank < 2)
     return c.error("scores must have rank 2 or more ([N, C, ...])");
+  bool wantLogProb = c.node->output_size() > 1 && !c.node->output(1).empty();
+  if (c.hasInput(2) || wantLogProb) {
+    Value logProb = c.b.logSoftmax(scores, 1);
+    Value weight = c.hasInput(2) ? c.input(2) : Value();
+    c.setOutput(
+        0, nllLoss(c, logProb, labels, weight, *reduction, ignoreIndex(c)));
+    if (wantLogProb)
+      c.setOutput(1, logProb);
+    return success();
+  }
   if (rank > 2) {
     SmallVector<int64_t> perm = {0};
     for (int64_t i = 2; i < rank; ++i)
@@ -893,16 +1220,7 @@ LogicalResult softmaxCrossEntropy(ImportContext &c) {
     perm.push_back(1);
     scores = c.b.transpose(scores, perm);
   }
-  std::string r = c.attrString("reduction", "mean");
-  graph::Reduction reduction = r == "none"  ? graph::Reduction::none
-                               : r == "sum" ? graph::Reduction::sum
-                                            : graph::Reduction::mean;
-  if (r != "none" && r != "sum" && r != "mean")
-    return c.error("unsupported reduction '" + r + "'");
-  std::optional<int64_t> ignore;
-  if (c.hasAttr("ignore_index"))
-    ignore = c.attrInt("ignore_index", 0);
-  c.setOutput(0, c.b.crossEntropy(scores, labels, reduction, ignore));
+  c.setOutput(0, c.b.crossEntropy(scores, labels, *reduction, ignoreIndex(c)));
   return success();
 }
 
@@ -965,6 +1283,8 @@ static const OpEntry kOps[] = {
     {"", "ReduceMax", 18, reduce<ReduceKind::Max, true>},
     {"", "ReduceMin", 1, reduce<ReduceKind::Min, false>},
     {"", "ReduceMin", 18, reduce<ReduceKind::Min, true>},
+    {"", "ReduceProd", 1, reduce<ReduceKind::Prod, false>},
+    {"", "ReduceProd", 18, reduce<ReduceKind::Prod, true>},
     {"", "ArgMax", 1, argReduce<true>},
     {"", "ArgMin", 1, argReduce<false>},
     // Shapes.
@@ -1015,6 +1335,22 @@ static const OpEntry kOps[] = {
     {"", "Split", 13, split<true>},
     {"", "Tile", 6, tile},
     {"", "SoftmaxCrossEntropyLoss", 12, softmaxCrossEntropy},
+    {"", "NegativeLogLikelihoodLoss", 12, nllLossOp},
+    {"", "Floor", 6, unary<&GraphBuilder::floor>},
+    {"", "Ceil", 6, unary<&GraphBuilder::ceil>},
+    {"", "Round", 11, unary<&GraphBuilder::round>},
+    {"", "Mod", 10, modOp},
+    {"", "CumSum", 11, cumsum},
+    {"", "TopK", 1, topK<false>},
+    {"", "TopK", 10, topK<true>},
+    {"", "Trilu", 14, trilu},
+    {"", "GatherElements", 11, gatherElements},
+    {"", "Scatter", 9, scatterElements},
+    {"", "ScatterElements", 11, scatterElements},
+    {"", "Upsample", 9, resize<9>},
+    {"", "Resize", 10, resize<10>},
+    {"", "Resize", 11, resize<11>},
+    {"", "Einsum", 12, einsum},
 };
 
 const OpEntry *loom::onnx_import::lookupOp(StringRef domain, StringRef opType,
