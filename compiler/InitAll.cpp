@@ -8,6 +8,7 @@
 #include "compiler/InitAll.h"
 
 #include "dialects/graph/GraphDialect.h"
+#include "passes/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -34,4 +35,5 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
 void loom::registerAllPasses() {
   // Upstream: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();
+  loom::registerTransformsPasses();
 }

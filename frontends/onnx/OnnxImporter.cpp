@@ -81,8 +81,12 @@ Value ImportContext::input(int i) {
                 "initializer");
     return {};
   }
-  auto s = b.scope(name);
-  Value v = b.constant(k->second);
+  // One constant per distinct value (Identity copies share theirs).
+  Value &v = materialized[k->second];
+  if (!v) {
+    auto s = b.scope(name);
+    v = b.constant(k->second);
+  }
   values[name] = v;
   return v;
 }

@@ -51,6 +51,8 @@ public:
   llvm::StringMap<mlir::Value> values;
   /// Tensors whose value is known at import: initializers, Constant nodes.
   llvm::StringMap<mlir::ElementsAttr> known;
+  /// The constant op made for each known value, once.
+  llvm::DenseMap<mlir::Attribute, mlir::Value> materialized;
   /// Integer tensors known up to dynamic dims (see OnnxShapes.cpp).
   llvm::StringMap<SymShape> symbolic;
 

@@ -88,13 +88,28 @@ std::optional<double> knownScalar(ImportContext &c, int i) {
   return (double)(*v->value_begin<APInt>()).getSExtValue();
 }
 
+/// Identity; of a tensor known at import, the output is known too (so a
+/// shape passed through Identity still folds).
 LogicalResult identity(ImportContext &c) {
+  if (c.hasInput(0)) {
+    auto k = c.known.find(c.node->input(0));
+    if (k != c.known.end() && !c.values.count(c.node->input(0))) {
+      c.known[c.node->output(0)] = k->second;
+      return success();
+    }
+  }
   c.setOutput(0, c.input(0));
   return success();
 }
 
+/// 1 / x; Reciprocal(Sqrt(x)) is rsqrt(x), which is also how the exporter
+/// writes rsqrt.
 LogicalResult reciprocal(ImportContext &c) {
   Value x = c.input(0);
+  if (auto sqrt = x ? x.getDefiningOp<graph::SqrtOp>() : nullptr) {
+    c.setOutput(0, c.b.rsqrt(sqrt.getX()));
+    return success();
+  }
   c.setOutput(0, c.b.div(scalarLike(c, x, 1.0), x));
   return success();
 }
@@ -631,8 +646,15 @@ LogicalResult pad(ImportContext &c) {
 // Ops decomposed into graph ops
 //===----------------------------------------------------------------------===//
 
+/// Not(x) = (x == false); Not(Equal(a, b)) is (a != b), which is also
+/// how the exporter writes `ne`.
 LogicalResult notOp(ImportContext &c) {
   Value x = c.input(0);
+  if (auto eq = x ? x.getDefiningOp<graph::CompareOp>() : nullptr;
+      eq && eq.getDirection() == CompareDirection::eq) {
+    c.setOutput(0, c.b.compare(CompareDirection::ne, eq.getLhs(), eq.getRhs()));
+    return success();
+  }
   c.setOutput(0,
               c.b.compare(CompareDirection::eq, x, c.b.scalar(0, DType::i1)));
   return success();

@@ -1,17 +1,20 @@
-//===- OnnxText.cpp - read ONNX files, binary or text ---------------------===//
+//===- OnnxText.cpp - read ONNX files, binary or text; check models -------===//
 //
-// Compiled with exceptions: ONNX's text parser may throw.
+// Compiled with exceptions: ONNX's text parser and checker throw.
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 using namespace mlir;
 
@@ -46,4 +49,19 @@ LogicalResult loom::onnx_import::readModelFile(MLIRContext &ctx, StringRef path,
   if (!model.has_graph())
     return emitError(loc) << "ONNX file '" << path << "' has no graph";
   return success();
+}
+
+std::string loom::onnx_export::checkModel(const onnx::ModelProto &model) {
+  try {
+    onnx::checker::check_model(model);
+    // Strict shape inference: every node's types and shapes must agree.
+    onnx::ModelProto copy = model;
+    onnx::ShapeInferenceOptions options{/*check_type=*/true, /*error_mode=*/1,
+                                        /*enable_data_propagation=*/false};
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       options);
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+  return "";
 }

@@ -1,20 +1,26 @@
 //===- loomc.cpp - the Loom compiler driver -------------------------------===//
 //
 //   loomc import MODEL.onnx|MODEL.onnxtext [-o OUT.mlir] [--print-summary]
+//   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
 //
-// `import` turns an ONNX model into graph IR text. Errors (every
-// unsupported node, malformed files, shape errors) go to stderr and the
-// exit code is 1. Later commands (compile, train, export) join here.
+// `import` turns an ONNX model into graph IR text; `export` writes graph
+// IR as an ONNX model at opset 17, checked by the ONNX checker before it
+// is written. Errors (every unsupported node, malformed files, shape
+// errors) go to stderr and the exit code is 1. Later commands (compile,
+// train) join here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
 #include "dialects/graph/GraphOps.h"
+#include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
@@ -28,11 +34,14 @@ namespace cl = llvm::cl;
 using namespace mlir;
 
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<command: import>"));
+                                    cl::desc("<command: import | export>"));
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model>"));
 static cl::opt<std::string> outputPath("o", cl::desc("output file"),
                                        cl::value_desc("file"), cl::init("-"));
+static cl::opt<std::string> funcName("func",
+                                     cl::desc("export: the function to export"),
+                                     cl::value_desc("name"), cl::init(""));
 static cl::opt<bool> printSummary(
     "print-summary",
     cl::desc("print op counts, parameter count and bytes to stderr"));
@@ -78,6 +87,22 @@ static int runImport(MLIRContext &ctx) {
   return 0;
 }
 
+static int runExport(MLIRContext &ctx) {
+  if (outputPath == "-") {
+    llvm::errs() << "error: export needs an output file (-o MODEL.onnx)\n";
+    return 1;
+  }
+  llvm::SourceMgr sources;
+  auto module = parseSourceFile<ModuleOp>(inputPath, sources, &ctx);
+  if (!module)
+    return 1;
+  if (failed(verify(*module)))
+    return 1;
+  loom::onnx_export::ExportOptions options;
+  options.funcName = funcName;
+  return failed(loom::onnx_export::exportFile(*module, outputPath, options));
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Loom compiler driver\n");
@@ -105,7 +130,9 @@ int main(int argc, char **argv) {
   });
   if (command == "import")
     return runImport(ctx);
+  if (command == "export")
+    return runExport(ctx);
   llvm::errs() << "error: unknown command '" << command
-               << "' (available: import)\n";
+               << "' (available: import, export)\n";
   return 1;
 }

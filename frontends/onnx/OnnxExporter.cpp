@@ -1,0 +1,790 @@
+//===- OnnxExporter.cpp - graph IR to ONNX --------------------------------===//
+//
+// One `emit` case per graph op. Attributes that ONNX takes as inputs at
+// opset 17 (shapes, axes of ReduceSum/Squeeze/Unsqueeze, slice bounds, pads,
+// K) become int64 initializers. Ops without an ONNX op of their own are
+// written as small subgraphs (rsqrt, gelu, mse_loss, fill_like).
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/onnx/OnnxExporter.h"
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <fstream>
+
+#include <onnx/onnx_pb.h>
+
+using namespace mlir;
+using namespace loom::graph;
+using loom::onnx_export::ExportOptions;
+
+namespace {
+
+/// The ONNX element type of a graph element type; 0 when none.
+int onnxType(Type t) {
+  if (t.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (t.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (t.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (t.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (t.isSignlessInteger(1))
+    return onnx::TensorProto::BOOL;
+  if (t.isSignlessInteger(8))
+    return onnx::TensorProto::INT8;
+  if (t.isSignlessInteger(32))
+    return onnx::TensorProto::INT32;
+  if (t.isSignlessInteger(64))
+    return onnx::TensorProto::INT64;
+  return 0;
+}
+
+/// Little-endian bytes of each element (one byte per i1).
+void appendElementBytes(std::string &out, const APInt &bits, unsigned width) {
+  unsigned bytes = width == 1 ? 1 : width / 8;
+  uint64_t v = bits.getZExtValue();
+  for (unsigned i = 0; i < bytes; ++i)
+    out.push_back((char)((v >> (8 * i)) & 0xff));
+}
+
+/// Type, shape and raw little-endian data of `value`.
+void fillTensor(onnx::TensorProto &t, ElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  t.set_data_type(onnxType(type.getElementType()));
+  for (int64_t d : type.getShape())
+    t.add_dims(d);
+  std::string *raw = t.mutable_raw_data();
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    if (AsmResourceBlob *blob = res.getRawHandle().getBlob()) {
+      ArrayRef<char> data = blob->getData();
+      raw->assign(data.data(), data.size());
+    }
+    return;
+  }
+  auto dense = cast<DenseElementsAttr>(value);
+  Type elem = type.getElementType();
+  unsigned width = elem.getIntOrFloatBitWidth();
+  if (isa<FloatType>(elem)) {
+    for (const APFloat &f : dense.getValues<APFloat>())
+      appendElementBytes(*raw, f.bitcastToAPInt(), width);
+  } else {
+    for (const APInt &i : dense.getValues<APInt>())
+      appendElementBytes(*raw, i, width);
+  }
+}
+
+class Exporter {
+public:
+  Exporter(onnx::GraphProto &g) : g(g) {}
+
+  LogicalResult run(func::FuncOp func);
+
+private:
+  onnx::GraphProto &g;
+  DenseMap<Value, std::string> names;
+  /// The initializer of each distinct constant value.
+  DenseMap<Attribute, std::string> constants;
+  llvm::StringSet<> used;
+  int counter = 0;
+
+  std::string unique(StringRef base) {
+    std::string n = base.str();
+    while (!used.insert(n).second)
+      n = (base + "_" + Twine(counter++)).str();
+    return n;
+  }
+  std::string fresh() { return unique("t" + std::to_string(counter++)); }
+  std::string name(Value v) {
+    auto it = names.find(v);
+    if (it != names.end())
+      return it->second;
+    return names[v] = fresh();
+  }
+
+  onnx::NodeProto *node(StringRef op, ArrayRef<std::string> inputs,
+                        ArrayRef<std::string> outputs) {
+    onnx::NodeProto *n = g.add_node();
+    n->set_op_type(op.str());
+    n->set_name(unique(op.str() + "_" + std::to_string(g.node_size())));
+    for (const std::string &i : inputs)
+      n->add_input(i);
+    for (const std::string &o : outputs)
+      n->add_output(o);
+    return n;
+  }
+  /// A node with one fresh output; returns the output's name.
+  std::string tmp(StringRef op, ArrayRef<std::string> inputs,
+                  onnx::NodeProto **out = nullptr) {
+    std::string r = fresh();
+    onnx::NodeProto *n = node(op, inputs, {r});
+    if (out)
+      *out = n;
+    return r;
+  }
+  static void setInt(onnx::NodeProto *n, StringRef key, int64_t v) {
+    auto *a = n->add_attribute();
+    a->set_name(key.str());
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void setFloat(onnx::NodeProto *n, StringRef key, double v) {
+    auto *a = n->add_attribute();
+    a->set_name(key.str());
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f((float)v);
+  }
+  static void setString(onnx::NodeProto *n, StringRef key, StringRef v) {
+    auto *a = n->add_attribute();
+    a->set_name(key.str());
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v.str());
+  }
+  static void setInts(onnx::NodeProto *n, StringRef key, ArrayRef<int64_t> v) {
+    auto *a = n->add_attribute();
+    a->set_name(key.str());
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v)
+      a->add_ints(x);
+  }
+
+  /// An initializer named after `base` holding `value`.
+  std::string initializer(StringRef base, ElementsAttr value) {
+    onnx::TensorProto *t = g.add_initializer();
+    t->set_name(unique(base));
+    fillTensor(*t, value);
+    return t->name();
+  }
+  /// An int64 initializer (1-D, or rank 0 with `scalar`).
+  std::string ints(ArrayRef<int64_t> values, bool scalar = false) {
+    auto type = RankedTensorType::get(
+        scalar ? ArrayRef<int64_t>{}
+               : ArrayRef<int64_t>{(int64_t)values.size()},
+        IntegerType::get(ctx, 64));
+    return initializer("const", DenseElementsAttr::get(type, values));
+  }
+  /// A rank-0 initializer of element type `elem`.
+  std::string scalar(double v, Type elem) {
+    auto type = RankedTensorType::get({}, elem);
+    Attribute a =
+        isa<FloatType>(elem)
+            ? (Attribute)FloatAttr::get(elem, v)
+            : IntegerAttr::get(
+                  elem, APInt(elem.getIntOrFloatBitWidth(), (int64_t)v, true));
+    return initializer("const", DenseElementsAttr::get(type, a));
+  }
+  void setValueInfo(onnx::ValueInfoProto *info, StringRef n, Type t,
+                    ArrayAttr dimNames);
+
+  LogicalResult emit(Operation *op);
+  LogicalResult emitReduce(Operation *op, StringRef onnxOp, Value x,
+                           ArrayRef<int64_t> axes, bool keepdims);
+
+  MLIRContext *ctx = nullptr;
+};
+
+void Exporter::setValueInfo(onnx::ValueInfoProto *info, StringRef n, Type t,
+                            ArrayAttr dimNames) {
+  info->set_name(n.str());
+  auto type = cast<RankedTensorType>(t);
+  auto *tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnxType(type.getElementType()));
+  auto *shape = tt->mutable_shape();
+  for (auto [i, d] : llvm::enumerate(type.getShape())) {
+    auto *dim = shape->add_dim();
+    if (!ShapedType::isDynamic(d)) {
+      dim->set_dim_value(d);
+      continue;
+    }
+    if (dimNames && i < dimNames.size())
+      if (auto s = dyn_cast<StringAttr>(dimNames[i]); s && !s.empty())
+        dim->set_dim_param(s.str());
+  }
+}
+
+LogicalResult Exporter::run(func::FuncOp func) {
+  ctx = func.getContext();
+  // Graph inputs: every argument, named by graph.input / graph.param.
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto in = func.getArgAttrOfType<StringAttr>(i, "graph.input");
+    auto param = func.getArgAttrOfType<StringAttr>(i, "graph.param");
+    std::string n = unique(in      ? in.str()
+                           : param ? param.str()
+                                   : "arg" + std::to_string(i));
+    names[arg] = n;
+    if (!isa<RankedTensorType>(arg.getType()) ||
+        !onnxType(cast<RankedTensorType>(arg.getType()).getElementType()))
+      return emitError(arg.getLoc())
+             << "argument " << i << " has type " << arg.getType()
+             << ", which has no ONNX form";
+    setValueInfo(g.add_input(), n, arg.getType(),
+                 func.getArgAttrOfType<ArrayAttr>(i, "graph.dim_names"));
+  }
+  // Outputs produced by an op take the output's name directly.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<std::string> outNames;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto a = func.getResultAttrOfType<StringAttr>(i, "graph.output");
+    std::string n = unique(a ? a.str() : "output" + std::to_string(i));
+    outNames.push_back(n);
+    if (v.getDefiningOp() && !names.count(v))
+      names[v] = n;
+  }
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (failed(emit(&op)))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (names[v] != outNames[i])
+      node("Identity", {name(v)}, {outNames[i]});
+    setValueInfo(g.add_output(), outNames[i], v.getType(), nullptr);
+  }
+  return success();
+}
+
+LogicalResult Exporter::emitReduce(Operation *op, StringRef onnxOp, Value x,
+                                   ArrayRef<int64_t> axes, bool keepdims) {
+  std::string out = name(op->getResult(0));
+  onnx::NodeProto *n;
+  // Opset 17: ReduceSum takes axes as an input, the others as attribute.
+  if (onnxOp == "ReduceSum") {
+    n = node(onnxOp, {name(x), ints(axes)}, {out});
+  } else {
+    n = node(onnxOp, {name(x)}, {out});
+    setInts(n, "axes", axes);
+  }
+  setInt(n, "keepdims", keepdims);
+  return success();
+}
+
+StringRef stringifyCompare(CompareDirection d) {
+  switch (d) {
+  case CompareDirection::eq:
+  case CompareDirection::ne:
+    return "Equal";
+  case CompareDirection::lt:
+    return "Less";
+  case CompareDirection::le:
+    return "LessOrEqual";
+  case CompareDirection::gt:
+    return "Greater";
+  case CompareDirection::ge:
+    return "GreaterOrEqual";
+  }
+  return "";
+}
+
+StringRef lossReduction(Reduction r) {
+  return r == Reduction::none ? "none" : r == Reduction::sum ? "sum" : "mean";
+}
+
+LogicalResult Exporter::emit(Operation *op) {
+  auto in = [&](unsigned i) { return name(op->getOperand(i)); };
+  auto out = [&](unsigned i = 0) { return name(op->getResult(i)); };
+  auto elemOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  };
+  // Same-named elementwise ops.
+  StringRef simple =
+      llvm::TypeSwitch<Operation *, StringRef>(op)
+          .Case([](NegOp) { return "Neg"; })
+          .Case([](AbsOp) { return "Abs"; })
+          .Case([](ExpOp) { return "Exp"; })
+          .Case([](LogOp) { return "Log"; })
+          .Case([](SqrtOp) { return "Sqrt"; })
+          .Case([](TanhOp) { return "Tanh"; })
+          .Case([](SigmoidOp) { return "Sigmoid"; })
+          .Case([](ReluOp) { return "Relu"; })
+          .Case([](ErfOp) { return "Erf"; })
+          .Case([](FloorOp) { return "Floor"; })
+          .Case([](CeilOp) { return "Ceil"; })
+          .Case([](RoundOp) { return "Round"; })
+          .Case([](AddOp) { return "Add"; })
+          .Case([](SubOp) { return "Sub"; })
+          .Case([](MulOp) { return "Mul"; })
+          .Case([](DivOp) { return "Div"; })
+          .Case([](PowOp) { return "Pow"; })
+          .Case([](MaxOp) { return "Max"; })
+          .Case([](MinOp) { return "Min"; })
+          .Case([](WhereOp) { return "Where"; })
+          .Case([](GlobalAvgPoolOp) { return "GlobalAveragePool"; })
+          .Default([](Operation *) { return ""; });
+  if (!simple.empty()) {
+    SmallVector<std::string> ins;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      ins.push_back(in(i));
+    node(simple, ins, {out()});
+    return success();
+  }
+  onnx::NodeProto *n = nullptr;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ConstantOp c) {
+        // The initializer takes the output's name: no node needed.
+        std::string base = "const";
+        if (auto r = dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+          base = r.getRawHandle().getKey().str();
+        std::string &init = constants[c.getValue()];
+        if (init.empty())
+          init = initializer(base, c.getValue());
+        if (names.count(c.getResult()))
+          node("Identity", {init}, {out()});
+        else
+          names[c.getResult()] = init;
+        return success();
+      })
+      .Case([&](IotaOp o) {
+        auto type = cast<RankedTensorType>(o.getType());
+        Type elem = type.getElementType();
+        SmallVector<Attribute> values;
+        int64_t inner = 1;
+        for (int64_t d = o.getAxis() + 1; d < type.getRank(); ++d)
+          inner *= type.getDimSize(d);
+        int64_t n = type.getDimSize(o.getAxis());
+        for (int64_t i = 0; i < type.getNumElements(); ++i) {
+          int64_t v = (i / inner) % n;
+          values.push_back(isa<FloatType>(elem)
+                               ? (Attribute)FloatAttr::get(elem, (double)v)
+                               : IntegerAttr::get(elem, v));
+        }
+        std::string init =
+            initializer("iota", DenseElementsAttr::get(type, values));
+        node("Identity", {init}, {out()});
+        return success();
+      })
+      .Case([&](FillLikeOp o) {
+        std::string shape = tmp("Shape", {in(0)});
+        n = node("ConstantOfShape", {shape}, {out()});
+        auto *a = n->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        auto typed = cast<TypedAttr>(o.getValue());
+        auto type = RankedTensorType::get({1}, typed.getType());
+        fillTensor(*a->mutable_t(), DenseElementsAttr::get(type, typed));
+        return success();
+      })
+      .Case([&](RsqrtOp) {
+        node("Reciprocal", {tmp("Sqrt", {in(0)})}, {out()});
+        return success();
+      })
+      .Case([&](GeluOp o) {
+        Type elem = elemOf(o.getX());
+        std::string x = in(0);
+        std::string inner;
+        if (o.getApproximate() == GeluApproximation::tanh) {
+          // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+          std::string x3 = tmp("Mul", {x, tmp("Mul", {x, x})});
+          std::string s =
+              tmp("Add", {x, tmp("Mul", {x3, scalar(0.044715, elem)})});
+          inner = tmp("Tanh",
+                      {tmp("Mul", {s, scalar(std::sqrt(2.0 / M_PI), elem)})});
+        } else {
+          // 0.5 x (1 + erf(x / sqrt(2)))
+          inner = tmp("Erf", {tmp("Div", {x, scalar(std::sqrt(2.0), elem)})});
+        }
+        std::string onePlus = tmp("Add", {inner, scalar(1.0, elem)});
+        node("Mul", {tmp("Mul", {x, scalar(0.5, elem)}), onePlus}, {out()});
+        return success();
+      })
+      .Case([&](ClampOp o) {
+        Type elem = elemOf(o.getX());
+        std::string lo = o.getMin()
+                             ? scalar(o.getMin()->convertToDouble(), elem)
+                             : std::string();
+        std::string hi = o.getMax()
+                             ? scalar(o.getMax()->convertToDouble(), elem)
+                             : std::string();
+        node("Clip", {in(0), lo, hi}, {out()});
+        return success();
+      })
+      .Case([&](DropoutOp o) {
+        if (!o.getTraining()) {
+          node("Identity", {in(0)}, {out()});
+          return success();
+        }
+        Type elem = elemOf(o.getX());
+        n = node("Dropout",
+                 {in(0), scalar(o.getRatio().convertToDouble(), elem),
+                  scalar(1, IntegerType::get(ctx, 1))},
+                 {out()});
+        setInt(n, "seed", o.getSeed());
+        return success();
+      })
+      .Case([&](CastOp o) {
+        n = node("Cast", {in(0)}, {out()});
+        setInt(n, "to", onnxType(o.getTo()));
+        return success();
+      })
+      .Case([&](RemOp) {
+        n = node("Mod", {in(0), in(1)}, {out()});
+        setInt(n, "fmod", 1);
+        return success();
+      })
+      .Case([&](ModOp o) {
+        if (!isa<FloatType>(elemOf(o.getLhs()))) {
+          node("Mod", {in(0), in(1)}, {out()});
+          return success();
+        }
+        // Floats: a - b * floor(a / b).
+        std::string q = tmp("Floor", {tmp("Div", {in(0), in(1)})});
+        node("Sub", {in(0), tmp("Mul", {in(1), q})}, {out()});
+        return success();
+      })
+      .Case([&](CompareOp o) {
+        StringRef name = stringifyCompare(o.getDirection());
+        if (o.getDirection() == CompareDirection::ne)
+          node("Not", {tmp(name, {in(0), in(1)})}, {out()});
+        else
+          node(name, {in(0), in(1)}, {out()});
+        return success();
+      })
+      .Case([&](MatmulOp o) {
+        auto rank = [](Value v) {
+          return cast<RankedTensorType>(v.getType()).getRank();
+        };
+        bool flags = o.getTransposeLhs() || o.getTransposeRhs();
+        if (flags && rank(o.getLhs()) == 2 && rank(o.getRhs()) == 2) {
+          n = node("Gemm", {in(0), in(1)}, {out()});
+          setInt(n, "transA", o.getTransposeLhs());
+          setInt(n, "transB", o.getTransposeRhs());
+          return success();
+        }
+        auto swapLast = [&](Value v, const std::string &nm) {
+          int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+          if (rank < 2)
+            return nm;
+          SmallVector<int64_t> perm;
+          for (int64_t i = 0; i < rank; ++i)
+            perm.push_back(i);
+          std::swap(perm[rank - 1], perm[rank - 2]);
+          onnx::NodeProto *t;
+          std::string r = tmp("Transpose", {nm}, &t);
+          setInts(t, "perm", perm);
+          return r;
+        };
+        std::string l =
+            o.getTransposeLhs() ? swapLast(o.getLhs(), in(0)) : in(0);
+        std::string r =
+            o.getTransposeRhs() ? swapLast(o.getRhs(), in(1)) : in(1);
+        node("MatMul", {l, r}, {out()});
+        return success();
+      })
+      .Case([&](ConvOp o) {
+        SmallVector<std::string> ins = {in(0), in(1)};
+        if (o.getBias())
+          ins.push_back(name(o.getBias()));
+        n = node("Conv", ins, {out()});
+        setInts(n, "strides", o.getStrides());
+        setInts(n, "pads", o.getPadding());
+        setInts(n, "dilations", o.getDilations());
+        setInt(n, "group", o.getGroups());
+        return success();
+      })
+      .Case([&](MaxPoolOp o) {
+        n = node("MaxPool", {in(0)}, {out()});
+        setInts(n, "kernel_shape", o.getKernel());
+        setInts(n, "strides", o.getStrides());
+        setInts(n, "pads", o.getPadding());
+        setInts(n, "dilations", o.getDilations());
+        setInt(n, "ceil_mode", o.getCeilMode());
+        return success();
+      })
+      .Case([&](AvgPoolOp o) {
+        n = node("AveragePool", {in(0)}, {out()});
+        setInts(n, "kernel_shape", o.getKernel());
+        setInts(n, "strides", o.getStrides());
+        setInts(n, "pads", o.getPadding());
+        setInt(n, "ceil_mode", o.getCeilMode());
+        setInt(n, "count_include_pad", o.getCountIncludePad());
+        return success();
+      })
+      .Case([&](BatchNormOp o) {
+        n = node("BatchNormalization", {in(0), in(1), in(2), in(3), in(4)},
+                 {out()});
+        setFloat(n, "epsilon", o.getEpsilon().convertToDouble());
+        return success();
+      })
+      .Case([&](LayerNormOp o) {
+        SmallVector<std::string> ins = {in(0), in(1)};
+        if (o.getBias())
+          ins.push_back(name(o.getBias()));
+        n = node("LayerNormalization", ins, {out()});
+        setInt(n, "axis", o.getAxis());
+        setFloat(n, "epsilon", o.getEpsilon().convertToDouble());
+        return success();
+      })
+      .Case([&](SoftmaxOp o) {
+        n = node("Softmax", {in(0)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](LogSoftmaxOp o) {
+        n = node("LogSoftmax", {in(0)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](ReduceSumOp o) {
+        return emitReduce(op, "ReduceSum", o.getX(), o.getAxes(),
+                          o.getKeepdims());
+      })
+      .Case([&](ReduceMeanOp o) {
+        return emitReduce(op, "ReduceMean", o.getX(), o.getAxes(),
+                          o.getKeepdims());
+      })
+      .Case([&](ReduceMaxOp o) {
+        return emitReduce(op, "ReduceMax", o.getX(), o.getAxes(),
+                          o.getKeepdims());
+      })
+      .Case([&](ReduceMinOp o) {
+        return emitReduce(op, "ReduceMin", o.getX(), o.getAxes(),
+                          o.getKeepdims());
+      })
+      .Case([&](ReduceProdOp o) {
+        return emitReduce(op, "ReduceProd", o.getX(), o.getAxes(),
+                          o.getKeepdims());
+      })
+      .Case<ArgMaxOp, ArgMinOp>([&](auto o) {
+        n = node(isa<ArgMaxOp>(op) ? "ArgMax" : "ArgMin", {in(0)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        setInt(n, "keepdims", o.getKeepdims());
+        setInt(n, "select_last_index", o.getSelectLastIndex());
+        return success();
+      })
+      .Case([&](CumSumOp o) {
+        n = node("CumSum", {in(0), ints({o.getAxis()}, true)}, {out()});
+        setInt(n, "exclusive", o.getExclusive());
+        setInt(n, "reverse", o.getReverse());
+        return success();
+      })
+      .Case([&](TopKOp o) {
+        n = node("TopK", {in(0), ints({o.getK()})}, {out(0), out(1)});
+        setInt(n, "axis", o.getAxis());
+        setInt(n, "largest", !o.getSmallest());
+        setInt(n, "sorted", !o.getUnsorted());
+        return success();
+      })
+      .Case([&](ReshapeOp o) {
+        node("Reshape", {in(0), ints(o.getShape())}, {out()});
+        return success();
+      })
+      .Case([&](TransposeOp o) {
+        n = node("Transpose", {in(0)}, {out()});
+        setInts(n, "perm", o.getPerm());
+        return success();
+      })
+      .Case([&](BroadcastToOp o) {
+        // Expand keeps the operand's dim where the shape says 1.
+        SmallVector<int64_t> shape;
+        for (int64_t d : o.getShape())
+          shape.push_back(d == -1 ? 1 : d);
+        node("Expand", {in(0), ints(shape)}, {out()});
+        return success();
+      })
+      .Case([&](ConcatOp o) {
+        SmallVector<std::string> ins;
+        for (Value v : o.getInputs())
+          ins.push_back(name(v));
+        n = node("Concat", ins, {out()});
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        SmallVector<int64_t> axes;
+        for (size_t i = 0; i < o.getStarts().size(); ++i)
+          axes.push_back(i);
+        node("Slice",
+             {in(0), ints(o.getStarts()), ints(o.getEnds()), ints(axes),
+              ints(o.getSteps())},
+             {out()});
+        return success();
+      })
+      .Case([&](GatherOp o) {
+        n = node("Gather", {in(0), in(1)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](GatherElementsOp o) {
+        n = node("GatherElements", {in(0), in(1)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](ScatterElementsOp o) -> LogicalResult {
+        ScatterReduction r = o.getReduction();
+        if (r == ScatterReduction::max || r == ScatterReduction::min)
+          return op->emitError("reduction '")
+                 << stringifyScatterReduction(r)
+                 << "' of scatter_elements needs ONNX opset 18; the exporter "
+                    "writes opset "
+                 << loom::onnx_export::kExportOpset;
+        n = node("ScatterElements", {in(0), in(1), in(2)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        setString(n, "reduction", stringifyScatterReduction(r));
+        return success();
+      })
+      .Case([&](TriluOp o) {
+        n = node("Trilu", {in(0), ints({o.getK()}, true)}, {out()});
+        setInt(n, "upper", o.getUpper());
+        return success();
+      })
+      .Case([&](ResizeOp o) -> LogicalResult {
+        ArrayRef<int64_t> sizes = o.getSizes();
+        std::string scalesIn, sizesIn;
+        if (llvm::all_of(sizes, [](int64_t s) { return s < 0; })) {
+          Builder b(ctx);
+          auto t = RankedTensorType::get({(int64_t)o.getScales().size()},
+                                         b.getF32Type());
+          SmallVector<float> scales(o.getScales().begin(), o.getScales().end());
+          scalesIn = initializer("scales",
+                                 DenseElementsAttr::get(t, ArrayRef(scales)));
+        } else {
+          // ONNX takes scales or sizes: sizes from the result type.
+          auto result = cast<RankedTensorType>(o.getType());
+          if (!result.hasStaticShape())
+            return op->emitError("resize mixes given sizes with a dynamic "
+                                 "dim; ONNX Resize cannot express it");
+          sizesIn = ints(result.getShape());
+        }
+        n = node("Resize", {in(0), "", scalesIn, sizesIn}, {out()});
+        setString(n, "mode", stringifyResizeMode(o.getMode()));
+        setString(n, "coordinate_transformation_mode",
+                  stringifyCoordinateMode(o.getCoordinateMode()));
+        setString(n, "nearest_mode", stringifyNearestMode(o.getNearestMode()));
+        setFloat(n, "cubic_coeff_a", o.getCubicCoeffA().convertToDouble());
+        setInt(n, "exclude_outside", o.getExcludeOutside());
+        if (o.getCoordinateMode() == CoordinateMode::half_pixel_symmetric)
+          return op->emitError("coordinate mode half_pixel_symmetric needs "
+                               "ONNX opset 19");
+        return success();
+      })
+      .Case([&](SqueezeOp o) {
+        node("Squeeze", {in(0), ints(o.getAxes())}, {out()});
+        return success();
+      })
+      .Case([&](UnsqueezeOp o) {
+        node("Unsqueeze", {in(0), ints(o.getAxes())}, {out()});
+        return success();
+      })
+      .Case([&](FlattenOp o) {
+        n = node("Flatten", {in(0)}, {out()});
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](PadOp o) {
+        Type elem = elemOf(o.getX());
+        SmallVector<std::string> ins = {in(0), ints(o.getPads())};
+        if (o.getMode() == PadMode::constant)
+          ins.push_back(scalar(o.getValue().convertToDouble(), elem));
+        n = node("Pad", ins, {out()});
+        setString(n, "mode", stringifyPadMode(o.getMode()));
+        return success();
+      })
+      .Case([&](EmbeddingOp) {
+        n = node("Gather", {in(0), in(1)}, {out()});
+        setInt(n, "axis", 0);
+        return success();
+      })
+      .Case([&](CrossEntropyOp o) {
+        // ONNX wants classes at dim 1: [N, C, d...].
+        std::string logits = in(0);
+        int64_t rank =
+            cast<RankedTensorType>(o.getLogits().getType()).getRank();
+        if (rank > 2) {
+          SmallVector<int64_t> perm = {0, rank - 1};
+          for (int64_t i = 1; i < rank - 1; ++i)
+            perm.push_back(i);
+          onnx::NodeProto *t;
+          logits = tmp("Transpose", {logits}, &t);
+          setInts(t, "perm", perm);
+        }
+        n = node("SoftmaxCrossEntropyLoss", {logits, in(1)}, {out()});
+        setString(n, "reduction", lossReduction(o.getReduction()));
+        if (o.getIgnoreIndex())
+          setInt(n, "ignore_index", *o.getIgnoreIndex());
+        return success();
+      })
+      .Case([&](MseLossOp o) {
+        std::string d = tmp("Sub", {in(0), in(1)});
+        std::string sq = o.getReduction() == Reduction::none ? out() : fresh();
+        node("Mul", {d, d}, {sq});
+        if (o.getReduction() == Reduction::none)
+          return success();
+        int64_t rank = cast<RankedTensorType>(o.getPred().getType()).getRank();
+        SmallVector<int64_t> axes;
+        for (int64_t i = 0; i < rank; ++i)
+          axes.push_back(i);
+        if (o.getReduction() == Reduction::sum) {
+          n = node("ReduceSum", {sq, ints(axes)}, {out()});
+        } else {
+          n = node("ReduceMean", {sq}, {out()});
+          setInts(n, "axes", axes);
+        }
+        setInt(n, "keepdims", 0);
+        return success();
+      })
+      .Default([&](Operation *op) {
+        return op->emitError("op '") << op->getName() << "' has no ONNX export";
+      });
+}
+
+} // namespace
+
+LogicalResult loom::onnx_export::exportModel(ModuleOp module,
+                                             onnx::ModelProto &model,
+                                             const ExportOptions &options) {
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (!options.funcName.empty() && f.getSymName() != options.funcName)
+      continue;
+    if (func)
+      return module.emitError("the module has several functions; name the "
+                              "one to export");
+    func = f;
+  }
+  if (!func)
+    return module.emitError("no function ")
+           << (options.funcName.empty() ? "" : "'" + options.funcName + "' ")
+           << "to export";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("only single-block functions can be exported");
+  model.set_ir_version(8);
+  model.set_producer_name("loom");
+  model.set_producer_version("0.1");
+  auto *opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kExportOpset);
+  onnx::GraphProto *g = model.mutable_graph();
+  g->set_name(options.graphName);
+  Exporter exporter(*g);
+  return exporter.run(func);
+}
+
+LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,
+                                            const ExportOptions &options) {
+  onnx::ModelProto model;
+  if (failed(exportModel(module, model, options)))
+    return failure();
+  std::string problem = checkModel(model);
+  if (!problem.empty())
+    return module.emitError("the exported model fails onnx.checker: ")
+           << problem;
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return module.emitError("cannot serialize the model (over 2 GiB?)");
+  std::ofstream out(path.str(), std::ios::binary);
+  out.write(bytes.data(), (std::streamsize)bytes.size());
+  out.close();
+  if (!out)
+    return module.emitError("cannot write '") << path << "'";
+  return success();
+}
