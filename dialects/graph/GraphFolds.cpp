@@ -85,6 +85,40 @@ static bool isSplatOne(Value v) {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+/// Iotas up to this many elements fold to constants.
+static constexpr int64_t kIotaFoldLimit = 4096;
+
+OpFoldResult IotaOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getType());
+  if (type.getNumElements() > kIotaFoldLimit)
+    return {};
+  return computeValue();
+}
+
+DenseElementsAttr IotaOp::computeValue() {
+  auto type = cast<RankedTensorType>(getType());
+  Type elem = type.getElementType();
+  int64_t inner = 1;
+  for (int64_t d = getAxis() + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
+  int64_t n = type.getDimSize(getAxis());
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    int64_t v = (i / inner) % n;
+    values.push_back(isa<FloatType>(elem)
+                         ? (Attribute)FloatAttr::get(elem, (double)v)
+                         : IntegerAttr::get(elem, v));
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+OpFoldResult FillLikeOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getType());
+  if (!type.hasStaticShape())
+    return {};
+  return SplatElementsAttr::get(type, cast<TypedAttr>(getValue()));
+}
+
 OpFoldResult NegOp::fold(FoldAdaptor) {
   if (auto inner = getX().getDefiningOp<NegOp>())
     return inner.getX();

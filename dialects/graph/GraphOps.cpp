@@ -477,9 +477,9 @@ static LogicalResult inferPool(Failure fail, RankedTensorType in,
                                ArrayRef<int64_t> padding,
                                ArrayRef<int64_t> dilations, bool ceilMode,
                                SmallVectorImpl<Type> &types) {
-  // pool_c1: 1-D or 2-D pooling.
-  if (in.getRank() != 3 && in.getRank() != 4)
-    return fail("input must have rank 3 (1-D) or 4 (2-D), got " +
+  // pool_c1: 1-D, 2-D or 3-D pooling.
+  if (in.getRank() < 3 || in.getRank() > 5)
+    return fail("input must have rank 3 (1-D), 4 (2-D) or 5 (3-D), got " +
                 Twine(in.getRank()));
   int64_t spatial = in.getRank() - 2;
   // pool_c3: one kernel size per spatial dim.
@@ -488,14 +488,14 @@ static LogicalResult inferPool(Failure fail, RankedTensorType in,
                 Twine(kernel.size()));
   if (failed(checkWindow(fail, spatial, kernel, strides, padding, dilations)))
     return failure();
-  // pool_c2: a pad never exceeds half the dilated window (as in PyTorch;
-  // ONNX sets no bound, but a larger pad only adds windows of padding).
+  // pool_c2: a pad is smaller than the dilated window, so every window holds
+  // at least one real element (ONNX sets no bound; PyTorch allows half).
   for (int64_t i = 0; i < spatial; ++i) {
-    int64_t half = ((kernel[i] - 1) * dilations[i] + 1) / 2;
-    if (padding[i] > half || padding[spatial + i] > half)
+    int64_t window = (kernel[i] - 1) * dilations[i] + 1;
+    if (padding[i] >= window || padding[spatial + i] >= window)
       return fail("padding of spatial dim " + Twine(i) +
-                  " exceeds half the dilated kernel size " +
-                  Twine((kernel[i] - 1) * dilations[i] + 1));
+                  " is not smaller than the dilated kernel size " +
+                  Twine(window));
   }
   SmallVector<int64_t> shape(in.getShape().take_front(2));
   if (failed(windowShape(fail, in.getShape().drop_front(2), kernel, strides,

@@ -40,6 +40,9 @@ def Graph_IotaOp : Graph_InferredOp<"iota"> {
     shape this is `range(0, n)`; affine ranges are an iota followed by a mul
     and an add.
 
+    An iota of at most 4096 elements folds to a constant; larger ones stay
+    an iota, which a kernel computes instead of loading.
+
     ```mlir
     %pos = graph.iota [1, 16] axis = 1 : i64
     ```
@@ -48,6 +51,11 @@ def Graph_IotaOp : Graph_InferredOp<"iota"> {
                        TypeAttr:$element_type);
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$shape `axis` `=` $axis attr-dict `:` $element_type";
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The elements, computed (the shape is static).
+    mlir::DenseElementsAttr computeValue();
+  }];
 }
 
 def Graph_FillLikeOp : Graph_InferredOp<"fill_like"> {
@@ -58,6 +66,7 @@ def Graph_FillLikeOp : Graph_InferredOp<"fill_like"> {
     (`fill_like_c1`: a graph element type). Only the shape of `ref` is
     read. This is how a constant of a run-time shape (ONNX
     `ConstantOfShape` of a `Shape`, zeros_like, ones_like) is written.
+    With a static shape it folds to a splat constant.
 
     ```mlir
     %z = graph.fill_like %mask, 0.0 : f32 : (tensor<?x16xi1>) -> tensor<?x16xf32>
@@ -67,6 +76,7 @@ def Graph_FillLikeOp : Graph_InferredOp<"fill_like"> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat =
       "$ref `,` $value attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -493,7 +503,7 @@ def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType]> {
 }
 
 def Graph_MaxPoolOp : Graph_InferredOp<"max_pool"> {
-  let summary = "1-D or 2-D max pooling (NCHW)";
+  let summary = "1-D, 2-D or 3-D max pooling (NCHW)";
   let description = [{
     Max over windows of `kernel` size; padded positions never win.
     `padding` holds begin pads, then end pads; `ceil_mode` rounds the
@@ -517,7 +527,7 @@ def Graph_MaxPoolOp : Graph_InferredOp<"max_pool"> {
 }
 
 def Graph_AvgPoolOp : Graph_InferredOp<"avg_pool"> {
-  let summary = "1-D or 2-D average pooling (NCHW)";
+  let summary = "1-D, 2-D or 3-D average pooling (NCHW)";
   let description = [{
     Mean over windows of `kernel` size. With `count_include_pad` padded
     zeros count in the divisor; otherwise only real elements do.

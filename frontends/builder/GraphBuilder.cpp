@@ -435,7 +435,8 @@ Value GraphBuilder::conv(Value input, Value filter, Value bias,
 
 Value GraphBuilder::maxPool(Value x, ArrayRef<int64_t> kernel,
                             ArrayRef<int64_t> strides,
-                            ArrayRef<int64_t> padding, bool ceilMode) {
+                            ArrayRef<int64_t> padding, bool ceilMode,
+                            ArrayRef<int64_t> dilations) {
   auto in = tensorType(x, "max_pool");
   if (!in)
     return {};
@@ -447,8 +448,8 @@ Value GraphBuilder::maxPool(Value x, ArrayRef<int64_t> kernel,
                                 strides.empty() ? kernel : ArrayRef(strides))),
       builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
                                            orFill(padding, 2 * spatial, 0))),
-      builder_.getNamedAttr(
-          "dilations", builder_.getDenseI64ArrayAttr(orFill({}, spatial, 1)))};
+      builder_.getNamedAttr("dilations", builder_.getDenseI64ArrayAttr(
+                                             orFill(dilations, spatial, 1)))};
   if (ceilMode)
     attrs.push_back(builder_.getNamedAttr("ceil_mode", builder_.getUnitAttr()));
   return build<MaxPoolOp>(x, attrs);

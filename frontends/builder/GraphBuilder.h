@@ -139,7 +139,8 @@ public:
   mlir::Value maxPool(mlir::Value x, llvm::ArrayRef<int64_t> kernel,
                       llvm::ArrayRef<int64_t> strides = {},
                       llvm::ArrayRef<int64_t> padding = {},
-                      bool ceilMode = false);
+                      bool ceilMode = false,
+                      llvm::ArrayRef<int64_t> dilations = {});
   mlir::Value avgPool(mlir::Value x, llvm::ArrayRef<int64_t> kernel,
                       llvm::ArrayRef<int64_t> strides = {},
                       llvm::ArrayRef<int64_t> padding = {},

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -296,6 +297,37 @@ LogicalResult Exporter::emit(Operation *op) {
   auto elemOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();
   };
+  // ONNX Runtime has no boolean Where: where on i1 (how And and Or import)
+  // goes out as the logic it computes, Or(And(c, x), And(Not(c), y)), with
+  // the constant-operand cases as one And or Or.
+  if (auto where = dyn_cast<WhereOp>(op);
+      where && elemOf(where.getResult()).isInteger(1)) {
+    // v is a splat of `value` that does not widen the broadcast of a and b.
+    auto dropsOut = [](Value v, bool value, Value a, Value b) {
+      if (!(value ? matchPattern(v, m_One()) : matchPattern(v, m_Zero())))
+        return false;
+      auto t = cast<RankedTensorType>(v.getType());
+      int64_t rank = std::max(cast<RankedTensorType>(a.getType()).getRank(),
+                              cast<RankedTensorType>(b.getType()).getRank());
+      return t.getRank() <= rank &&
+             llvm::all_of(t.getShape(), [](int64_t d) { return d == 1; });
+    };
+    Value c = where.getCond(), x = where.getX(), y = where.getY();
+    if (dropsOut(y, false, c, x)) {
+      node("And", {in(0), in(1)}, {out()});
+      return success();
+    }
+    if (dropsOut(x, true, c, y)) {
+      node("Or", {in(0), in(2)}, {out()});
+      return success();
+    }
+    std::string a = fresh(), notC = fresh(), b = fresh();
+    node("And", {in(0), in(1)}, {a});
+    node("Not", {in(0)}, {notC});
+    node("And", {notC, in(2)}, {b});
+    node("Or", {a, b}, {out()});
+    return success();
+  }
   // Same-named elementwise ops.
   StringRef simple =
       llvm::TypeSwitch<Operation *, StringRef>(op)
@@ -345,22 +377,7 @@ LogicalResult Exporter::emit(Operation *op) {
         return success();
       })
       .Case([&](IotaOp o) {
-        auto type = cast<RankedTensorType>(o.getType());
-        Type elem = type.getElementType();
-        SmallVector<Attribute> values;
-        int64_t inner = 1;
-        for (int64_t d = o.getAxis() + 1; d < type.getRank(); ++d)
-          inner *= type.getDimSize(d);
-        int64_t n = type.getDimSize(o.getAxis());
-        for (int64_t i = 0; i < type.getNumElements(); ++i) {
-          int64_t v = (i / inner) % n;
-          values.push_back(isa<FloatType>(elem)
-                               ? (Attribute)FloatAttr::get(elem, (double)v)
-                               : IntegerAttr::get(elem, v));
-        }
-        std::string init =
-            initializer("iota", DenseElementsAttr::get(type, values));
-        node("Identity", {init}, {out()});
+        node("Identity", {initializer("iota", o.computeValue())}, {out()});
         return success();
       })
       .Case([&](FillLikeOp o) {

@@ -177,50 +177,108 @@ LogicalResult gemm(ImportContext &c) {
   return success();
 }
 
-/// ONNX auto_pad: only NOTSET (explicit pads) and VALID are supported.
-LogicalResult checkAutoPad(ImportContext &c) {
+/// The begin-then-end pads of a convolution or pooling window: the `pads`
+/// attribute, zeros for auto_pad VALID, and for SAME_UPPER / SAME_LOWER the
+/// pads that make each output size ceil(input / stride), computed from x's
+/// spatial dims (which must then be static). `kernel`, `strides` and
+/// `dilations` hold one value per spatial dim.
+FailureOr<SmallVector<int64_t>> padsOf(ImportContext &c, Value x,
+                                       ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dilations) {
   std::string autoPad = c.attrString("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "VALID")
-    return c.error("auto_pad '" + autoPad +
-                   "' is not supported; export with explicit pads");
-  return success();
+  size_t spatial = kernel.size();
+  if (autoPad == "NOTSET")
+    return c.attrInts("pads");
+  if (autoPad == "VALID")
+    return SmallVector<int64_t>(2 * spatial, 0);
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return c.error("unknown auto_pad '" + autoPad + "'");
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  if ((size_t)type.getRank() != spatial + 2)
+    return c.error("expected a rank " + std::to_string(spatial + 2) +
+                   " input for " + std::to_string(spatial) + " kernel sizes");
+  SmallVector<int64_t> pads(2 * spatial, 0);
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t in = type.getDimSize(i + 2);
+    if (ShapedType::isDynamic(in))
+      return c.error("auto_pad '" + autoPad +
+                     "' needs static spatial dims; spatial dim " +
+                     std::to_string(i) + " is dynamic");
+    int64_t stride = i < strides.size() ? strides[i] : 1;
+    int64_t dilation = i < dilations.size() ? dilations[i] : 1;
+    if (stride < 1 || dilation < 1)
+      return c.error("strides and dilations must be positive");
+    int64_t out = (in + stride - 1) / stride;
+    int64_t total = std::max<int64_t>(
+        0, (out - 1) * stride + (kernel[i] - 1) * dilation + 1 - in);
+    int64_t small = total / 2, big = total - small;
+    pads[i] = autoPad == "SAME_UPPER" ? small : big;
+    pads[spatial + i] = autoPad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+/// One value per spatial dim from attribute `name`, `fill` when absent.
+SmallVector<int64_t> perSpatial(ImportContext &c, StringRef name,
+                                size_t spatial, int64_t fill) {
+  SmallVector<int64_t> values = c.attrInts(name);
+  if (values.empty())
+    values.assign(spatial, fill);
+  return values;
 }
 
 LogicalResult conv(ImportContext &c) {
-  if (failed(checkAutoPad(c)))
-    return failure();
   Value x = c.input(0), w = c.input(1);
   Value bias = c.hasInput(2) ? c.input(2) : Value();
-  c.setOutput(0, c.b.conv(x, w, bias, c.attrInts("strides"), c.attrInts("pads"),
-                          c.attrInts("dilations"), c.attrInt("group", 1)));
+  if (!x || !w)
+    return failure();
+  auto wType = cast<RankedTensorType>(w.getType());
+  SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
+  if (kernel.empty())
+    kernel.assign(wType.getShape()
+                      .drop_front(std::min<int64_t>(2, wType.getRank()))
+                      .begin(),
+                  wType.getShape().end());
+  if (llvm::any_of(kernel, ShapedType::isDynamic))
+    return c.error("the kernel size must be static");
+  SmallVector<int64_t> strides = perSpatial(c, "strides", kernel.size(), 1);
+  SmallVector<int64_t> dilations = perSpatial(c, "dilations", kernel.size(), 1);
+  auto pads = padsOf(c, x, kernel, strides, dilations);
+  if (failed(pads))
+    return failure();
+  c.setOutput(0, c.b.conv(x, w, bias, strides, *pads, dilations,
+                          c.attrInt("group", 1)));
   return success();
 }
 
 LogicalResult maxPool(ImportContext &c) {
-  if (failed(checkAutoPad(c)))
-    return failure();
   if (c.node->output_size() > 1 && !c.node->output(1).empty())
     return c.error("the Indices output of MaxPool is not supported");
-  if (!c.attrInts("dilations").empty() &&
-      llvm::any_of(c.attrInts("dilations"), [](int64_t d) { return d != 1; }))
-    return c.error("dilated MaxPool is not supported by the builder yet");
+  Value x = c.input(0);
   SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
-  SmallVector<int64_t> strides = c.attrInts("strides");
-  if (strides.empty())
-    strides.assign(kernel.size(), 1);
-  c.setOutput(0, c.b.maxPool(c.input(0), kernel, strides, c.attrInts("pads"),
-                             c.attrInt("ceil_mode", 0)));
+  SmallVector<int64_t> strides = perSpatial(c, "strides", kernel.size(), 1);
+  SmallVector<int64_t> dilations = perSpatial(c, "dilations", kernel.size(), 1);
+  auto pads = padsOf(c, x, kernel, strides, dilations);
+  if (failed(pads))
+    return failure();
+  c.setOutput(0, c.b.maxPool(x, kernel, strides, *pads,
+                             c.attrInt("ceil_mode", 0), dilations));
   return success();
 }
 
 LogicalResult avgPool(ImportContext &c) {
-  if (failed(checkAutoPad(c)))
-    return failure();
+  Value x = c.input(0);
   SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
-  SmallVector<int64_t> strides = c.attrInts("strides");
-  if (strides.empty())
-    strides.assign(kernel.size(), 1);
-  c.setOutput(0, c.b.avgPool(c.input(0), kernel, strides, c.attrInts("pads"),
+  SmallVector<int64_t> strides = perSpatial(c, "strides", kernel.size(), 1);
+  if (llvm::any_of(c.attrInts("dilations"), [](int64_t d) { return d != 1; }))
+    return c.error("dilated AveragePool is not supported");
+  auto pads = padsOf(c, x, kernel, strides, {});
+  if (failed(pads))
+    return failure();
+  c.setOutput(0, c.b.avgPool(x, kernel, strides, *pads,
                              c.attrInt("count_include_pad", 0),
                              c.attrInt("ceil_mode", 0)));
   return success();
@@ -231,23 +289,110 @@ LogicalResult globalAvgPool(ImportContext &c) {
   return success();
 }
 
+/// BatchNormalization. In training mode (opset 14+) the batch statistics
+/// over all dims but the channel normalize x, and the running statistics
+/// come out as input * momentum + batch * (1 - momentum) (before opset 14,
+/// asking for those outputs means training), the batch
+/// variance being the population variance (as in the ONNX reference).
 LogicalResult batchNorm(ImportContext &c) {
-  if (c.attrInt("training_mode", 0))
-    return c.error("BatchNormalization with training_mode=1 is not supported");
-  c.setOutput(0, c.b.batchNorm(c.input(0), c.input(1), c.input(2), c.input(3),
-                               c.input(4), c.attrFloat("epsilon", 1e-5f)));
+  double epsilon = c.attrFloat("epsilon", 1e-5f);
+  // Before opset 14, asking for the running statistics means training.
+  auto used = [&](int i) {
+    return c.node->output_size() > i && !c.node->output(i).empty();
+  };
+  if (used(3) || used(4))
+    return c.error("the saved_mean and saved_var outputs of "
+                   "BatchNormalization are not supported");
+  bool training =
+      c.attrInt("training_mode", 0) || (c.opset < 14 && (used(1) || used(2)));
+  if (!training) {
+    c.setOutput(0, c.b.batchNorm(c.input(0), c.input(1), c.input(2), c.input(3),
+                                 c.input(4), epsilon));
+    return success();
+  }
+  Value x = c.input(0), scale = c.input(1), bias = c.input(2),
+        runMean = c.input(3), runVar = c.input(4);
+  if (!x || !scale || !bias || !runMean || !runVar)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (rank < 2)
+    return c.error("BatchNormalization needs an [N, C, ...] input");
+  SmallVector<int64_t> axes = {0}, channelShape = {-1};
+  for (int64_t i = 2; i < rank; ++i) {
+    axes.push_back(i);
+    channelShape.push_back(1);
+  }
+  // [C] -> [C, 1, ...], which broadcasts against [N, C, spatial...].
+  auto perChannel = [&](Value v) { return c.b.reshape(v, channelShape); };
+  Value mean = c.b.reduceMean(x, axes, /*keepdims=*/true);
+  Value centered = c.b.sub(x, mean);
+  Value var = c.b.reduceMean(c.b.mul(centered, centered), axes, true);
+  if (!var)
+    return failure();
+  Value y =
+      c.b.mul(centered, c.b.rsqrt(c.b.add(var, scalarLike(c, var, epsilon))));
+  y = c.b.add(c.b.mul(y, perChannel(scale)), perChannel(bias));
+  c.setOutput(0, y);
+  double momentum = c.attrFloat("momentum", 0.9f);
+  auto running = [&](Value old, Value batch) {
+    Value flat = c.b.reshape(batch, SmallVector<int64_t>{-1});
+    return c.b.add(c.b.mul(old, scalarLike(c, old, momentum)),
+                   c.b.mul(flat, scalarLike(c, flat, 1 - momentum)));
+  };
+  if (used(1))
+    c.setOutput(1, running(runMean, mean));
+  if (used(2))
+    c.setOutput(2, running(runVar, var));
   return success();
 }
 
+/// LayerNormalization; when the Mean or InvStdDev output is used, the
+/// normalization is spelled out so that they exist: mean and 1 / sqrt(var +
+/// epsilon) over the axes from `axis` on, kept as size-1 dims.
 LogicalResult layerNorm(ImportContext &c) {
-  if (c.node->output_size() > 1)
-    for (int i = 1; i < c.node->output_size(); ++i)
-      if (!c.node->output(i).empty())
-        return c.error("the Mean and InvStdDev outputs are not supported");
+  Value x = c.input(0), scale = c.input(1);
   Value bias = c.hasInput(2) ? c.input(2) : Value();
-  c.setOutput(0,
-              c.b.layerNorm(c.input(0), c.input(1), bias, c.attrInt("axis", -1),
-                            c.attrFloat("epsilon", 1e-5f)));
+  int64_t axis = c.attrInt("axis", -1);
+  double epsilon = c.attrFloat("epsilon", 1e-5f);
+  bool stats = false;
+  for (int i = 1; i < c.node->output_size(); ++i)
+    stats |= !c.node->output(i).empty();
+  if (!stats) {
+    c.setOutput(0, c.b.layerNorm(x, scale, bias, axis, epsilon));
+    return success();
+  }
+  if (!x || !scale)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if (axis < -rank || axis >= rank)
+    return c.error("axis " + std::to_string(axis) +
+                   " is out of range for rank " + std::to_string(rank));
+  if (axis < 0)
+    axis += rank;
+  // stash_type 1 (the default) computes the statistics in f32.
+  std::optional<DType> dtype = fromMlirType(type.getElementType());
+  bool widen = c.attrInt("stash_type", 1) == 1 && dtype &&
+               (*dtype == DType::f16 || *dtype == DType::bf16);
+  Value xs = widen ? c.b.cast(x, DType::f32) : x;
+  SmallVector<int64_t> axes;
+  for (int64_t i = axis; i < rank; ++i)
+    axes.push_back(i);
+  Value mean = c.b.reduceMean(xs, axes, /*keepdims=*/true);
+  Value centered = c.b.sub(xs, mean);
+  Value var = c.b.reduceMean(c.b.mul(centered, centered), axes, true);
+  if (!var)
+    return failure();
+  Value invStd = c.b.rsqrt(c.b.add(var, scalarLike(c, var, epsilon)));
+  Value y = c.b.mul(centered, invStd);
+  if (widen)
+    y = c.b.cast(y, *dtype);
+  y = c.b.mul(y, scale);
+  if (bias)
+    y = c.b.add(y, bias);
+  c.setOutput(0, y);
+  c.setOutput(1, mean);
+  c.setOutput(2, invStd);
   return success();
 }
 
@@ -469,31 +614,72 @@ LogicalResult clipV6(ImportContext &c) {
   return success();
 }
 
+/// Clip from opset 11: bounds known at import become a clamp, run-time
+/// bounds a max / min with the scalar bound.
 LogicalResult clipV11(ImportContext &c) {
+  Value x = c.input(0);
   std::optional<double> bounds[2];
+  Value dynamicBounds[2];
   for (int i = 1; i <= 2; ++i) {
     if (!c.hasInput(i))
       continue;
     bounds[i - 1] = knownScalar(c, i);
     if (!bounds[i - 1])
-      return c.error("Clip bounds must be scalars known at import");
+      dynamicBounds[i - 1] = c.input(i);
   }
-  Value x = c.input(0);
-  c.setOutput(0,
-              bounds[0] || bounds[1] ? c.b.clamp(x, bounds[0], bounds[1]) : x);
+  if (bounds[0] || bounds[1])
+    x = c.b.clamp(x, bounds[0], bounds[1]);
+  if (dynamicBounds[0])
+    x = c.b.max(x, dynamicBounds[0]);
+  if (dynamicBounds[1])
+    x = c.b.min(x, dynamicBounds[1]);
+  c.setOutput(0, x);
   return success();
 }
 
-/// Dropout at inference: the identity (its mask output is unsupported).
+/// Dropout: the identity at inference, graph.dropout in training mode (its
+/// training_mode input and then its ratio known at import). The mask is dropout
+/// applied to ones with the same seed (graph.dropout's mask is a pure
+/// function of seed and index), non-zero where an element was kept.
 LogicalResult dropout(ImportContext &c) {
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    return c.error("the mask output of Dropout is not supported");
+  bool training = false;
   if (c.hasInput(2)) {
-    auto training = c.knownInput(2);
-    if (!training || training->getSplatValue<bool>())
-      return c.error("Dropout in training mode is not supported at import");
+    auto known = c.knownInput(2);
+    if (!known)
+      return c.error("the training_mode of Dropout must be known at import");
+    training = known->getSplatValue<bool>();
   }
-  c.setOutput(0, c.input(0));
+  double ratio = 0.5;
+  if (training && c.hasInput(1)) {
+    std::optional<double> known = knownScalar(c, 1);
+    if (!known)
+      return c.error("the ratio of Dropout must be a scalar known at import");
+    ratio = *known;
+  } else if (c.opset < 12) {
+    ratio = c.attrFloat("ratio", 0.5f);
+  }
+  if (ratio < 0 || ratio >= 1)
+    return c.error("the ratio of Dropout must be in [0, 1)");
+  Value x = c.input(0);
+  training &= ratio > 0;
+  int64_t seed = c.attrInt("seed", 0);
+  c.setOutput(0, training ? c.b.dropout(x, ratio, true, seed) : x);
+  if (c.node->output_size() > 1 && !c.node->output(1).empty()) {
+    if (!x)
+      return failure();
+    Value mask;
+    if (training) {
+      Value kept = c.b.dropout(
+          c.b.fillLike(x, 1.0,
+                       fromMlirType(getElementTypeOrSelf(x.getType()))
+                           .value_or(DType::f32)),
+          ratio, true, seed);
+      mask = c.b.compare(CompareDirection::ne, kept, scalarLike(c, kept, 0));
+    } else {
+      mask = c.b.fillLike(x, 1, DType::i1);
+    }
+    c.setOutput(1, mask);
+  }
   return success();
 }
 
@@ -1021,17 +1207,69 @@ template <bool kInput> LogicalResult topK(ImportContext &c) {
   return success();
 }
 
+/// Trilu: k known at import is the op's attribute; a run-time k becomes the
+/// mask (col - row >= k for the upper part, <= k for the lower) over the
+/// last two dims.
 LogicalResult trilu(ImportContext &c) {
-  int64_t k = 0;
-  if (c.hasInput(1)) {
-    auto known = c.intsInput(1, "k of Trilu");
-    if (failed(known))
-      return failure();
-    if (known->size() != 1)
-      return c.error("k of Trilu must hold one value");
-    k = known->front();
+  bool upper = c.attrInt("upper", 1);
+  if (!c.hasInput(1) || c.knownInput(1)) {
+    int64_t k = 0;
+    if (c.hasInput(1)) {
+      auto known = c.intsInput(1, "k of Trilu");
+      if (failed(known))
+        return failure();
+      if (known->size() != 1)
+        return c.error("k of Trilu must hold one value");
+      k = known->front();
+    }
+    c.setOutput(0, c.b.trilu(c.input(0), upper, k));
+    return success();
   }
-  c.setOutput(0, c.b.trilu(c.input(0), c.attrInt("upper", 1), k));
+  Value x = c.input(0), k = c.input(1);
+  if (!x || !k)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  auto kType = cast<RankedTensorType>(k.getType());
+  if (type.getRank() < 2)
+    return c.error("Trilu needs a rank 2 or higher input");
+  if (kType.getNumElements() != 1)
+    return c.error("k of Trilu must hold one value");
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols))
+    return c.error("a Trilu with a run-time k needs static matrix dims");
+  Value kScalar =
+      kType.getRank() == 0 ? k : c.b.reshape(k, SmallVector<int64_t>{});
+  Value diag = c.b.sub(c.b.iota({1, cols}, 1, DType::i64),
+                       c.b.iota({rows, 1}, 0, DType::i64));
+  if (!kType.getElementType().isInteger(64))
+    kScalar = c.b.cast(kScalar, DType::i64);
+  Value keep = c.b.compare(upper ? CompareDirection::ge : CompareDirection::le,
+                           diag, kScalar);
+  Value zero = c.b.fillLike(x, 0, *fromMlirType(type.getElementType()));
+  c.setOutput(0, c.b.where(keep, x, zero));
+  return success();
+}
+
+/// Pow (ONNX allows mixed types; the result has the base's type): a float
+/// base raises to the exponent converted to its type; an integer base is
+/// raised in f64, exact while the result fits f64's 53-bit mantissa, and
+/// converted back.
+LogicalResult powOp(ImportContext &c) {
+  Value x = c.input(0), y = c.input(1);
+  if (!x || !y)
+    return failure();
+  std::optional<DType> xt = fromMlirType(getElementTypeOrSelf(x.getType()));
+  std::optional<DType> yt = fromMlirType(getElementTypeOrSelf(y.getType()));
+  if (!xt || !yt)
+    return failure();
+  if (isa<FloatType>(getElementTypeOrSelf(x.getType()))) {
+    c.setOutput(0, c.b.pow(x, *yt == *xt ? y : c.b.cast(y, *xt)));
+    return success();
+  }
+  Value r = c.b.pow(c.b.cast(x, DType::f64),
+                    *yt == DType::f64 ? y : c.b.cast(y, DType::f64));
+  c.setOutput(0, c.b.cast(r, *xt));
   return success();
 }
 
@@ -1254,7 +1492,7 @@ static const OpEntry kOps[] = {
     {"", "Sub", 7, binary<&GraphBuilder::sub>},
     {"", "Mul", 7, binary<&GraphBuilder::mul>},
     {"", "Div", 7, binary<&GraphBuilder::div>},
-    {"", "Pow", 7, binary<&GraphBuilder::pow>},
+    {"", "Pow", 7, powOp},
     {"", "Max", 8, variadic<&GraphBuilder::max>},
     {"", "Min", 8, variadic<&GraphBuilder::min>},
     {"", "Sum", 8, variadic<&GraphBuilder::add>},

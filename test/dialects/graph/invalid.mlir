@@ -639,9 +639,9 @@ func.func @window_c3_dilated(%x: tensor<1x3x8x4xf32>) {
 
 // -----
 
-// pool_c1: 1-D or 2-D pooling only.
+// pool_c1: 1-D, 2-D or 3-D pooling only.
 func.func @pool_c1(%x: tensor<3x8xf32>) {
-  // expected-error @+2 {{'graph.max_pool' op input must have rank 3 (1-D) or 4 (2-D), got 2}}
+  // expected-error @+2 {{'graph.max_pool' op input must have rank 3 (1-D), 4 (2-D) or 5 (3-D), got 2}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = graph.max_pool %x kernel = [2] strides = [2] padding = [0, 0] dilations = [1]
       : (tensor<3x8xf32>) -> tensor<3x4xf32>
@@ -651,22 +651,23 @@ func.func @pool_c1(%x: tensor<3x8xf32>) {
 // -----
 
 // pool_c1: the same for average pooling.
-func.func @pool_c1_avg(%x: tensor<1x3x8x8x8xf32>) {
-  // expected-error @+2 {{'graph.avg_pool' op input must have rank 3 (1-D) or 4 (2-D), got 5}}
+func.func @pool_c1_avg(%x: tensor<1x3x8x8x8x8xf32>) {
+  // expected-error @+2 {{'graph.avg_pool' op input must have rank 3 (1-D), 4 (2-D) or 5 (3-D), got 6}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = graph.avg_pool %x kernel = [2, 2, 2] strides = [2, 2, 2] padding = [0, 0, 0, 0, 0, 0]
-      : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x4x4x4xf32>
+  %0 = graph.avg_pool %x kernel = [2, 2, 2, 2] strides = [2, 2, 2, 2] padding = [0, 0, 0, 0, 0, 0, 0, 0]
+      : (tensor<1x3x8x8x8x8xf32>) -> tensor<1x3x4x4x4x4xf32>
   return
 }
 
 // -----
 
-// pool_c2: a pad is at most half the kernel.
+// pool_c2: a pad is smaller than the dilated kernel, so that every window
+// holds a real element.
 func.func @pool_c2(%x: tensor<1x3x8x8xf32>) {
-  // expected-error @+2 {{'graph.avg_pool' op padding of spatial dim 1 exceeds half the dilated kernel size 3}}
+  // expected-error @+2 {{'graph.avg_pool' op padding of spatial dim 1 is not smaller than the dilated kernel size 3}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = graph.avg_pool %x kernel = [3, 3] strides = [1, 1] padding = [1, 1, 1, 2]
-      : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x9xf32>
+  %0 = graph.avg_pool %x kernel = [3, 3] strides = [1, 1] padding = [1, 1, 1, 3]
+      : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x10xf32>
   return
 }
 

@@ -292,6 +292,19 @@ func.func @max_pool(%x: tensor<1x16x32x32xf32>, %y: tensor<?x4x7xi32>)
   return %0, %1, %2, %3 : tensor<1x16x16x16xf32>, tensor<?x4x3xi32>, tensor<?x4x4xi32>, tensor<1x16x30x30xf32>
 }
 
+// 3-D pooling; a pad may reach kernel - 1 (every window keeps a real
+// element).
+// CHECK-LABEL: func.func @pool_3d
+func.func @pool_3d(%x: tensor<1x3x8x8x8xf32>) -> (tensor<1x3x4x4x4xf32>, tensor<1x3x10x10x10xf32>) {
+  // CHECK: graph.max_pool %{{.*}} kernel = [2, 2, 2] strides = [2, 2, 2] padding = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1] : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x4x4x4xf32>
+  %0 = graph.max_pool %x kernel = [2, 2, 2] strides = [2, 2, 2] padding = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1]
+      : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x4x4x4xf32>
+  // CHECK: graph.avg_pool %{{.*}} kernel = [3, 3, 3] strides = [1, 1, 1] padding = [2, 2, 2, 2, 2, 2] : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x10x10x10xf32>
+  %1 = graph.avg_pool %x kernel = [3, 3, 3] strides = [1, 1, 1] padding = [2, 2, 2, 2, 2, 2]
+      : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x10x10x10xf32>
+  return %0, %1 : tensor<1x3x4x4x4xf32>, tensor<1x3x10x10x10xf32>
+}
+
 // CHECK-LABEL: func.func @avg_pool
 // CHECK-SAME: (%[[X:.*]]: tensor<1x16x8x8xf32>, %[[Y:.*]]: tensor<2x3x?xf16>)
 func.func @avg_pool(%x: tensor<1x16x8x8xf32>, %y: tensor<2x3x?xf16>)

@@ -3,6 +3,8 @@
 // RUN: split-file %s %t
 // RUN: loomc export %t/model.mlir -o %t/model.onnx
 // RUN: loomc import %t/model.onnx | FileCheck %s
+// RUN: loomc export %t/logic.mlir -o %t/logic.onnx
+// RUN: loomc import %t/logic.onnx | FileCheck %s --check-prefix=LOGIC
 // RUN: not loomc export %t/scatter-max.mlir -o %t/bad.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
 // RUN: not loomc export %t/model.mlir 2>&1 | FileCheck %s --check-prefix=NOOUT
 // RUN: not loomc export %t/missing.mlir -o %t/x.onnx 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -49,3 +51,30 @@ func.func @forward(%d: tensor<3x3xf32> {graph.input = "d"}, %i: tensor<2x3xi64> 
 // OPSET: error: reduction 'max' of scatter_elements needs ONNX opset 18; the exporter writes opset 17
 // NOOUT: error: export needs an output file (-o MODEL.onnx)
 // MISSING: error: {{.*}}missing.mlir
+
+//--- logic.mlir
+// ONNX Runtime has no boolean Where: where on i1 goes out as And, Or and
+// Not, which import back as where on i1 again.
+func.func @logic(%a: tensor<2x3xi1> {graph.input = "a"}, %b: tensor<3xi1> {graph.input = "b"},
+                 %c: tensor<2x3xi1> {graph.input = "c"})
+    -> (tensor<2x3xi1> {graph.output = "and"}, tensor<2x3xi1> {graph.output = "or"},
+        tensor<2x3xi1> {graph.output = "select"}) {
+  %f = graph.constant dense<false> : tensor<i1>
+  %t = graph.constant dense<true> : tensor<i1>
+  %0 = graph.where %a, %b, %f : (tensor<2x3xi1>, tensor<3xi1>, tensor<i1>) -> tensor<2x3xi1>
+  %1 = graph.where %a, %t, %b : (tensor<2x3xi1>, tensor<i1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %2 = graph.where %a, %b, %c : (tensor<2x3xi1>, tensor<3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  return %0, %1, %2 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>
+}
+// And(a, b):
+// LOGIC: %[[F:.*]] = graph.constant dense<false> : tensor<i1>
+// LOGIC-NEXT: %[[AND:.*]] = graph.where %arg0, %arg1, %[[F]]
+// Or(a, b):
+// LOGIC: %[[T:.*]] = graph.constant dense<true> : tensor<i1>
+// LOGIC-NEXT: %[[OR:.*]] = graph.where %arg0, %[[T]], %arg1
+// Or(And(a, b), And(Not(a), c)):
+// LOGIC: %[[AB:.*]] = graph.where %arg0, %arg1, %{{.*}} : (tensor<2x3xi1>, tensor<3xi1>, tensor<i1>)
+// LOGIC: %[[NA:.*]] = graph.compare eq, %arg0, %{{.*}} : (tensor<2x3xi1>, tensor<i1>)
+// LOGIC: %[[NAC:.*]] = graph.where %[[NA]], %arg2, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xi1>, tensor<i1>)
+// LOGIC: %[[SEL:.*]] = graph.where %[[AB]], %{{.*}}, %[[NAC]]
+// LOGIC: return %[[AND]], %[[OR]], %[[SEL]]

@@ -1,0 +1,29 @@
+#!/usr/bin/python3
+"""Prints, for each ONNX model directory given, its name and the op types
+of its main graph's nodes (domain-qualified outside ai.onnx):
+
+    /usr/bin/python3 test/tools/onnx_node_ops.py DIR...
+    test_add Add
+"""
+import os
+import sys
+
+import onnx
+
+
+def main(dirs):
+    for d in dirs:
+        name = os.path.basename(os.path.normpath(d))
+        try:
+            model = onnx.load(os.path.join(d, "model.onnx"),
+                              load_external_data=False)
+        except Exception as e:  # noqa: BLE001: any unreadable model
+            print(f"{name} <unreadable:{type(e).__name__}>")
+            continue
+        ops = sorted({(n.domain + "." if n.domain not in ("", "ai.onnx")
+                       else "") + n.op_type for n in model.graph.node})
+        print(name, " ".join(ops))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
