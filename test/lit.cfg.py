@@ -9,6 +9,7 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test", ".onnxtext"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
                    "node-import.sh", "node-import-expected.txt", "export-roundtrip.sh",
+                   "export-ort.sh", "tools", "models",
                    "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.loom_binary_dir, "test")

@@ -3,8 +3,9 @@
 
 Run with Debian's Python (apt-get install python3-torch python3-onnx):
     /usr/bin/python3 test/models/make_models.py test/models
-It writes NAME.onnx for each model, plus NAME.input.npy and NAME.output.npy
-(PyTorch's output on a fixed input) for numeric checks once models run.
+It writes NAME.onnx for each model, plus NAME.input_K.npy (one per graph
+input, in order) and NAME.output_0.npy (PyTorch's output on that input)
+for numeric checks.
 The outputs are committed, so tests do not need PyTorch.
 """
 import os
@@ -143,8 +144,9 @@ def export(model, name, inputs, input_names, dynamic, outdir):
                       dynamic_axes=dynamic, do_constant_folding=True)
     with torch.no_grad():
         out = model(*inputs)
-    np.save(os.path.join(outdir, name + ".input.npy"), inputs[0].numpy())
-    np.save(os.path.join(outdir, name + ".output.npy"), out.numpy())
+    for k, x in enumerate(inputs):
+        np.save(os.path.join(outdir, f"{name}.input_{k}.npy"), x.numpy())
+    np.save(os.path.join(outdir, name + ".output_0.npy"), out.numpy())
     print("wrote", path)
 
 

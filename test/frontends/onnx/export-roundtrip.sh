@@ -5,13 +5,16 @@
 # (which only merge equal constants and put them in one order). `loomc
 # export` runs the ONNX checker with strict shape inference itself; the
 # exported models are checked again by python3-onnx's onnx.checker.
-# Usage: export-roundtrip.sh LOOMC LOOM_OPT
+# With KEEP_DIR, the exports that round trip are kept there as NAME.onnx
+# (export-ort.sh runs them in ONNX Runtime).
+# Usage: export-roundtrip.sh LOOMC LOOM_OPT [KEEP_DIR]
 set -uo pipefail
-loomc="$1"; opt="$2"
+loomc="$1"; opt="$2"; keep="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 models="$(cd "$here/../../models" && pwd)"
 data=/usr/share/libonnx-testdata/data/node
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+if [ -n "$keep" ]; then rm -rf "$keep"; mkdir -p "$keep"; fi
 equal=0; differ=0
 
 normalize() { "$opt" --canonicalize --cse --graph-sort-constants "$1"; }
@@ -32,6 +35,7 @@ roundtrip() {
       >"$tmp/diff"; then
     echo "FAIL $name: the IRs differ:"; head -20 "$tmp/diff"; return 1
   fi
+  if [ -n "$keep" ]; then cp "$tmp/$name.onnx" "$keep/"; fi
 }
 
 while read -r name; do
@@ -56,6 +60,7 @@ onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)" \
       "$tmp/$name.onnx" 2>"$tmp/err"; then
     echo "FAIL $name: onnx.checker: $(tail -3 "$tmp/err")"
     differ=$((differ + 1)); equal=$((equal - 1))
+    if [ -n "$keep" ]; then rm -f "$keep/$name.onnx"; fi
   fi
 done
 
