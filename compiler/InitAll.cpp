@@ -8,6 +8,7 @@
 #include "compiler/InitAll.h"
 
 #include "dialects/graph/GraphDialect.h"
+#include "passes/Conversion/Passes.h"
 #include "passes/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,4 +37,5 @@ void loom::registerAllPasses() {
   // Upstream: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();
   loom::registerTransformsPasses();
+  loom::registerConversionPasses();
 }

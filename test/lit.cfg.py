@@ -18,3 +18,11 @@ config.test_exec_root = os.path.join(config.loom_binary_dir, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.loom_tools_dir, config.llvm_tools_dir,
      config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+# The MLIR runner libraries, for tests that run lowered code with
+# mlir-cpu-runner.
+_llvm_lib = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    ("%mlir_c_runner_utils", os.path.join(_llvm_lib, "libmlir_c_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_runner_utils", os.path.join(_llvm_lib, "libmlir_runner_utils.so")))

@@ -1,0 +1,729 @@
+//===- GraphToLinalg.cpp - graph ops to linalg on tensors -----------------===//
+//
+// The first step of the CPU code path: every graph op becomes upstream MLIR
+// on tensors. Elementwise ops (with NumPy broadcasting) are one
+// linalg.generic each, whose body is the scalar op in arith / math;
+// reductions and matmul are linalg.generic with reduction iterators;
+// transpose, fill and iota have their linalg forms; reshapes are
+// tensor.reshape. Dynamic dims are read from the operands with tensor.dim.
+// Ops are lowered one by one in program order, so each sees its operands
+// already lowered; every graph op without a lowering is reported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/Passes.h"
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace loom::graph;
+
+namespace {
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+bool isFloat(Type t) { return isa<FloatType>(t); }
+
+/// A scalar constant of element type `type`.
+Value scalarConst(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, value));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, APInt(type.getIntOrFloatBitWidth(),
+                                        (int64_t)value, /*isSigned=*/true)));
+}
+
+/// The sizes of `type`'s dynamic dims, each read with tensor.dim from the
+/// first source (right-aligned, as in broadcasting) whose dim there is
+/// dynamic too. Fails when none has it.
+FailureOr<SmallVector<Value>> dynamicSizes(OpBuilder &b, Location loc,
+                                           RankedTensorType type,
+                                           ValueRange sources) {
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (!type.isDynamicDim(i))
+      continue;
+    Value size;
+    for (Value s : sources) {
+      RankedTensorType st = tensorType(s);
+      int64_t j = i - (type.getRank() - st.getRank());
+      if (j >= 0 && st.isDynamicDim(j)) {
+        size = b.create<tensor::DimOp>(loc, s, j);
+        break;
+      }
+    }
+    if (!size)
+      return failure();
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+/// The map from `result`'s iteration space to an operand broadcast into
+/// it: dims aligned on the right, a static size-1 dim that the result
+/// widens reads index 0.
+AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result) {
+  MLIRContext *ctx = operand.getContext();
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = result.getRank() - operand.getRank();
+  for (int64_t j = 0; j < operand.getRank(); ++j) {
+    int64_t i = j + offset;
+    if (operand.getDimSize(j) == 1 && result.getDimSize(i) != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(i, ctx));
+  }
+  return AffineMap::get(result.getRank(), 0, exprs, ctx);
+}
+
+using ScalarFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange /*operands*/)>;
+
+/// One linalg.generic over `type` whose body applies `fn` to the broadcast
+/// operands.
+FailureOr<Value> elementwise(OpBuilder &b, Location loc, RankedTensorType type,
+                             ValueRange operands, ScalarFn fn) {
+  auto sizes = dynamicSizes(b, loc, type, operands);
+  if (failed(sizes))
+    return failure();
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                         type.getElementType(), *sizes);
+  SmallVector<AffineMap> maps;
+  for (Value v : operands)
+    maps.push_back(broadcastMap(tensorType(v), type));
+  maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{type}, operands, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        nb.create<linalg::YieldOp>(nl, fn(nb, nl, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+/// Converts scalar `x` to element type `to`: float to integer rounds
+/// toward zero, anything to i1 tests != 0, i1 widens as 0 / 1.
+Value convertScalar(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (to.isInteger(1)) {
+    Value zero = scalarConst(b, loc, from, 0);
+    if (isFloat(from))
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x, zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, zero);
+  }
+  if (isFloat(from) && isFloat(to)) {
+    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    if (fw == tw) // f16 <-> bf16 through f32
+      return b.create<arith::TruncFOp>(
+          loc, to, b.create<arith::ExtFOp>(loc, b.getF32Type(), x));
+    if (fw < tw)
+      return b.create<arith::ExtFOp>(loc, to, x);
+    return b.create<arith::TruncFOp>(loc, to, x);
+  }
+  if (isFloat(to))
+    return from.isInteger(1) ? (Value)b.create<arith::UIToFPOp>(loc, to, x)
+                             : b.create<arith::SIToFPOp>(loc, to, x);
+  if (isFloat(from))
+    return b.create<arith::FPToSIOp>(loc, to, x);
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return from.isInteger(1) ? (Value)b.create<arith::ExtUIOp>(loc, to, x)
+                             : b.create<arith::ExtSIOp>(loc, to, x);
+  return b.create<arith::TruncIOp>(loc, to, x);
+}
+
+Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x.getType()))
+    return b.create<arith::MaximumFOp>(loc, x, y);
+  return b.create<arith::MaxSIOp>(loc, x, y);
+}
+
+Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x.getType()))
+    return b.create<arith::MinimumFOp>(loc, x, y);
+  return b.create<arith::MinSIOp>(loc, x, y);
+}
+
+Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
+                    Value y) {
+  if (isFloat(x.getType())) {
+    // Ordered, except ne (true when either side is NaN).
+    arith::CmpFPredicate p =
+        d == CompareDirection::eq   ? arith::CmpFPredicate::OEQ
+        : d == CompareDirection::ne ? arith::CmpFPredicate::UNE
+        : d == CompareDirection::lt ? arith::CmpFPredicate::OLT
+        : d == CompareDirection::le ? arith::CmpFPredicate::OLE
+        : d == CompareDirection::gt ? arith::CmpFPredicate::OGT
+                                    : arith::CmpFPredicate::OGE;
+    return b.create<arith::CmpFOp>(loc, p, x, y);
+  }
+  // Signed, except for i1 (false < true).
+  bool u = x.getType().isInteger(1);
+  arith::CmpIPredicate p =
+      d == CompareDirection::eq   ? arith::CmpIPredicate::eq
+      : d == CompareDirection::ne ? arith::CmpIPredicate::ne
+      : d == CompareDirection::lt
+          ? (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
+      : d == CompareDirection::le
+          ? (u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+      : d == CompareDirection::gt
+          ? (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+          : (u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge);
+  return b.create<arith::CmpIOp>(loc, p, x, y);
+}
+
+/// The scalar body of an elementwise graph op, or null when `op` is not
+/// one.
+Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
+  Type elem = getElementTypeOrSelf(op->getResult(0).getType());
+  bool fp = isFloat(elem);
+  auto cst = [&](double v) { return scalarConst(b, loc, elem, v); };
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](NegOp) -> Value {
+        if (fp)
+          return b.create<arith::NegFOp>(loc, a[0]);
+        return b.create<arith::SubIOp>(loc, cst(0), a[0]);
+      })
+      .Case([&](AbsOp) -> Value {
+        if (fp)
+          return b.create<math::AbsFOp>(loc, a[0]);
+        return b.create<math::AbsIOp>(loc, a[0]);
+      })
+      .Case([&](ExpOp) { return b.create<math::ExpOp>(loc, a[0]); })
+      .Case([&](LogOp) { return b.create<math::LogOp>(loc, a[0]); })
+      .Case([&](SqrtOp) { return b.create<math::SqrtOp>(loc, a[0]); })
+      .Case([&](RsqrtOp) { return b.create<math::RsqrtOp>(loc, a[0]); })
+      .Case([&](TanhOp) { return b.create<math::TanhOp>(loc, a[0]); })
+      .Case([&](ErfOp) { return b.create<math::ErfOp>(loc, a[0]); })
+      .Case([&](FloorOp) { return b.create<math::FloorOp>(loc, a[0]); })
+      .Case([&](CeilOp) { return b.create<math::CeilOp>(loc, a[0]); })
+      .Case([&](RoundOp) { return b.create<math::RoundEvenOp>(loc, a[0]); })
+      .Case([&](SigmoidOp) -> Value {
+        // 1 / (1 + exp(-x))
+        Value e =
+            b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, a[0]));
+        return b.create<arith::DivFOp>(loc, cst(1),
+                                       b.create<arith::AddFOp>(loc, cst(1), e));
+      })
+      .Case([&](ReluOp) { return maxScalar(b, loc, a[0], cst(0)); })
+      .Case([&](GeluOp o) -> Value {
+        Value x = a[0], inner;
+        if (o.getApproximate() == GeluApproximation::tanh) {
+          // tanh(sqrt(2 / pi) * (x + 0.044715 x^3))
+          Value x3 = b.create<arith::MulFOp>(
+              loc, x, b.create<arith::MulFOp>(loc, x, x));
+          Value s = b.create<arith::AddFOp>(
+              loc, x, b.create<arith::MulFOp>(loc, cst(0.044715), x3));
+          inner = b.create<math::TanhOp>(
+              loc, b.create<arith::MulFOp>(loc, cst(std::sqrt(2 / M_PI)), s));
+        } else {
+          inner = b.create<math::ErfOp>(
+              loc, b.create<arith::MulFOp>(loc, x, cst(M_SQRT1_2)));
+        }
+        Value half = b.create<arith::MulFOp>(loc, cst(0.5), x);
+        return b.create<arith::MulFOp>(
+            loc, half, b.create<arith::AddFOp>(loc, cst(1), inner));
+      })
+      .Case([&](ClampOp o) -> Value {
+        Value x = a[0];
+        if (auto lo = o.getMin())
+          x = maxScalar(b, loc, x, cst(lo->convertToDouble()));
+        if (auto hi = o.getMax())
+          x = minScalar(b, loc, x, cst(hi->convertToDouble()));
+        return x;
+      })
+      .Case([&](CastOp) { return convertScalar(b, loc, a[0], elem); })
+      .Case([&](AddOp) -> Value {
+        if (fp)
+          return b.create<arith::AddFOp>(loc, a[0], a[1]);
+        return b.create<arith::AddIOp>(loc, a[0], a[1]);
+      })
+      .Case([&](SubOp) -> Value {
+        if (fp)
+          return b.create<arith::SubFOp>(loc, a[0], a[1]);
+        return b.create<arith::SubIOp>(loc, a[0], a[1]);
+      })
+      .Case([&](MulOp) -> Value {
+        if (fp)
+          return b.create<arith::MulFOp>(loc, a[0], a[1]);
+        return b.create<arith::MulIOp>(loc, a[0], a[1]);
+      })
+      .Case([&](DivOp) -> Value {
+        if (fp)
+          return b.create<arith::DivFOp>(loc, a[0], a[1]);
+        return b.create<arith::DivSIOp>(loc, a[0], a[1]);
+      })
+      .Case([&](PowOp) { return b.create<math::PowFOp>(loc, a[0], a[1]); })
+      .Case([&](MaxOp) { return maxScalar(b, loc, a[0], a[1]); })
+      .Case([&](MinOp) { return minScalar(b, loc, a[0], a[1]); })
+      .Case([&](RemOp) -> Value {
+        if (fp)
+          return b.create<arith::RemFOp>(loc, a[0], a[1]);
+        return b.create<arith::RemSIOp>(loc, a[0], a[1]);
+      })
+      .Case([&](ModOp) -> Value {
+        // The truncated remainder, moved by rhs when its sign differs.
+        Value r = fp ? (Value)b.create<arith::RemFOp>(loc, a[0], a[1])
+                     : b.create<arith::RemSIOp>(loc, a[0], a[1]);
+        Value zero = cst(0);
+        Value nonzero = compareScalar(b, loc, CompareDirection::ne, r, zero);
+        Value rNeg = compareScalar(b, loc, CompareDirection::lt, r, zero);
+        Value bNeg = compareScalar(b, loc, CompareDirection::lt, a[1], zero);
+        Value fix = b.create<arith::AndIOp>(
+            loc, nonzero, b.create<arith::XOrIOp>(loc, rNeg, bNeg));
+        Value moved = fp ? (Value)b.create<arith::AddFOp>(loc, r, a[1])
+                         : b.create<arith::AddIOp>(loc, r, a[1]);
+        return b.create<arith::SelectOp>(loc, fix, moved, r);
+      })
+      .Case([&](CompareOp o) {
+        return compareScalar(b, loc, o.getDirection(), a[0], a[1]);
+      })
+      .Case([&](WhereOp) {
+        return b.create<arith::SelectOp>(loc, a[0], a[1], a[2]);
+      })
+      .Case([&](BroadcastToOp) { return a[0]; })
+      .Default([](Operation *) { return Value(); });
+}
+
+bool isElementwise(Operation *op) {
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
+             FloorOp, CeilOp, RoundOp, SigmoidOp, ReluOp, GeluOp, ClampOp,
+             CastOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp,
+             ModOp, CompareOp, WhereOp, BroadcastToOp>(op);
+}
+
+/// tensor.empty of `type`, its dynamic sizes given.
+Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type,
+              ValueRange sizes) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType(),
+                                   sizes);
+}
+
+/// A size as an index value: the static size, or tensor.dim of `v`.
+Value dimOf(OpBuilder &b, Location loc, Value v, int64_t i) {
+  int64_t d = tensorType(v).getDimSize(i);
+  if (ShapedType::isDynamic(d))
+    return b.create<tensor::DimOp>(loc, v, i);
+  return b.create<arith::ConstantIndexOp>(loc, d);
+}
+
+/// The identity of a reduction's combiner, and the combiner.
+Value reductionInit(OpBuilder &b, Location loc, Operation *op, Type elem) {
+  if (isa<ReduceSumOp, ReduceMeanOp>(op))
+    return scalarConst(b, loc, elem, 0);
+  if (isa<ReduceProdOp>(op))
+    return scalarConst(b, loc, elem, 1);
+  bool max = isa<ReduceMaxOp>(op);
+  if (auto f = dyn_cast<FloatType>(elem))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), max)));
+  unsigned w = elem.getIntOrFloatBitWidth();
+  APInt v = w == 1 ? APInt(1, max ? 0 : 1)
+                   : (max ? APInt::getSignedMinValue(w)
+                          : APInt::getSignedMaxValue(w));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, v));
+}
+
+Value reductionCombine(OpBuilder &b, Location loc, Operation *op, Value acc,
+                       Value x) {
+  bool fp = isFloat(x.getType());
+  if (isa<ReduceSumOp, ReduceMeanOp>(op))
+    return fp ? (Value)b.create<arith::AddFOp>(loc, acc, x)
+              : b.create<arith::AddIOp>(loc, acc, x);
+  if (isa<ReduceProdOp>(op))
+    return fp ? (Value)b.create<arith::MulFOp>(loc, acc, x)
+              : b.create<arith::MulIOp>(loc, acc, x);
+  if (isa<ReduceMaxOp>(op))
+    return x.getType().isInteger(1) ? (Value)b.create<arith::OrIOp>(loc, acc, x)
+                                    : maxScalar(b, loc, acc, x);
+  return x.getType().isInteger(1) ? (Value)b.create<arith::AndIOp>(loc, acc, x)
+                                  : minScalar(b, loc, acc, x);
+}
+
+class Lowering {
+public:
+  explicit Lowering(IRRewriter &rw) : rw(rw) {}
+
+  /// Lowers `op` (the rewriter's insertion point is before it); null when
+  /// there is no lowering.
+  FailureOr<Value> lower(Operation *op) {
+    Location loc = op->getLoc();
+    if (isElementwise(op)) {
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      return elementwise(rw, loc, type, op->getOperands(),
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return elementwiseBody(op, b, l, a);
+                         });
+    }
+    return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+        .Case([&](ConstantOp c) -> FailureOr<Value> {
+          return rw
+              .create<arith::ConstantOp>(loc, cast<TypedAttr>(c.getValue()))
+              .getResult();
+        })
+        .Case([&](FillLikeOp o) -> FailureOr<Value> {
+          auto type = cast<RankedTensorType>(o.getType());
+          auto sizes = dynamicSizes(rw, loc, type, o.getRef());
+          if (failed(sizes))
+            return failure();
+          Value value = rw.create<arith::ConstantOp>(loc, o.getValue());
+          return rw
+              .create<linalg::FillOp>(loc, value,
+                                      emptyOf(rw, loc, type, *sizes))
+              .getResult(0);
+        })
+        .Case([&](IotaOp o) { return iota(o); })
+        .Case([&](TransposeOp o) -> FailureOr<Value> {
+          auto type = cast<RankedTensorType>(o.getType());
+          SmallVector<Value> sizes;
+          for (int64_t i = 0; i < type.getRank(); ++i)
+            if (type.isDynamicDim(i))
+              sizes.push_back(dimOf(rw, loc, o.getX(), o.getPerm()[i]));
+          return rw
+              .create<linalg::TransposeOp>(
+                  loc, o.getX(), emptyOf(rw, loc, type, sizes), o.getPerm())
+              .getResult()[0];
+        })
+        .Case([&](MatmulOp o) { return matmul(o); })
+        .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+              ReduceProdOp>([&](auto o) {
+          return reduce(o, o.getX(), o.getAxes(), o.getKeepdims());
+        })
+        .Case<ReshapeOp, SqueezeOp, UnsqueezeOp, FlattenOp>(
+            [&](auto o) { return reshape(o, o.getX()); })
+        .Default([](Operation *) { return failure(); });
+  }
+
+private:
+  FailureOr<Value> iota(IotaOp o) {
+    Location loc = o.getLoc();
+    auto type = cast<RankedTensorType>(o.getType());
+    Type elem = type.getElementType();
+    SmallVector<AffineMap> maps = {rw.getMultiDimIdentityMap(type.getRank())};
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    int64_t axis = o.getAxis();
+    auto generic = rw.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{},
+        ValueRange{emptyOf(rw, loc, type, {})}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = b.create<linalg::IndexOp>(l, axis);
+          Value v = b.create<arith::IndexCastOp>(l, b.getI64Type(), i);
+          b.create<linalg::YieldOp>(l, convertScalar(b, l, v, elem));
+        });
+    return generic.getResult(0);
+  }
+
+  /// NumPy matmul as one contraction: [batch..., m, k] x [batch..., k, n],
+  /// batch dims broadcast, 1-D operands as a row / column vector.
+  FailureOr<Value> matmul(MatmulOp o) {
+    Location loc = o.getLoc();
+    MLIRContext *ctx = o.getContext();
+    auto type = cast<RankedTensorType>(o.getType());
+    Value lhs = o.getLhs(), rhs = o.getRhs();
+    RankedTensorType lt = tensorType(lhs), rt = tensorType(rhs);
+    bool lhsVec = lt.getRank() == 1, rhsVec = rt.getRank() == 1;
+    // Iteration space: batch..., [m], [n], k.
+    int64_t batch = std::max<int64_t>(lt.getRank() - (lhsVec ? 1 : 2),
+                                      rt.getRank() - (rhsVec ? 1 : 2));
+    batch = std::max<int64_t>(batch, 0);
+    int64_t m = lhsVec ? -1 : batch, n = rhsVec ? -1 : batch + !lhsVec;
+    int64_t k = batch + !lhsVec + !rhsVec, loops = k + 1;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    auto c0 = getAffineConstantExpr(0, ctx);
+    // An operand's batch dims, right-aligned against the result's.
+    auto batchExprs = [&](RankedTensorType t, int64_t matrixDims,
+                          SmallVectorImpl<AffineExpr> &exprs) {
+      int64_t own = t.getRank() - matrixDims;
+      for (int64_t j = 0; j < own; ++j) {
+        int64_t i = batch - own + j;
+        bool widened = t.getDimSize(j) == 1 && type.getDimSize(i) != 1;
+        exprs.push_back(widened ? c0 : d(i));
+      }
+    };
+    SmallVector<AffineExpr> le, re, oe;
+    if (lhsVec) {
+      le.push_back(d(k));
+    } else {
+      batchExprs(lt, 2, le);
+      if (o.getTransposeLhs())
+        le.append({d(k), d(m)});
+      else
+        le.append({d(m), d(k)});
+    }
+    if (rhsVec) {
+      re.push_back(d(k));
+    } else {
+      batchExprs(rt, 2, re);
+      if (o.getTransposeRhs())
+        re.append({d(n), d(k)});
+      else
+        re.append({d(k), d(n)});
+    }
+    for (int64_t i = 0; i < batch; ++i)
+      oe.push_back(d(i));
+    if (!lhsVec)
+      oe.push_back(d(m));
+    if (!rhsVec)
+      oe.push_back(d(n));
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
+                                   AffineMap::get(loops, 0, re, ctx),
+                                   AffineMap::get(loops, 0, oe, ctx)};
+    SmallVector<utils::IteratorType> iterators(loops,
+                                               utils::IteratorType::parallel);
+    iterators[k] = utils::IteratorType::reduction;
+
+    // The result's dynamic sizes: batch dims from either operand, m from
+    // lhs, n from rhs.
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      if (!type.isDynamicDim(i))
+        continue;
+      Value size;
+      if (i < batch) {
+        for (auto [v, t, md] : {std::make_tuple(lhs, lt, lhsVec ? 1 : 2),
+                                std::make_tuple(rhs, rt, rhsVec ? 1 : 2)}) {
+          int64_t j = i - (batch - (t.getRank() - md));
+          if (j >= 0 && j < t.getRank() - md && t.isDynamicDim(j)) {
+            size = rw.create<tensor::DimOp>(loc, v, j);
+            break;
+          }
+        }
+      } else if (i == m) {
+        int64_t j = lt.getRank() - (o.getTransposeLhs() ? 1 : 2);
+        size = dimOf(rw, loc, lhs, j);
+      } else {
+        int64_t j = rt.getRank() - (o.getTransposeRhs() ? 2 : 1);
+        size = dimOf(rw, loc, rhs, j);
+      }
+      if (!size)
+        return failure();
+      sizes.push_back(size);
+    }
+    Type elem = type.getElementType();
+    Value zero = scalarConst(rw, loc, elem, 0);
+    Value init =
+        rw.create<linalg::FillOp>(loc, zero, emptyOf(rw, loc, type, sizes))
+            .getResult(0);
+    bool fp = isFloat(elem);
+    auto generic = rw.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{lhs, rhs}, ValueRange{init}, maps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value p = fp ? (Value)b.create<arith::MulFOp>(l, a[0], a[1])
+                       : b.create<arith::MulIOp>(l, a[0], a[1]);
+          Value s = fp ? (Value)b.create<arith::AddFOp>(l, a[2], p)
+                       : b.create<arith::AddIOp>(l, a[2], p);
+          b.create<linalg::YieldOp>(l, s);
+        });
+    return generic.getResult(0);
+  }
+
+  /// A reduction over `axes` into the dims that remain, then (mean) the
+  /// division by the count, then (keepdims) size-1 dims put back.
+  FailureOr<Value> reduce(Operation *op, Value x, ArrayRef<int64_t> axes,
+                          bool keepdims) {
+    Location loc = op->getLoc();
+    MLIRContext *ctx = op->getContext();
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    int64_t rank = xt.getRank();
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t a : axes)
+      reduced[a] = true;
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<Value> sizes;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < rank; ++i) {
+      iterators.push_back(reduced[i] ? utils::IteratorType::reduction
+                                     : utils::IteratorType::parallel);
+      if (reduced[i])
+        continue;
+      shape.push_back(xt.getDimSize(i));
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+      if (xt.isDynamicDim(i))
+        sizes.push_back(rw.create<tensor::DimOp>(loc, x, i));
+    }
+    auto flatType = RankedTensorType::get(shape, elem);
+    Value init =
+        rw.create<linalg::FillOp>(loc, reductionInit(rw, loc, op, elem),
+                                  emptyOf(rw, loc, flatType, sizes))
+            .getResult(0);
+    SmallVector<AffineMap> maps = {rw.getMultiDimIdentityMap(rank),
+                                   AffineMap::get(rank, 0, outExprs, ctx)};
+    Value r = rw.create<linalg::GenericOp>(
+                    loc, TypeRange{flatType}, ValueRange{x}, ValueRange{init},
+                    maps, iterators,
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      b.create<linalg::YieldOp>(
+                          l, reductionCombine(b, l, op, a[1], a[0]));
+                    })
+                  .getResult(0);
+    if (isa<ReduceMeanOp>(op)) {
+      // Divide by the number of reduced elements.
+      Value count = rw.create<arith::ConstantIndexOp>(loc, 1);
+      for (int64_t a : axes)
+        count = rw.create<arith::MulIOp>(loc, count, dimOf(rw, loc, x, a));
+      Value countF = convertScalar(
+          rw, loc, rw.create<arith::IndexCastOp>(loc, rw.getI64Type(), count),
+          elem);
+      auto divided = elementwise(
+          rw, loc, flatType, r, [&](OpBuilder &b, Location l, ValueRange a) {
+            return b.create<arith::DivFOp>(l, a[0], countF);
+          });
+      if (failed(divided))
+        return failure();
+      r = *divided;
+    }
+    if (!keepdims)
+      return r;
+    return reshapeTo(loc, r, cast<RankedTensorType>(op->getResult(0).getType()),
+                     /*dynamicFrom=*/[&](int64_t i) {
+                       return rw.create<tensor::DimOp>(loc, x, i).getResult();
+                     });
+  }
+
+  /// tensor.reshape of `x` to `type`; the size of each dynamic result dim
+  /// comes from `dynamicSize(i)`.
+  Value reshapeTo(Location loc, Value x, RankedTensorType type,
+                  function_ref<Value(int64_t)> dynamicSize) {
+    SmallVector<Value> dims;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      Value size =
+          type.isDynamicDim(i)
+              ? dynamicSize(i)
+              : rw.create<arith::ConstantIndexOp>(loc, type.getDimSize(i));
+      dims.push_back(size);
+    }
+    auto shapeType = RankedTensorType::get({type.getRank()}, rw.getIndexType());
+    Value shape = rw.create<tensor::FromElementsOp>(loc, shapeType, dims);
+    return rw.create<tensor::ReshapeOp>(loc, type, x, shape);
+  }
+
+  /// Reshape, squeeze, unsqueeze and flatten: tensor.reshape, with each
+  /// dynamic result dim computed from the operand's dims.
+  FailureOr<Value> reshape(Operation *op, Value x) {
+    Location loc = op->getLoc();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    RankedTensorType xt = tensorType(x);
+    auto numel = [&]() {
+      Value n = rw.create<arith::ConstantIndexOp>(loc, 1);
+      for (int64_t i = 0; i < xt.getRank(); ++i)
+        n = rw.create<arith::MulIOp>(loc, n, dimOf(rw, loc, x, i));
+      return n;
+    };
+    // Squeeze and unsqueeze only drop or add size-1 dims: the dynamic dims
+    // of the result are those of the operand, in order.
+    SmallVector<int64_t> operandDynamic;
+    for (int64_t i = 0; i < xt.getRank(); ++i)
+      if (xt.isDynamicDim(i))
+        operandDynamic.push_back(i);
+    int64_t nextDynamic = 0;
+    bool ok = true;
+    Value result = reshapeTo(loc, x, type, [&](int64_t i) -> Value {
+      if (isa<SqueezeOp, UnsqueezeOp>(op)) {
+        if (nextDynamic >= (int64_t)operandDynamic.size()) {
+          ok = false;
+          return rw.create<arith::ConstantIndexOp>(loc, 1);
+        }
+        return rw.create<tensor::DimOp>(loc, x, operandDynamic[nextDynamic++]);
+      }
+      if (auto f = dyn_cast<FlattenOp>(op)) {
+        int64_t axis = f.getAxis();
+        Value n = rw.create<arith::ConstantIndexOp>(loc, 1);
+        for (int64_t j = i == 0 ? 0 : axis; j < (i == 0 ? axis : xt.getRank());
+             ++j)
+          n = rw.create<arith::MulIOp>(loc, n, dimOf(rw, loc, x, j));
+        return n;
+      }
+      ArrayRef<int64_t> spec = cast<ReshapeOp>(op).getShape();
+      if (spec[i] == 0)
+        return dimOf(rw, loc, x, i);
+      // -1: the element count over the product of the other dims.
+      Value others = rw.create<arith::ConstantIndexOp>(loc, 1);
+      for (int64_t j = 0; j < (int64_t)spec.size(); ++j) {
+        if (j == i)
+          continue;
+        Value dj =
+            spec[j] == 0
+                ? dimOf(rw, loc, x, j)
+                : rw.create<arith::ConstantIndexOp>(loc, spec[j]).getResult();
+        others = rw.create<arith::MulIOp>(loc, others, dj);
+      }
+      return rw.create<arith::DivUIOp>(loc, numel(), others);
+    });
+    if (!ok)
+      return failure();
+    return result;
+  }
+
+  IRRewriter &rw;
+};
+
+struct GraphToLinalgPass
+    : PassWrapper<GraphToLinalgPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GraphToLinalgPass)
+
+  StringRef getArgument() const override { return "graph-to-linalg"; }
+  StringRef getDescription() const override {
+    return "Lower graph ops to linalg, tensor, arith and math on tensors";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, linalg::LinalgDialect,
+                    math::MathDialect, tensor::TensorDialect>();
+  }
+
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<GraphDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    IRRewriter rw(&getContext());
+    Lowering lowering(rw);
+    bool failedAny = false;
+    for (Operation *op : ops) {
+      if (op->getNumResults() != 1) {
+        op->emitError() << "'" << op->getName()
+                        << "' has no lowering to linalg yet";
+        failedAny = true;
+        continue;
+      }
+      rw.setInsertionPoint(op);
+      FailureOr<Value> lowered = lowering.lower(op);
+      if (failed(lowered)) {
+        op->emitError() << "'" << op->getName()
+                        << "' has no lowering to linalg yet";
+        failedAny = true;
+        continue;
+      }
+      rw.replaceOp(op, *lowered);
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> loom::createGraphToLinalgPass() {
+  return std::make_unique<GraphToLinalgPass>();
+}
+
+void loom::registerConversionPasses() { PassRegistration<GraphToLinalgPass>(); }

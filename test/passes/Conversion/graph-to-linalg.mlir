@@ -1,0 +1,76 @@
+// graph ops lower to linalg on tensors: elementwise ops as one generic each
+// with broadcasting in the indexing maps, dynamic dims through tensor.dim.
+// RUN: loom-opt --graph-to-linalg --split-input-file --verify-diagnostics %s | FileCheck %s
+
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[COL0:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @broadcast_add
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<4xf32>, %[[C:.*]]: tensor<?x1xf32>)
+func.func @broadcast_add(%x: tensor<?x4xf32>, %b: tensor<4xf32>, %c: tensor<?x1xf32>) -> tensor<?x4xf32> {
+  // CHECK: %[[C0:.*]] = arith.constant 0 : index
+  // CHECK: %[[N:.*]] = tensor.dim %[[X]], %[[C0]]
+  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x4xf32>
+  // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[B]] : tensor<?x4xf32>, tensor<4xf32>) outs(%[[E]] : tensor<?x4xf32>)
+  // CHECK: arith.addf
+  %0 = graph.add %x, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[COL0]], #[[ID]]]
+  // CHECK: arith.mulf
+  %1 = graph.mul %0, %c : (tensor<?x4xf32>, tensor<?x1xf32>) -> tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unary_and_compare
+func.func @unary_and_compare(%x: tensor<8xf32>, %i: tensor<8xi32>) -> (tensor<8xf32>, tensor<8xi1>, tensor<8xi32>) {
+  // Exact gelu: 0.5 x (1 + erf(x / sqrt(2))).
+  // CHECK: math.erf
+  %0 = graph.gelu %x : tensor<8xf32>
+  // CHECK: arith.cmpf une
+  %1 = graph.compare ne, %0, %x : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  // Floored modulo on integers: the remainder, moved by rhs when the signs differ.
+  // CHECK: arith.remsi
+  // CHECK: arith.select
+  %2 = graph.mod %i, %i : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  return %0, %1, %2 : tensor<8xf32>, tensor<8xi1>, tensor<8xi32>
+}
+
+// -----
+
+// CHECK-DAG: #[[L:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[R:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul
+func.func @matmul(%a: tensor<?x16x32xf32>, %w: tensor<32x8xf32>) -> tensor<?x16x8xf32> {
+  // CHECK: %[[Z:.*]] = linalg.fill
+  // CHECK: linalg.generic {indexing_maps = [#[[L]], #[[R]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+  %0 = graph.matmul %a, %w : (tensor<?x16x32xf32>, tensor<32x8xf32>) -> tensor<?x16x8xf32>
+  return %0 : tensor<?x16x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_and_reshape
+func.func @reduce_and_reshape(%x: tensor<?x4x8xf32>) -> (tensor<?x1x1xf32>, tensor<?x32xf32>, tensor<8x4x?xf32>) {
+  // CHECK: arith.constant 0.000000e+00 : f32
+  // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]
+  // CHECK: arith.addf
+  // CHECK: arith.divf
+  // CHECK: tensor.reshape
+  %0 = graph.reduce_mean %x axes = [1, 2] keepdims : (tensor<?x4x8xf32>) -> tensor<?x1x1xf32>
+  // CHECK: tensor.reshape {{.*}} -> tensor<?x32xf32>
+  %1 = graph.reshape %x [0, 32] : (tensor<?x4x8xf32>) -> tensor<?x32xf32>
+  // CHECK: linalg.transpose
+  %2 = graph.transpose %x [2, 1, 0] : (tensor<?x4x8xf32>) -> tensor<8x4x?xf32>
+  return %0, %1, %2 : tensor<?x1x1xf32>, tensor<?x32xf32>, tensor<8x4x?xf32>
+}
+
+// -----
+
+func.func @unsupported(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'graph.conv' has no lowering to linalg yet}}
+  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
