@@ -7,6 +7,7 @@
 
 #include "compiler/InitAll.h"
 
+#include "compiler/codegen/cpu/CpuCodegen.h"
 #include "dialects/graph/GraphDialect.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Transforms/Passes.h"
@@ -31,6 +32,7 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::LLVM::LLVMDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+  loom::codegen::registerCpuCodegenDialects(registry);
 }
 
 void loom::registerAllPasses() {
@@ -38,4 +40,5 @@ void loom::registerAllPasses() {
   mlir::registerTransformsPasses();
   loom::registerTransformsPasses();
   loom::registerConversionPasses();
+  loom::codegen::registerCpuCodegenPipelines();
 }

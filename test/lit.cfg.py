@@ -9,7 +9,7 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test", ".onnxtext"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
                    "node-import.sh", "node-import-expected.txt", "export-roundtrip.sh",
-                   "export-ort.sh", "tools", "models",
+                   "export-ort.sh", "check-runtime-deps.sh", "tools", "models",
                    "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.loom_binary_dir, "test")
@@ -26,3 +26,11 @@ config.substitutions.append(
     ("%mlir_c_runner_utils", os.path.join(_llvm_lib, "libmlir_c_runner_utils.so")))
 config.substitutions.append(
     ("%mlir_runner_utils", os.path.join(_llvm_lib, "libmlir_runner_utils.so")))
+
+# Debian's Python with numpy and onnx (the python3 on PATH may lack them),
+# the test helper scripts and the PyTorch-exported models.
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(
+    ("%test_tools", os.path.join(config.test_source_root, "tools")))
+config.substitutions.append(
+    ("%test_models", os.path.join(config.test_source_root, "models")))

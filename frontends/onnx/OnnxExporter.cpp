@@ -10,6 +10,7 @@
 #include "frontends/onnx/OnnxExporter.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/TensorBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -53,38 +54,17 @@ int onnxType(Type t) {
   return 0;
 }
 
-/// Little-endian bytes of each element (one byte per i1).
-void appendElementBytes(std::string &out, const APInt &bits, unsigned width) {
-  unsigned bytes = width == 1 ? 1 : width / 8;
-  uint64_t v = bits.getZExtValue();
-  for (unsigned i = 0; i < bytes; ++i)
-    out.push_back((char)((v >> (8 * i)) & 0xff));
-}
-
 /// Type, shape and raw little-endian data of `value`.
 void fillTensor(onnx::TensorProto &t, ElementsAttr value) {
   auto type = cast<RankedTensorType>(value.getType());
   t.set_data_type(onnxType(type.getElementType()));
   for (int64_t d : type.getShape())
     t.add_dims(d);
-  std::string *raw = t.mutable_raw_data();
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
-    if (AsmResourceBlob *blob = res.getRawHandle().getBlob()) {
-      ArrayRef<char> data = blob->getData();
-      raw->assign(data.data(), data.size());
-    }
-    return;
-  }
-  auto dense = cast<DenseElementsAttr>(value);
-  Type elem = type.getElementType();
-  unsigned width = elem.getIntOrFloatBitWidth();
-  if (isa<FloatType>(elem)) {
-    for (const APFloat &f : dense.getValues<APFloat>())
-      appendElementBytes(*raw, f.bitcastToAPInt(), width);
-  } else {
-    for (const APInt &i : dense.getValues<APInt>())
-      appendElementBytes(*raw, i, width);
-  }
+  // An unloaded dense_resource exports as an empty tensor, which the
+  // checker then rejects.
+  FailureOr<std::string> bytes = loom::graph::tensorBytes(value);
+  if (succeeded(bytes))
+    *t.mutable_raw_data() = std::move(*bytes);
 }
 
 class Exporter {

@@ -11,18 +11,22 @@ import sys
 import onnx
 
 
+def ops_of(d):
+    """The sorted op types of DIR/model.onnx, None when it does not load."""
+    try:
+        model = onnx.load(os.path.join(d, "model.onnx"),
+                          load_external_data=False)
+    except Exception:  # noqa: BLE001: any unreadable model
+        return None
+    return sorted({(n.domain + "." if n.domain not in ("", "ai.onnx")
+                    else "") + n.op_type for n in model.graph.node})
+
+
 def main(dirs):
     for d in dirs:
         name = os.path.basename(os.path.normpath(d))
-        try:
-            model = onnx.load(os.path.join(d, "model.onnx"),
-                              load_external_data=False)
-        except Exception as e:  # noqa: BLE001: any unreadable model
-            print(f"{name} <unreadable:{type(e).__name__}>")
-            continue
-        ops = sorted({(n.domain + "." if n.domain not in ("", "ai.onnx")
-                       else "") + n.op_type for n in model.graph.node})
-        print(name, " ".join(ops))
+        ops = ops_of(d)
+        print(name, " ".join(ops) if ops is not None else "<unreadable>")
 
 
 if __name__ == "__main__":

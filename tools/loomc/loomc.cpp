@@ -2,15 +2,19 @@
 //
 //   loomc import MODEL.onnx|MODEL.onnxtext [-o OUT.mlir] [--print-summary]
 //   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
+//   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
+//         [--target cpu] [--cpu host|NAME] [--func NAME]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
-// is written. Errors (every unsupported node, malformed files, shape
-// errors) go to stderr and the exit code is 1. Later commands (compile,
-// train) join here.
+// is written; `compile` writes a .loom artifact that the runtime
+// (loom-run, the C API) runs. Errors (every unsupported node, malformed
+// files, shape errors, ops without a lowering) go to stderr and the exit
+// code is 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Compile.h"
 #include "compiler/InitAll.h"
 #include "dialects/graph/GraphOps.h"
 #include "frontends/onnx/OnnxExporter.h"
@@ -33,8 +37,9 @@
 namespace cl = llvm::cl;
 using namespace mlir;
 
-static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<command: import | export>"));
+static cl::opt<std::string>
+    command(cl::Positional, cl::Required,
+            cl::desc("<command: import | export | compile>"));
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model>"));
 static cl::opt<std::string> outputPath("o", cl::desc("output file"),
@@ -42,6 +47,14 @@ static cl::opt<std::string> outputPath("o", cl::desc("output file"),
 static cl::opt<std::string> funcName("func",
                                      cl::desc("export: the function to export"),
                                      cl::value_desc("name"), cl::init(""));
+static cl::opt<std::string> target("target",
+                                   cl::desc("compile: the target (cpu)"),
+                                   cl::value_desc("target"), cl::init("cpu"));
+static cl::opt<std::string>
+    cpuName("cpu",
+            cl::desc("compile: the CPU to generate code for, an LLVM CPU name "
+                     "(x86-64-v3, skylake-avx512) or host"),
+            cl::value_desc("name"), cl::init("host"));
 static cl::opt<bool> printSummary(
     "print-summary",
     cl::desc("print op counts, parameter count and bytes to stderr"));
@@ -103,6 +116,44 @@ static int runExport(MLIRContext &ctx) {
   return failed(loom::onnx_export::exportFile(*module, outputPath, options));
 }
 
+/// The model in `inputPath`: ONNX (binary or text) or graph IR.
+static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
+  StringRef path(inputPath);
+  if (path.ends_with(".onnx") || path.ends_with(".onnxtext")) {
+    auto module = loom::onnx_import::importFile(ctx, inputPath);
+    if (failed(module))
+      return nullptr;
+    return std::move(*module);
+  }
+  llvm::SourceMgr sources;
+  auto module = parseSourceFile<ModuleOp>(inputPath, sources, &ctx);
+  if (!module || failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+static int runCompile(MLIRContext &ctx) {
+  if (outputPath == "-") {
+    llvm::errs() << "error: compile needs an output file (-o MODEL.loom)\n";
+    return 1;
+  }
+  OwningOpRef<ModuleOp> module = loadModel(ctx);
+  if (!module)
+    return 1;
+  loom::CompileOptions options;
+  options.target = target;
+  options.funcName = funcName;
+  options.cpu.cpu = cpuName;
+  std::string bytes, error;
+  if (failed(loom::compileToArtifact(*module, options, bytes)))
+    return 1;
+  if (failed(loom::writeFileAtomically(outputPath, bytes, error))) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Loom compiler driver\n");
@@ -132,7 +183,9 @@ int main(int argc, char **argv) {
     return runImport(ctx);
   if (command == "export")
     return runExport(ctx);
+  if (command == "compile")
+    return runCompile(ctx);
   llvm::errs() << "error: unknown command '" << command
-               << "' (available: import, export)\n";
+               << "' (available: import, export, compile)\n";
   return 1;
 }

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Imports every node test of the ONNX backend test data (libonnx-testdata)
 # with loomc and prints "imported N, not imported M", and the same for the
-# core set: the tests whose ops are all in CORE_OPS (the ONNX ops issue 3
-# names, and those of every graph dialect op). Fails when loomc crashes on
-# any model (bad input must get an error, never a crash), when a model
+# core set: the tests whose ops are all in test/tools/core-ops.txt. Fails
+# when loomc crashes on any model (bad input must get an error, never a crash), when a model
 # listed in node-import-expected.txt no longer imports, or when the core
 # tests that do not import differ from node-import-failures.txt, which
 # lists each with loomc's reason. --update rewrites both lists.
@@ -19,15 +18,7 @@ if [ ! -d "$data" ]; then
   echo "node-import: $data missing (apt-get install libonnx-testdata)"
   exit 1
 fi
-CORE_OPS="Abs Add And ArgMax ArgMin AveragePool BatchNormalization Cast Ceil
-  Clip Concat Constant ConstantOfShape Conv CumSum Div Dropout Einsum Equal
-  Erf Exp Expand Flatten Floor Gather GatherElements Gelu Gemm
-  GlobalAveragePool Greater GreaterOrEqual Identity LayerNormalization Less
-  LessOrEqual Log LogSoftmax MatMul Max MaxPool Mean Min Mod Mul Neg
-  NegativeLogLikelihoodLoss Not Or Pad Pow Range ReduceL2 ReduceMax
-  ReduceMean ReduceMin ReduceProd ReduceSum Relu Reshape Resize Round
-  ScatterElements Shape Sigmoid Size Slice Softmax SoftmaxCrossEntropyLoss
-  Split Sqrt Squeeze Sub Sum Tanh Tile TopK Transpose Trilu Unsqueeze Where"
+CORE_OPS="$(grep -v '^#' "$tools/core-ops.txt")"
 declare -A isCoreOp isCore isImported
 for op in $CORE_OPS; do isCoreOp[$op]=1; done
 while read -r name ops; do

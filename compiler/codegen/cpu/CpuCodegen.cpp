@@ -1,0 +1,260 @@
+//===- CpuCodegen.cpp - graph IR to a CPU shared object -------------------===//
+//
+// The one file of the CPU path that includes the upstream conversion and
+// LLVM target headers (slow to compile); keep it that way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cpu/CpuCodegen.h"
+
+#include "passes/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace loom::codegen {
+
+void buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createGraphToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  // Elementwise chains (and producers into reductions) become one
+  // linalg.generic: one loop nest, no intermediate buffers.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizationOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createBufferizationToMemRefPass());
+
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // erf and friends have no LLVM intrinsic: call libm.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void registerCpuCodegenDialects(DialectRegistry &registry) {
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+void registerCpuCodegenPipelines() {
+  PassPipelineRegistration<>(
+      "loom-cpu-lowering",
+      "graph IR to the LLVM dialect: the CPU code path of loomc compile",
+      [](OpPassManager &pm) { buildCpuLoweringPipeline(pm); });
+}
+
+/// Adds `void loom_entry(void **args)` calling the C interface of `entry`,
+/// `_mlir_ciface_<entry>(results*, in0*, in1*, ...)`: args[i] is input
+/// i's descriptor, args[last] the results'.
+static LogicalResult addEntryWrapper(ModuleOp module, StringRef entry,
+                                     bool hasResults) {
+  std::string cifaceName = ("_mlir_ciface_" + entry).str();
+  auto ciface = module.lookupSymbol<LLVM::LLVMFuncOp>(cifaceName);
+  if (!ciface)
+    return module.emitError("CPU codegen: no C interface '")
+           << cifaceName << "' after lowering";
+  MLIRContext *ctx = module.getContext();
+  Location loc = ciface.getLoc();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
+  auto fn = b.create<LLVM::LLVMFuncOp>(loc, kCpuEntrySymbol, type);
+  Block *block = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  unsigned n = ciface.getNumArguments();
+  unsigned inputs = hasResults ? n - 1 : n;
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < n; ++i) {
+    // The C interface takes the results' pointer first; loom_entry last.
+    int32_t slot = hasResults ? (i == 0 ? inputs : i - 1) : i;
+    Value addr = b.create<LLVM::GEPOp>(loc, ptr, ptr, fn.getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{slot});
+    args.push_back(b.create<LLVM::LoadOp>(loc, ptr, addr));
+  }
+  b.create<LLVM::CallOp>(loc, ciface, args);
+  b.create<LLVM::ReturnOp>(loc, ValueRange{});
+  return success();
+}
+
+/// "+avx2,+fma,..." for the host's features.
+static std::string hostFeatures() {
+  std::string features;
+  for (const auto &f : llvm::sys::getHostCPUFeatures()) {
+    if (!features.empty())
+      features += ",";
+    features += (f.second ? "+" : "-") + f.first().str();
+  }
+  return features;
+}
+
+/// Links `object` into a shared object with ld.lld.
+static FailureOr<std::string> linkSharedObject(ModuleOp module,
+                                               StringRef object) {
+  std::string lld;
+  for (const char *name : {"ld.lld", "ld.lld-19"}) {
+    if (auto path = llvm::sys::findProgramByName(name)) {
+      lld = *path;
+      break;
+    }
+  }
+  if (lld.empty())
+    return module.emitError(
+        "CPU codegen needs ld.lld to link (apt-get install lld)");
+  SmallString<128> objPath, soPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("loom-cpu", "o", fd, objPath))
+    return module.emitError("CPU codegen: cannot create a temporary file");
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+  }
+  if (llvm::sys::fs::createTemporaryFile("loom-cpu", "so", soPath)) {
+    llvm::sys::fs::remove(objPath);
+    return module.emitError("CPU codegen: cannot create a temporary file");
+  }
+  std::string message;
+  SmallVector<StringRef> argv = {lld,  "-shared", "-O2",  "--gc-sections",
+                                 "-o", soPath,    objPath};
+  int rc =
+      llvm::sys::ExecuteAndWait(lld, argv, std::nullopt, {}, 0, 0, &message);
+  llvm::sys::fs::remove(objPath);
+  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  llvm::sys::fs::remove(soPath);
+  if (rc != 0 || !buffer)
+    return module.emitError("CPU codegen: linking with ")
+           << lld << " failed (exit " << rc << ") " << message;
+  return (*buffer)->getBuffer().str();
+}
+
+FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
+                                 const CpuCodegenOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  DialectRegistry registry;
+  registerCpuCodegenDialects(registry);
+  ctx->appendDialectRegistry(registry);
+
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no function '") << entry << "' to compile";
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(ctx));
+  // The graph.* argument and result attributes (names, dim names) are in
+  // the artifact's signature; LLVM has no use for them.
+  func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  bool hasResults = func.getNumResults() > 0;
+
+  PassManager pm(ctx);
+  buildCpuLoweringPipeline(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  if (failed(addEntryWrapper(module, entry, hasResults)))
+    return failure();
+
+  // The target machine: PIC code for a shared object.
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  CpuCode code;
+  code.entrySymbol = kCpuEntrySymbol;
+  code.triple = llvm::sys::getProcessTriple();
+  if (options.cpu == "host") {
+    code.cpu = llvm::sys::getHostCPUName().str();
+    code.features = hostFeatures();
+  } else {
+    code.cpu = options.cpu;
+  }
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(code.triple, error);
+  if (!target)
+    return module.emitError("CPU codegen: ") << error;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      code.triple, code.cpu, code.features, llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return module.emitError("CPU codegen: no target machine for CPU '")
+           << code.cpu << "'";
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(code.cpu))
+    return module.emitError("CPU codegen: unknown CPU '")
+           << code.cpu << "' (try x86-64-v3, skylake-avx512 or host)";
+
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = translateModuleToLLVMIR(module, llvmContext, "loom");
+  if (!llvmModule)
+    return module.emitError("CPU codegen: translation to LLVM IR failed");
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(code.triple);
+  auto optimize = makeOptimizingTransformer(options.optLevel, 0, machine.get());
+  if (llvm::Error e = optimize(llvmModule.get()))
+    return module.emitError("CPU codegen: LLVM optimization failed: ")
+           << llvm::toString(std::move(e));
+
+  SmallString<0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return module.emitError("CPU codegen: the target cannot emit objects");
+    codegen.run(*llvmModule);
+  }
+  auto so = linkSharedObject(module, object);
+  if (failed(so))
+    return failure();
+  code.sharedObject = std::move(*so);
+  return code;
+}
+
+} // namespace loom::codegen

@@ -1,0 +1,56 @@
+//===- CpuCodegen.h - graph IR to a CPU shared object -----------*- C++ -*-===//
+//
+// The CPU code path: graph ops -> linalg on tensors (--graph-to-linalg) ->
+// elementwise fusion -> one-shot bufferization -> loops -> LLVM dialect ->
+// LLVM IR, optimized for the chosen CPU -> an object file -> a shared
+// object (linked with ld.lld), which the runtime loads without a linker.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_COMPILER_CODEGEN_CPU_CPUCODEGEN_H
+#define LOOM_COMPILER_CODEGEN_CPU_CPUCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace loom::codegen {
+
+struct CpuCodegenOptions {
+  /// An LLVM CPU name ("x86-64-v3", "skylake-avx512") or "host".
+  std::string cpu = "host";
+  unsigned optLevel = 3;
+};
+
+/// The shared object and what the runtime needs to check and call it: see
+/// CpuCode in runtime/artifact/loom_artifact.proto.
+struct CpuCode {
+  std::string sharedObject;
+  std::string entrySymbol;
+  std::string triple;
+  std::string cpu;
+  std::string features;
+};
+
+/// The name of the entry `void loom_entry(void **args)`.
+inline constexpr const char *kCpuEntrySymbol = "loom_entry";
+
+/// Adds the passes from graph IR to the LLVM dialect to `pm` (a
+/// module-level pass manager). Registered as `--loom-cpu-lowering`.
+void buildCpuLoweringPipeline(mlir::OpPassManager &pm);
+
+/// The external models and translations the pipeline needs.
+void registerCpuCodegenDialects(mlir::DialectRegistry &registry);
+void registerCpuCodegenPipelines();
+
+/// Compiles `module`, whose function `entry` takes tensors and returns
+/// tensors, to a shared object exporting kCpuEntrySymbol. Rewrites
+/// `module` in place. Errors are reported as diagnostics.
+mlir::FailureOr<CpuCode> compileForCpu(mlir::ModuleOp module,
+                                       llvm::StringRef entry,
+                                       const CpuCodegenOptions &options);
+
+} // namespace loom::codegen
+
+#endif // LOOM_COMPILER_CODEGEN_CPU_CPUCODEGEN_H

@@ -1,0 +1,122 @@
+//===- CpuModule.cpp - loading an artifact's CPU code ---------------------===//
+
+#include "runtime/src/CpuModule.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace loom::runtime {
+
+/// Whether this CPU has the LLVM feature `name` ("avx2"). Features the
+/// check does not know are assumed present: the loader then fails or the
+/// code runs, as with any shared library.
+static bool cpuHas(const std::string &name) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+#define LOOM_CHECK(feature)                                                    \
+  if (name == feature)                                                         \
+    return __builtin_cpu_supports(feature);
+  LOOM_CHECK("sse4.2")
+  LOOM_CHECK("avx")
+  LOOM_CHECK("avx2")
+  LOOM_CHECK("fma")
+  LOOM_CHECK("bmi2")
+  LOOM_CHECK("avx512f")
+  LOOM_CHECK("avx512bw")
+  LOOM_CHECK("avx512dq")
+  LOOM_CHECK("avx512vl")
+  LOOM_CHECK("avx512vnni")
+  LOOM_CHECK("avx512bf16")
+#undef LOOM_CHECK
+#endif
+  return true;
+}
+
+static bool tripleMatches(const std::string &triple) {
+#if defined(__x86_64__)
+  return triple.rfind("x86_64", 0) == 0;
+#elif defined(__aarch64__)
+  return triple.rfind("aarch64", 0) == 0;
+#else
+  return true;
+#endif
+}
+
+std::unique_ptr<CpuModule> CpuModule::load(const std::string &sharedObject,
+                                           const std::string &entrySymbol,
+                                           const std::string &triple,
+                                           const std::string &features,
+                                           std::string &error) {
+  if (!tripleMatches(triple)) {
+    error = "the artifact's CPU code is for " + triple +
+            ", not this machine's architecture";
+    return nullptr;
+  }
+  std::string missing;
+  size_t pos = 0;
+  while (pos < features.size()) {
+    size_t end = features.find(',', pos);
+    if (end == std::string::npos)
+      end = features.size();
+    std::string f = features.substr(pos, end - pos);
+    pos = end + 1;
+    if (f.size() > 1 && f[0] == '+' && !cpuHas(f.substr(1)))
+      missing += (missing.empty() ? "" : ", ") + f.substr(1);
+  }
+  if (!missing.empty()) {
+    error = "this CPU lacks features the artifact's code uses (" + missing +
+            "); recompile with loomc --cpu for this machine";
+    return nullptr;
+  }
+
+  // dlopen needs a file: an anonymous in-memory one, gone with the process.
+  int fd = memfd_create("loom-cpu-code", MFD_CLOEXEC);
+  if (fd < 0) {
+    error = std::string("memfd_create failed: ") + std::strerror(errno);
+    return nullptr;
+  }
+  size_t written = 0;
+  while (written < sharedObject.size()) {
+    ssize_t n =
+        write(fd, sharedObject.data() + written, sharedObject.size() - written);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error =
+          std::string("writing the CPU code failed: ") + std::strerror(errno);
+      close(fd);
+      return nullptr;
+    }
+    written += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!handle) {
+    const char *msg = dlerror();
+    error = std::string("loading the CPU code failed: ") +
+            (msg ? msg : "unknown dlopen error");
+    return nullptr;
+  }
+  void *sym = dlsym(handle, entrySymbol.c_str());
+  if (!sym) {
+    error = "the CPU code has no entry '" + entrySymbol + "'";
+    dlclose(handle);
+    return nullptr;
+  }
+  std::unique_ptr<CpuModule> module(new CpuModule());
+  module->handle_ = handle;
+  module->entry_ = reinterpret_cast<CpuEntry>(sym);
+  return module;
+}
+
+CpuModule::~CpuModule() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+} // namespace loom::runtime

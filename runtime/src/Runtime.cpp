@@ -1,0 +1,503 @@
+//===- Runtime.cpp - the C API: status, instance, session, tensors, run ---===//
+//
+// A session holds the parsed signature, the weights (64-byte aligned
+// copies) and the loaded CPU code. A run marshals each input and weight
+// into a memref descriptor (allocated, aligned, offset, sizes, strides),
+// calls the entry, copies each result descriptor's data into a new tensor
+// and frees what the code allocated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime.h"
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/CpuModule.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct loom_status_s {
+  loom_status_code code;
+  std::string message;
+};
+
+namespace {
+
+loom_status makeStatus(loom_status_code code, std::string message) {
+  return new (std::nothrow) loom_status_s{code, std::move(message)};
+}
+
+/// 64-byte aligned memory freed with std::free.
+struct AlignedFree {
+  void operator()(void *p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<void, AlignedFree>;
+
+AlignedBuffer alignedAlloc(size_t bytes) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  return AlignedBuffer(std::aligned_alloc(64, rounded));
+}
+
+struct Signature {
+  std::string name;
+  loom_dtype dtype;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dimNames;
+  std::vector<const char *> dimNamePtrs;
+};
+
+Signature toSignature(const loom::artifact::TensorSignature &sig) {
+  Signature s;
+  s.name = sig.name();
+  s.dtype = static_cast<loom_dtype>(sig.dtype());
+  for (const auto &d : sig.dims()) {
+    s.dims.push_back(d.size());
+    s.dimNames.push_back(d.symbol());
+  }
+  return s;
+}
+
+std::string shapeString(const int64_t *shape, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string signatureString(const Signature &s) {
+  std::string r = std::string(loom_dtype_name(s.dtype)) + "[";
+  for (size_t i = 0; i < s.dims.size(); ++i) {
+    r += i ? ", " : "";
+    if (s.dims[i] >= 0)
+      r += std::to_string(s.dims[i]);
+    else
+      r += s.dimNames[i].empty() ? "?" : s.dimNames[i];
+  }
+  return r + "]";
+}
+
+/// A memref descriptor of rank `rank` laid out as the entry expects:
+/// allocated, aligned, offset, sizes[rank], strides[rank].
+std::vector<int64_t> descriptor(const void *data, const int64_t *shape,
+                                size_t rank) {
+  std::vector<int64_t> d(3 + 2 * rank);
+  d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
+  d[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    d[3 + i] = shape[i];
+    d[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return d;
+}
+
+} // namespace
+
+struct loom_tensor_s {
+  loom_dtype dtype;
+  std::vector<int64_t> shape;
+  size_t count;
+  AlignedBuffer owned; // null when wrapping caller memory
+  void *data;
+};
+
+struct loom_instance_s {
+  int32_t numThreads;
+};
+
+struct loom_session_s {
+  loom_instance *instance;
+  std::vector<Signature> inputs, outputs;
+  std::vector<loom_tensor_s> weights;
+  std::unique_ptr<loom::runtime::CpuModule> cpu;
+};
+
+extern "C" {
+
+loom_status_code loom_status_get_code(loom_status status) {
+  return status ? status->code : LOOM_OK;
+}
+
+const char *loom_status_message(loom_status status) {
+  return status ? status->message.c_str() : "";
+}
+
+void loom_status_free(loom_status status) { delete status; }
+
+size_t loom_dtype_size(loom_dtype dtype) {
+  return loom::artifact::dtypeSize(dtype);
+}
+
+const char *loom_dtype_name(loom_dtype dtype) {
+  switch (dtype) {
+  case LOOM_DTYPE_F32:
+    return "f32";
+  case LOOM_DTYPE_U8:
+    return "u8";
+  case LOOM_DTYPE_I8:
+    return "i8";
+  case LOOM_DTYPE_I16:
+    return "i16";
+  case LOOM_DTYPE_I32:
+    return "i32";
+  case LOOM_DTYPE_I64:
+    return "i64";
+  case LOOM_DTYPE_BOOL:
+    return "bool";
+  case LOOM_DTYPE_F16:
+    return "f16";
+  case LOOM_DTYPE_F64:
+    return "f64";
+  case LOOM_DTYPE_BF16:
+    return "bf16";
+  default:
+    return "undefined";
+  }
+}
+
+loom_status loom_instance_create(const loom_instance_options *options,
+                                 loom_instance **out) {
+  if (!out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_instance_create: out is null");
+  int32_t threads = options ? options->num_threads : 0;
+  if (threads < 0)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_instance_create: num_threads is negative");
+  *out = new (std::nothrow) loom_instance_s{threads};
+  return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
+}
+
+void loom_instance_release(loom_instance *instance) { delete instance; }
+
+loom_status loom_session_create_from_memory(loom_instance *instance,
+                                            const void *data, size_t size,
+                                            loom_session **out) {
+  if (!instance || !data || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_create_from_memory: null argument");
+  *out = nullptr;
+  loom::artifact::Artifact artifact;
+  std::string error;
+  if (!loom::artifact::parse(data, size, artifact, error))
+    return makeStatus(LOOM_BAD_ARTIFACT, error);
+
+  auto session = std::make_unique<loom_session_s>();
+  session->instance = instance;
+  for (const auto &sig : artifact.inputs())
+    session->inputs.push_back(toSignature(sig));
+  for (const auto &sig : artifact.outputs())
+    session->outputs.push_back(toSignature(sig));
+  for (auto *list : {&session->inputs, &session->outputs})
+    for (Signature &s : *list)
+      for (const std::string &n : s.dimNames)
+        s.dimNamePtrs.push_back(n.c_str());
+
+  for (const auto &w : artifact.weights()) {
+    loom_tensor_s t;
+    t.dtype = static_cast<loom_dtype>(w.dtype());
+    t.shape.assign(w.dims().begin(), w.dims().end());
+    t.count = w.data().size() / loom::artifact::dtypeSize(w.dtype());
+    t.owned = alignedAlloc(w.data().size());
+    if (!t.owned)
+      return makeStatus(LOOM_INTERNAL,
+                        "out of memory for weight '" + w.name() + "'");
+    t.data = t.owned.get();
+    std::memcpy(t.data, w.data().data(), w.data().size());
+    session->weights.push_back(std::move(t));
+  }
+
+  const auto &cpu = artifact.cpu();
+  session->cpu = loom::runtime::CpuModule::load(
+      cpu.shared_object(), cpu.entry_symbol(), cpu.target_triple(),
+      cpu.features(), error);
+  if (!session->cpu)
+    return makeStatus(LOOM_UNAVAILABLE, error);
+  *out = session.release();
+  return nullptr;
+}
+
+loom_status loom_session_create_from_file(loom_instance *instance,
+                                          const char *path,
+                                          loom_session **out) {
+  if (!path)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_create_from_file: path is null");
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return makeStatus(LOOM_NOT_FOUND,
+                      std::string("cannot open artifact '") + path + "'");
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  std::string bytes = buffer.str();
+  loom_status status = loom_session_create_from_memory(instance, bytes.data(),
+                                                       bytes.size(), out);
+  if (status)
+    status->message = std::string(path) + ": " + status->message;
+  return status;
+}
+
+void loom_session_release(loom_session *session) { delete session; }
+
+size_t loom_session_input_count(const loom_session *session) {
+  return session ? session->inputs.size() : 0;
+}
+
+size_t loom_session_output_count(const loom_session *session) {
+  return session ? session->outputs.size() : 0;
+}
+
+static loom_status tensorInfo(const std::vector<Signature> &list, size_t index,
+                              const char *what, loom_tensor_info *out) {
+  if (!out)
+    return makeStatus(LOOM_INVALID_ARGUMENT, "tensor info: out is null");
+  if (index >= list.size())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      std::string(what) + " index " + std::to_string(index) +
+                          " is out of range (" + std::to_string(list.size()) +
+                          ")");
+  const Signature &s = list[index];
+  *out = {s.name.c_str(), s.dtype, s.dims.size(), s.dims.data(),
+          s.dimNamePtrs.data()};
+  return nullptr;
+}
+
+loom_status loom_session_input_info(const loom_session *session, size_t index,
+                                    loom_tensor_info *out) {
+  if (!session)
+    return makeStatus(LOOM_INVALID_ARGUMENT, "input info: session is null");
+  return tensorInfo(session->inputs, index, "input", out);
+}
+
+loom_status loom_session_output_info(const loom_session *session, size_t index,
+                                     loom_tensor_info *out) {
+  if (!session)
+    return makeStatus(LOOM_INVALID_ARGUMENT, "output info: session is null");
+  return tensorInfo(session->outputs, index, "output", out);
+}
+
+loom_status loom_session_run(loom_session *session,
+                             const loom_tensor *const *inputs,
+                             size_t num_inputs, loom_tensor **outputs,
+                             size_t num_outputs) {
+  if (!session || (num_inputs && !inputs) || !outputs)
+    return makeStatus(LOOM_INVALID_ARGUMENT, "loom_session_run: null argument");
+  if (num_inputs != session->inputs.size())
+    return makeStatus(
+        LOOM_INVALID_ARGUMENT,
+        "the model takes " + std::to_string(session->inputs.size()) +
+            " inputs, the run gave " + std::to_string(num_inputs));
+  if (num_outputs != session->outputs.size())
+    return makeStatus(
+        LOOM_INVALID_ARGUMENT,
+        "the model has " + std::to_string(session->outputs.size()) +
+            " outputs, the run asked for " + std::to_string(num_outputs));
+
+  // Check every input against its signature; named dynamic dims agree.
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const Signature &s = session->inputs[i];
+    const loom_tensor *t = inputs[i];
+    std::string where = "input " + std::to_string(i) + " ('" + s.name + "')";
+    if (!t)
+      return makeStatus(LOOM_INVALID_ARGUMENT, where + " is null");
+    bool fits = t->dtype == s.dtype && t->shape.size() == s.dims.size();
+    for (size_t d = 0; fits && d < s.dims.size(); ++d)
+      fits = s.dims[d] < 0 || s.dims[d] == t->shape[d];
+    if (!fits)
+      return makeStatus(LOOM_SHAPE_MISMATCH,
+                        where + " is " + loom_dtype_name(t->dtype) +
+                            shapeString(t->shape.data(), t->shape.size()) +
+                            ", the model expects " + signatureString(s));
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      if (s.dims[d] >= 0 || s.dimNames[d].empty())
+        continue;
+      auto [it, inserted] = symbols.try_emplace(
+          s.dimNames[d], t->shape[d], where + " dim " + std::to_string(d));
+      if (!inserted && it->second.first != t->shape[d])
+        return makeStatus(LOOM_SHAPE_MISMATCH,
+                          "dim '" + s.dimNames[d] + "' is " +
+                              std::to_string(it->second.first) + " in " +
+                              it->second.second + " but " +
+                              std::to_string(t->shape[d]) + " in " + where +
+                              " dim " + std::to_string(d));
+    }
+  }
+
+  // Descriptors: inputs, weights, then the results the entry fills.
+  std::vector<std::vector<int64_t>> descs;
+  std::vector<const void *> argData;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    descs.push_back(descriptor(inputs[i]->data, inputs[i]->shape.data(),
+                               inputs[i]->shape.size()));
+    argData.push_back(inputs[i]->data);
+  }
+  for (const loom_tensor_s &w : session->weights) {
+    descs.push_back(descriptor(w.data, w.shape.data(), w.shape.size()));
+    argData.push_back(w.data);
+  }
+  size_t resultWords = 0;
+  for (const Signature &s : session->outputs)
+    resultWords += 3 + 2 * s.dims.size();
+  std::vector<int64_t> results(resultWords, 0);
+  std::vector<void *> args;
+  for (auto &d : descs)
+    args.push_back(d.data());
+  args.push_back(results.data());
+  session->cpu->entry()(args.data());
+
+  // Copy each result out (its strides may be any), then free what the
+  // code allocated: once per buffer, never an argument's memory, never a
+  // global's (MLIR marks those 0xdeadbeef).
+  std::vector<std::unique_ptr<loom_tensor_s>> made;
+  std::vector<void *> toFree;
+  size_t word = 0;
+  loom_status status = nullptr;
+  for (const Signature &s : session->outputs) {
+    size_t rank = s.dims.size();
+    const int64_t *d = results.data() + word;
+    word += 3 + 2 * rank;
+    void *allocated = reinterpret_cast<void *>(static_cast<intptr_t>(d[0]));
+    const char *aligned =
+        reinterpret_cast<const char *>(static_cast<intptr_t>(d[1]));
+    bool ours =
+        allocated && allocated != reinterpret_cast<void *>(0xdeadbeef) &&
+        std::find(argData.begin(), argData.end(), allocated) == argData.end();
+    if (ours &&
+        std::find(toFree.begin(), toFree.end(), allocated) == toFree.end())
+      toFree.push_back(allocated);
+    if (status)
+      continue;
+    loom_tensor *t = nullptr;
+    status = loom_tensor_create(s.dtype, rank, d + 3, &t);
+    if (status)
+      continue;
+    made.emplace_back(t);
+    size_t elem = loom_dtype_size(s.dtype);
+    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
+    char *dst = static_cast<char *>(t->data);
+    // Odometer over the result's index space.
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t n = 0; n < t->count; ++n) {
+      int64_t off = d[2];
+      for (size_t k = 0; k < rank; ++k)
+        off += idx[k] * strides[k];
+      std::memcpy(dst + n * elem, aligned + off * static_cast<int64_t>(elem),
+                  elem);
+      for (size_t k = rank; k-- > 0;) {
+        if (++idx[k] < sizes[k])
+          break;
+        idx[k] = 0;
+      }
+    }
+  }
+  for (void *p : toFree)
+    std::free(p);
+  if (status)
+    return status;
+  for (size_t i = 0; i < num_outputs; ++i)
+    outputs[i] = made[i].release();
+  return nullptr;
+}
+
+loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
+                               const int64_t *shape, loom_tensor **out) {
+  if (!out || (rank && !shape))
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_tensor_create: null argument");
+  size_t elem = loom_dtype_size(dtype);
+  if (!elem)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_tensor_create: unknown dtype " +
+                          std::to_string(static_cast<int>(dtype)));
+  size_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return makeStatus(LOOM_INVALID_ARGUMENT,
+                        "loom_tensor_create: negative dim in " +
+                            shapeString(shape, rank));
+    if (shape[i] && count > SIZE_MAX / elem / static_cast<size_t>(shape[i]))
+      return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_create: shape " +
+                                                   shapeString(shape, rank) +
+                                                   " is too large");
+    count *= static_cast<size_t>(shape[i]);
+  }
+  auto t = std::make_unique<loom_tensor_s>();
+  t->dtype = dtype;
+  t->shape.assign(shape, shape + rank);
+  t->count = count;
+  t->owned = alignedAlloc(count * elem);
+  if (!t->owned)
+    return makeStatus(LOOM_INTERNAL, "out of memory for a tensor of " +
+                                         std::to_string(count * elem) +
+                                         " bytes");
+  t->data = t->owned.get();
+  std::memset(t->data, 0, count * elem);
+  *out = t.release();
+  return nullptr;
+}
+
+loom_status loom_tensor_wrap(loom_dtype dtype, size_t rank,
+                             const int64_t *shape, void *data,
+                             size_t size_bytes, loom_tensor **out) {
+  if (!out || (rank && !shape) || !data)
+    return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_wrap: null argument");
+  size_t elem = loom_dtype_size(dtype);
+  if (!elem)
+    return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_wrap: unknown dtype");
+  size_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0 ||
+        (shape[i] && count > SIZE_MAX / elem / static_cast<size_t>(shape[i])))
+      return makeStatus(LOOM_INVALID_ARGUMENT,
+                        "loom_tensor_wrap: invalid shape " +
+                            shapeString(shape, rank));
+    count *= static_cast<size_t>(shape[i]);
+  }
+  if (count * elem > size_bytes)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_tensor_wrap: shape " + shapeString(shape, rank) +
+                          " needs " + std::to_string(count * elem) +
+                          " bytes, the buffer has " +
+                          std::to_string(size_bytes));
+  auto t = std::make_unique<loom_tensor_s>();
+  t->dtype = dtype;
+  t->shape.assign(shape, shape + rank);
+  t->count = count;
+  t->data = data;
+  *out = t.release();
+  return nullptr;
+}
+
+void loom_tensor_release(loom_tensor *tensor) { delete tensor; }
+
+loom_dtype loom_tensor_dtype(const loom_tensor *t) {
+  return t ? t->dtype : LOOM_DTYPE_UNDEFINED;
+}
+size_t loom_tensor_rank(const loom_tensor *t) {
+  return t ? t->shape.size() : 0;
+}
+const int64_t *loom_tensor_shape(const loom_tensor *t) {
+  return t ? t->shape.data() : nullptr;
+}
+size_t loom_tensor_element_count(const loom_tensor *t) {
+  return t ? t->count : 0;
+}
+size_t loom_tensor_size_bytes(const loom_tensor *t) {
+  return t ? t->count * loom_dtype_size(t->dtype) : 0;
+}
+void *loom_tensor_data(loom_tensor *t) { return t ? t->data : nullptr; }
+const void *loom_tensor_data_const(const loom_tensor *t) {
+  return t ? t->data : nullptr;
+}
+
+} // extern "C"

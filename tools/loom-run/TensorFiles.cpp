@@ -1,0 +1,271 @@
+//===- TensorFiles.cpp - tensors from and to .npy and ONNX .pb files ------===//
+
+#include "tools/loom-run/TensorFiles.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+namespace loom::tools {
+
+static bool readFile(const std::string &path, std::string &bytes,
+                     std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::stringstream s;
+  s << in.rdbuf();
+  bytes = s.str();
+  return true;
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error) {
+  std::string temp = path + ".tmp-" + std::to_string(getpid());
+  FILE *f = std::fopen(temp.c_str(), "wb");
+  if (!f) {
+    error = "cannot create '" + temp + "'";
+    return false;
+  }
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = std::fflush(f) == 0 && ok;
+  ok = fsync(fileno(f)) == 0 && ok;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    error = "writing '" + path + "' failed";
+    return false;
+  }
+  return true;
+}
+
+static loom_tensor *makeTensor(loom_dtype dtype,
+                               const std::vector<int64_t> &shape,
+                               const std::string &where, std::string &error) {
+  loom_tensor *t = nullptr;
+  loom_status s = loom_tensor_create(dtype, shape.size(), shape.data(), &t);
+  if (s) {
+    error = where + ": " + loom_status_message(s);
+    loom_status_free(s);
+    return nullptr;
+  }
+  return t;
+}
+
+// ---- .npy ----
+
+struct NpyType {
+  const char *descr;
+  loom_dtype dtype;
+};
+static const NpyType kNpyTypes[] = {
+    {"<f4", LOOM_DTYPE_F32}, {"<f8", LOOM_DTYPE_F64}, {"<f2", LOOM_DTYPE_F16},
+    {"<i4", LOOM_DTYPE_I32}, {"<i8", LOOM_DTYPE_I64}, {"<i2", LOOM_DTYPE_I16},
+    {"|i1", LOOM_DTYPE_I8},  {"|u1", LOOM_DTYPE_U8},  {"|b1", LOOM_DTYPE_BOOL},
+};
+
+loom_tensor *readNpy(const std::string &path, std::string &error) {
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return nullptr;
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
+    error = "'" + path + "' is not a .npy file";
+    return nullptr;
+  }
+  unsigned major = static_cast<unsigned char>(bytes[6]);
+  size_t headerLen, start;
+  if (major == 1) {
+    headerLen = static_cast<unsigned char>(bytes[8]) |
+                (static_cast<unsigned char>(bytes[9]) << 8);
+    start = 10;
+  } else {
+    if (bytes.size() < 12) {
+      error = "'" + path + "' is truncated";
+      return nullptr;
+    }
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
+                   << (8 * i);
+    start = 12;
+  }
+  if (start + headerLen > bytes.size()) {
+    error = "'" + path + "' is truncated";
+    return nullptr;
+  }
+  std::string header = bytes.substr(start, headerLen);
+  auto field = [&](const char *key) -> std::string {
+    size_t k = header.find(std::string("'") + key + "'");
+    if (k == std::string::npos)
+      return "";
+    size_t colon = header.find(':', k);
+    return colon == std::string::npos ? "" : header.substr(colon + 1);
+  };
+  std::string descr = field("descr"), order = field("fortran_order"),
+              shapeText = field("shape");
+  if (order.find("True") != std::string::npos &&
+      order.find("True") < order.find(',')) {
+    error = "'" + path + "' is in Fortran order (save it C-contiguous)";
+    return nullptr;
+  }
+  loom_dtype dtype = LOOM_DTYPE_UNDEFINED;
+  for (const NpyType &t : kNpyTypes)
+    if (descr.find(std::string("'") + t.descr + "'") < descr.find(','))
+      dtype = t.dtype;
+  if (dtype == LOOM_DTYPE_UNDEFINED) {
+    error = "'" + path + "' has an unsupported dtype " +
+            descr.substr(0, descr.find(','));
+    return nullptr;
+  }
+  std::vector<int64_t> shape;
+  size_t open = shapeText.find('('), close = shapeText.find(')');
+  if (open == std::string::npos || close == std::string::npos) {
+    error = "'" + path + "' has no shape in its header";
+    return nullptr;
+  }
+  std::stringstream dims(shapeText.substr(open + 1, close - open - 1));
+  std::string item;
+  while (std::getline(dims, item, ','))
+    if (item.find_first_not_of(" ") != std::string::npos)
+      shape.push_back(std::stoll(item));
+  loom_tensor *t = makeTensor(dtype, shape, path, error);
+  if (!t)
+    return nullptr;
+  size_t need = loom_tensor_size_bytes(t);
+  size_t data = start + headerLen;
+  if (bytes.size() - data != need) {
+    error = "'" + path + "' holds " + std::to_string(bytes.size() - data) +
+            " data bytes, its shape needs " + std::to_string(need);
+    loom_tensor_release(t);
+    return nullptr;
+  }
+  std::memcpy(loom_tensor_data(t), bytes.data() + data, need);
+  return t;
+}
+
+bool writeNpy(const std::string &path, const loom_tensor *t,
+              std::string &error) {
+  const char *descr = nullptr;
+  for (const NpyType &n : kNpyTypes)
+    if (n.dtype == loom_tensor_dtype(t))
+      descr = n.descr;
+  if (!descr) {
+    error = std::string("cannot write a ") +
+            loom_dtype_name(loom_tensor_dtype(t)) + " tensor as .npy";
+    return false;
+  }
+  std::string shape = "(";
+  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
+    shape += std::to_string(loom_tensor_shape(t)[i]) + ",";
+  if (loom_tensor_rank(t) > 1)
+    shape.pop_back();
+  shape += ")";
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64)
+    header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY\x01";
+  bytes.push_back('\0');
+  bytes.push_back(static_cast<char>(header.size() & 0xff));
+  bytes.push_back(static_cast<char>(header.size() >> 8));
+  bytes += header;
+  bytes.append(static_cast<const char *>(loom_tensor_data_const(t)),
+               loom_tensor_size_bytes(t));
+  return writeFileAtomically(path, bytes, error);
+}
+
+// ---- ONNX TensorProto ----
+
+template <typename Field>
+static bool copyTyped(const Field &field, loom_tensor *t, size_t elem,
+                      const std::string &path, std::string &error) {
+  size_t count = loom_tensor_element_count(t);
+  if (static_cast<size_t>(field.size()) != count) {
+    error = "'" + path + "' holds " + std::to_string(field.size()) +
+            " values, its dims need " + std::to_string(count);
+    return false;
+  }
+  char *out = static_cast<char *>(loom_tensor_data(t));
+  for (size_t i = 0; i < count; ++i) {
+    auto v = field.Get(static_cast<int>(i));
+    // Little endian: the low `elem` bytes of the stored value (int32_data
+    // holds bool, int8, int16, f16 and bf16 bits this way).
+    std::memcpy(out + i * elem, &v, elem);
+  }
+  return true;
+}
+
+loom_tensor *readTensorProto(const std::string &path, std::string &name,
+                             std::string &error) {
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return nullptr;
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) {
+    error = "'" + path + "' is not a TensorProto";
+    return nullptr;
+  }
+  name = proto.name();
+  loom_dtype dtype = static_cast<loom_dtype>(proto.data_type());
+  size_t elem = loom_dtype_size(dtype);
+  if (!elem) {
+    error = "'" + path + "' has data type " +
+            std::to_string(proto.data_type()) +
+            ", which the runtime does not support";
+    return nullptr;
+  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = "'" + path + "' keeps its data in an external file";
+    return nullptr;
+  }
+  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  loom_tensor *t = makeTensor(dtype, shape, path, error);
+  if (!t)
+    return nullptr;
+  bool ok = true;
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != loom_tensor_size_bytes(t)) {
+      error =
+          "'" + path + "' holds " + std::to_string(proto.raw_data().size()) +
+          " bytes, its dims need " + std::to_string(loom_tensor_size_bytes(t));
+      ok = false;
+    } else {
+      std::memcpy(loom_tensor_data(t), proto.raw_data().data(),
+                  proto.raw_data().size());
+    }
+  } else if (dtype == LOOM_DTYPE_F32) {
+    ok = copyTyped(proto.float_data(), t, elem, path, error);
+  } else if (dtype == LOOM_DTYPE_F64) {
+    ok = copyTyped(proto.double_data(), t, elem, path, error);
+  } else if (dtype == LOOM_DTYPE_I64) {
+    ok = copyTyped(proto.int64_data(), t, elem, path, error);
+  } else {
+    ok = copyTyped(proto.int32_data(), t, elem, path, error);
+  }
+  if (!ok) {
+    loom_tensor_release(t);
+    return nullptr;
+  }
+  return t;
+}
+
+bool writeTensorProto(const std::string &path, const std::string &name,
+                      const loom_tensor *t, std::string &error) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(static_cast<int>(loom_tensor_dtype(t)));
+  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
+    proto.add_dims(loom_tensor_shape(t)[i]);
+  proto.set_raw_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
+  return writeFileAtomically(path, proto.SerializeAsString(), error);
+}
+
+} // namespace loom::tools

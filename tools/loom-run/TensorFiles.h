@@ -1,0 +1,36 @@
+//===- TensorFiles.h - tensors from and to .npy and ONNX .pb files --------===//
+//
+// The file formats loom-run reads and writes: NumPy .npy (v1-v3, C order)
+// and ONNX TensorProto (.pb, the backend test layout). Runtime-only code:
+// no MLIR or LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_TOOLS_LOOMRUN_TENSORFILES_H
+#define LOOM_TOOLS_LOOMRUN_TENSORFILES_H
+
+#include "loom/runtime.h"
+
+#include <string>
+
+namespace loom::tools {
+
+/// A tensor owned by the caller (loom_tensor_release), or null with
+/// `error` set, naming the file.
+loom_tensor *readNpy(const std::string &path, std::string &error);
+bool writeNpy(const std::string &path, const loom_tensor *t,
+              std::string &error);
+
+/// Reads a TensorProto; `name` receives its name (may be empty).
+loom_tensor *readTensorProto(const std::string &path, std::string &name,
+                             std::string &error);
+bool writeTensorProto(const std::string &path, const std::string &name,
+                      const loom_tensor *t, std::string &error);
+
+/// Writes `path` through a temporary file and a rename.
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error);
+
+} // namespace loom::tools
+
+#endif // LOOM_TOOLS_LOOMRUN_TENSORFILES_H

@@ -1,0 +1,472 @@
+//===- loom-run.cpp - run a compiled model
+//---------------------------------===//
+//
+//   loom-run MODEL.loom|MODEL.onnx [--in NAME=FILE.npy ...] [--in-pb DIR]
+//            [--out-dir DIR] [--out-pb DIR] [--check-pb DIR [--rtol R]
+//            [--atol A]] [--print] [--bench N [--warmup W]] [--threads N]
+//
+// Links the runtime only (the C API): no compiler, MLIR or LLVM. An .onnx
+// MODEL is compiled by the `loomc` installed beside loom-run, and the
+// artifact cached by content hash under $XDG_CACHE_HOME/loom/compiled (or
+// ~/.cache/loom/compiled).
+//
+// Inputs: `--in NAME=FILE.npy` by input name, or `--in-pb DIR` reading
+// DIR/input_K.pb (ONNX TensorProto) in input order. Outputs: `--out-dir`
+// writes NAME.npy, `--out-pb DIR` output_K.pb; `--check-pb DIR` compares
+// with DIR/output_K.pb (floats within atol + rtol * |expected|, integers
+// and booleans exactly) and exits 1 on a mismatch; `--print` prints them.
+// `--bench N` runs N more times and prints latency min/median/p90.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime.h"
+#include "tools/loom-run/TensorFiles.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using loom::tools::readNpy;
+using loom::tools::readTensorProto;
+
+struct Options {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> in;
+  std::string inPb, outPb, outDir, checkPb;
+  double rtol = 1e-4, atol = 1e-5;
+  bool print = false;
+  int bench = 0, warmup = 1, threads = 0;
+};
+
+void usage() {
+  std::fprintf(
+      stderr,
+      "usage: loom-run MODEL.loom|MODEL.onnx [--in NAME=FILE.npy ...]\n"
+      "                [--in-pb DIR] [--out-dir DIR] [--out-pb DIR]\n"
+      "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
+      "                [--bench N [--warmup W]] [--threads N]\n");
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "loom-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Prints and frees a failed status; true when there was one.
+bool failed(loom_status s, const std::string &context = "") {
+  if (!s)
+    return false;
+  std::fprintf(stderr, "loom-run: error: %s%s\n",
+               context.empty() ? "" : (context + ": ").c_str(),
+               loom_status_message(s));
+  loom_status_free(s);
+  return true;
+}
+
+struct TensorDeleter {
+  void operator()(loom_tensor *t) const { loom_tensor_release(t); }
+};
+using Tensor = std::unique_ptr<loom_tensor, TensorDeleter>;
+
+bool fileExists(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string selfDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return ".";
+  std::string p(buf, static_cast<size_t>(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+/// FNV-1a, 64 bits: a content hash for the compile cache.
+uint64_t fnv1a(const std::string &bytes, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool readAll(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream s;
+  s << in.rdbuf();
+  out = s.str();
+  return true;
+}
+
+/// Compiles an ONNX model with the loomc beside this binary, cached by the
+/// hash of the model and of loomc itself. Returns the artifact's path.
+bool compileOnnx(const std::string &model, std::string &artifact,
+                 std::string &error) {
+  std::string loomc = selfDir() + "/loomc";
+  if (!fileExists(loomc)) {
+    error = "'" + model +
+            "' is an ONNX model, and there is no loomc beside "
+            "loom-run (" +
+            loomc +
+            ") to compile it; compile it elsewhere "
+            "with `loomc compile` and pass the .loom file";
+    return false;
+  }
+  std::string modelBytes, loomcBytes;
+  if (!readAll(model, modelBytes)) {
+    error = "cannot open '" + model + "'";
+    return false;
+  }
+  readAll(loomc, loomcBytes);
+  char key[40];
+  std::snprintf(
+      key, sizeof(key), "%016llx",
+      static_cast<unsigned long long>(fnv1a(modelBytes, fnv1a(loomcBytes))));
+  const char *xdg = std::getenv("XDG_CACHE_HOME");
+  const char *home = std::getenv("HOME");
+  std::string cache = xdg && *xdg ? std::string(xdg) + "/loom"
+                      : home      ? std::string(home) + "/.cache/loom"
+                                  : std::string("/tmp/loom-cache");
+  cache += "/compiled";
+  std::string mkdir = "mkdir -p '" + cache + "'";
+  if (std::system(mkdir.c_str()) != 0) {
+    error = "cannot create the compile cache " + cache;
+    return false;
+  }
+  artifact = cache + "/" + key + ".loom";
+  if (fileExists(artifact))
+    return true;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(loomc.c_str(), loomc.c_str(), "compile", model.c_str(), "-o",
+          artifact.c_str(), static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    error = "loomc could not compile '" + model + "' (its errors are above)";
+    return false;
+  }
+  return true;
+}
+
+double elementAsDouble(loom_dtype dtype, const void *data, size_t i) {
+  switch (dtype) {
+  case LOOM_DTYPE_F32:
+    return static_cast<const float *>(data)[i];
+  case LOOM_DTYPE_F64:
+    return static_cast<const double *>(data)[i];
+  case LOOM_DTYPE_I64:
+    return static_cast<double>(static_cast<const int64_t *>(data)[i]);
+  case LOOM_DTYPE_I32:
+    return static_cast<const int32_t *>(data)[i];
+  case LOOM_DTYPE_I16:
+    return static_cast<const int16_t *>(data)[i];
+  case LOOM_DTYPE_I8:
+    return static_cast<const int8_t *>(data)[i];
+  case LOOM_DTYPE_U8:
+  case LOOM_DTYPE_BOOL:
+    return static_cast<const uint8_t *>(data)[i];
+  case LOOM_DTYPE_BF16: {
+    uint32_t bits =
+        static_cast<uint32_t>(static_cast<const uint16_t *>(data)[i]) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case LOOM_DTYPE_F16: {
+    uint16_t h = static_cast<const uint16_t *>(data)[i];
+    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v = exp == 0    ? std::ldexp(mant, -24)
+               : exp == 31 ? (mant ? NAN : INFINITY)
+                           : std::ldexp(mant + 1024, exp - 25);
+    return (h & 0x8000) ? -v : v;
+  }
+  default:
+    return NAN;
+  }
+}
+
+bool isFloat(loom_dtype d) {
+  return d == LOOM_DTYPE_F32 || d == LOOM_DTYPE_F64 || d == LOOM_DTYPE_F16 ||
+         d == LOOM_DTYPE_BF16;
+}
+
+std::string shapeText(const loom_tensor *t) {
+  std::string s = std::string(loom_dtype_name(loom_tensor_dtype(t))) + "[";
+  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
+    s += (i ? ", " : "") + std::to_string(loom_tensor_shape(t)[i]);
+  return s + "]";
+}
+
+/// Compares `got` with `want`; prints one line per output.
+bool check(const std::string &what, const loom_tensor *got,
+           const loom_tensor *want, double rtol, double atol) {
+  if (loom_tensor_dtype(got) != loom_tensor_dtype(want) ||
+      loom_tensor_rank(got) != loom_tensor_rank(want) ||
+      !std::equal(loom_tensor_shape(got),
+                  loom_tensor_shape(got) + loom_tensor_rank(got),
+                  loom_tensor_shape(want))) {
+    std::printf("%s: MISMATCH: got %s, expected %s\n", what.c_str(),
+                shapeText(got).c_str(), shapeText(want).c_str());
+    return false;
+  }
+  loom_dtype dtype = loom_tensor_dtype(got);
+  bool exact = !isFloat(dtype);
+  double maxErr = 0;
+  size_t bad = 0, firstBad = 0;
+  for (size_t i = 0; i < loom_tensor_element_count(got); ++i) {
+    double g = elementAsDouble(dtype, loom_tensor_data_const(got), i);
+    double w = elementAsDouble(dtype, loom_tensor_data_const(want), i);
+    if (std::isnan(w) && std::isnan(g))
+      continue;
+    if (std::isinf(w) && g == w)
+      continue;
+    double err = std::fabs(g - w);
+    if (!(err <= (exact ? 0 : atol + rtol * std::fabs(w)))) {
+      if (!bad++)
+        firstBad = i;
+    }
+    if (!std::isnan(err))
+      maxErr = std::max(maxErr, err);
+  }
+  if (bad) {
+    double g = elementAsDouble(dtype, loom_tensor_data_const(got), firstBad);
+    double w = elementAsDouble(dtype, loom_tensor_data_const(want), firstBad);
+    std::printf("%s: MISMATCH: %zu of %zu elements differ; first at flat "
+                "index %zu: got %.9g, expected %.9g (max abs err %.3g)\n",
+                what.c_str(), bad, loom_tensor_element_count(got), firstBad, g,
+                w, maxErr);
+    return false;
+  }
+  std::printf("%s: ok %s (max abs err %.3g)\n", what.c_str(),
+              shapeText(got).c_str(), maxErr);
+  return true;
+}
+
+void printTensor(const std::string &name, const loom_tensor *t) {
+  std::printf("%s %s =", name.c_str(), shapeText(t).c_str());
+  loom_dtype dtype = loom_tensor_dtype(t);
+  for (size_t i = 0; i < loom_tensor_element_count(t); ++i)
+    std::printf(" %.6g", elementAsDouble(dtype, loom_tensor_data_const(t), i));
+  std::printf("\n");
+}
+
+int parseArgs(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string v;
+    bool ok = true;
+    if (a == "--in") {
+      ok = value(v);
+      size_t eq = v.find('=');
+      if (ok && eq == std::string::npos)
+        return fail("--in takes NAME=FILE.npy, not '" + v + "'");
+      if (ok)
+        o.in.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--in-pb") {
+      ok = value(o.inPb);
+    } else if (a == "--out-pb") {
+      ok = value(o.outPb);
+    } else if (a == "--out-dir") {
+      ok = value(o.outDir);
+    } else if (a == "--check-pb") {
+      ok = value(o.checkPb);
+    } else if (a == "--rtol" || a == "--atol" || a == "--bench" ||
+               a == "--warmup" || a == "--threads") {
+      ok = value(v);
+      char *end = nullptr;
+      double d = ok ? std::strtod(v.c_str(), &end) : 0;
+      if (ok && (end == v.c_str() || *end || d < 0))
+        return fail(a + " takes a non-negative number, not '" + v + "'");
+      if (a == "--rtol")
+        o.rtol = d;
+      else if (a == "--atol")
+        o.atol = d;
+      else if (a == "--bench")
+        o.bench = static_cast<int>(d);
+      else if (a == "--warmup")
+        o.warmup = static_cast<int>(d);
+      else
+        o.threads = static_cast<int>(d);
+    } else if (a == "--print") {
+      o.print = true;
+    } else if (a == "-h" || a == "--help") {
+      usage();
+      std::exit(0);
+    } else if (!a.empty() && a[0] == '-') {
+      usage();
+      return fail("unknown option '" + a + "'");
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      usage();
+      return fail("more than one model: '" + o.model + "' and '" + a + "'");
+    }
+    if (!ok)
+      return fail(a + " needs a value");
+  }
+  if (o.model.empty()) {
+    usage();
+    return fail("no model given");
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int rc = parseArgs(argc, argv, o))
+    return rc;
+  std::string artifact = o.model, error;
+  if (o.model.size() > 5 &&
+      o.model.compare(o.model.size() - 5, 5, ".onnx") == 0)
+    if (!compileOnnx(o.model, artifact, error))
+      return fail(error);
+
+  loom_instance_options instanceOptions = {o.threads};
+  loom_instance *instance = nullptr;
+  if (failed(loom_instance_create(&instanceOptions, &instance)))
+    return 1;
+  loom_session *session = nullptr;
+  if (failed(loom_session_create_from_file(instance, artifact.c_str(),
+                                           &session))) {
+    loom_instance_release(instance);
+    return 1;
+  }
+  int rc = 0;
+  size_t numInputs = loom_session_input_count(session);
+  size_t numOutputs = loom_session_output_count(session);
+  std::vector<Tensor> inputs(numInputs);
+  std::vector<loom_tensor_info> inInfo(numInputs), outInfo(numOutputs);
+  for (size_t i = 0; i < numInputs; ++i)
+    loom_status_free(loom_session_input_info(session, i, &inInfo[i]));
+  for (size_t i = 0; i < numOutputs; ++i)
+    loom_status_free(loom_session_output_info(session, i, &outInfo[i]));
+
+  // Inputs: by name, then from the .pb directory in order.
+  for (auto &[name, path] : o.in) {
+    size_t k = 0;
+    while (k < numInputs && name != inInfo[k].name)
+      ++k;
+    if (k == numInputs) {
+      std::string names;
+      for (auto &info : inInfo)
+        names += std::string(names.empty() ? "" : ", ") + info.name;
+      rc =
+          fail("the model has no input '" + name + "' (inputs: " + names + ")");
+      break;
+    }
+    inputs[k].reset(readNpy(path, error));
+    if (!inputs[k])
+      rc = fail(error);
+  }
+  for (size_t k = 0; rc == 0 && !o.inPb.empty() && k < numInputs; ++k) {
+    if (inputs[k])
+      continue;
+    std::string name;
+    inputs[k].reset(readTensorProto(
+        o.inPb + "/input_" + std::to_string(k) + ".pb", name, error));
+    if (!inputs[k])
+      rc = fail(error);
+  }
+  for (size_t k = 0; rc == 0 && k < numInputs; ++k)
+    if (!inputs[k])
+      rc = fail("no value for input " + std::to_string(k) + " '" +
+                inInfo[k].name + "' (give --in " + inInfo[k].name +
+                "=FILE.npy or --in-pb DIR)");
+
+  std::vector<const loom_tensor *> in;
+  for (auto &t : inputs)
+    in.push_back(t.get());
+  std::vector<loom_tensor *> raw(numOutputs, nullptr);
+  if (rc == 0 && failed(loom_session_run(session, in.data(), numInputs,
+                                         raw.data(), numOutputs)))
+    rc = 1;
+  std::vector<Tensor> outputs;
+  for (loom_tensor *t : raw)
+    outputs.emplace_back(t);
+
+  for (size_t k = 0; rc == 0 && k < numOutputs; ++k) {
+    std::string name = outInfo[k].name;
+    if (o.print)
+      printTensor(name, outputs[k].get());
+    if (!o.outDir.empty() &&
+        !loom::tools::writeNpy(o.outDir + "/" + name + ".npy", outputs[k].get(),
+                               error))
+      rc = fail(error);
+    if (!o.outPb.empty() &&
+        !loom::tools::writeTensorProto(o.outPb + "/output_" +
+                                           std::to_string(k) + ".pb",
+                                       name, outputs[k].get(), error))
+      rc = fail(error);
+  }
+  if (rc == 0 && !o.checkPb.empty()) {
+    for (size_t k = 0; k < numOutputs; ++k) {
+      std::string ignored;
+      Tensor want(readTensorProto(
+          o.checkPb + "/output_" + std::to_string(k) + ".pb", ignored, error));
+      if (!want) {
+        rc = fail(error);
+        continue;
+      }
+      if (!check("output " + std::to_string(k) + " '" + outInfo[k].name + "'",
+                 outputs[k].get(), want.get(), o.rtol, o.atol))
+        rc = 1;
+    }
+  }
+
+  if (rc == 0 && o.bench > 0) {
+    std::vector<double> ms;
+    for (int i = 0; i < o.warmup + o.bench && rc == 0; ++i) {
+      std::vector<loom_tensor *> out(numOutputs, nullptr);
+      auto start = std::chrono::steady_clock::now();
+      if (failed(loom_session_run(session, in.data(), numInputs, out.data(),
+                                  numOutputs)))
+        rc = 1;
+      auto end = std::chrono::steady_clock::now();
+      for (loom_tensor *t : out)
+        loom_tensor_release(t);
+      if (i >= o.warmup)
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    if (rc == 0) {
+      std::sort(ms.begin(), ms.end());
+      std::printf("latency over %d runs: min %.3f ms, median %.3f ms, p90 "
+                  "%.3f ms\n",
+                  o.bench, ms.front(), ms[ms.size() / 2],
+                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
+    }
+  }
+  outputs.clear();
+  loom_session_release(session);
+  loom_instance_release(instance);
+  return rc;
+}
