@@ -148,16 +148,28 @@ Value convertScalar(OpBuilder &b, Location loc, Value x, Type to) {
   return b.create<arith::TruncIOp>(loc, to, x);
 }
 
-Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+/// `FOp` on floats, `IOp` (signed) on integers.
+template <typename FOp, typename IOp>
+Value floatOrInt(OpBuilder &b, Location loc, Value x, Value y) {
   if (isFloat(x.getType()))
-    return b.create<arith::MaximumFOp>(loc, x, y);
-  return b.create<arith::MaxSIOp>(loc, x, y);
+    return b.create<FOp>(loc, x, y);
+  return b.create<IOp>(loc, x, y);
+}
+
+Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
 }
 
 Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isFloat(x.getType()))
-    return b.create<arith::MinimumFOp>(loc, x, y);
-  return b.create<arith::MinSIOp>(loc, x, y);
+  return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x, y);
+}
+
+Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, x, y);
+}
+
+Value mulScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, x, y);
 }
 
 Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
@@ -188,6 +200,12 @@ Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
   return b.create<arith::CmpIOp>(loc, p, x, y);
 }
 
+/// 1 / sqrt(x): math.rsqrt has no lowering to LLVM (MLIR 19).
+Value rsqrtScalar(OpBuilder &b, Location loc, Value x) {
+  return b.create<arith::DivFOp>(loc, scalarConst(b, loc, x.getType(), 1),
+                                 b.create<math::SqrtOp>(loc, x));
+}
+
 /// The scalar body of an elementwise graph op, or null when `op` is not
 /// one.
 Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
@@ -208,7 +226,7 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
       .Case([&](ExpOp) { return b.create<math::ExpOp>(loc, a[0]); })
       .Case([&](LogOp) { return b.create<math::LogOp>(loc, a[0]); })
       .Case([&](SqrtOp) { return b.create<math::SqrtOp>(loc, a[0]); })
-      .Case([&](RsqrtOp) { return b.create<math::RsqrtOp>(loc, a[0]); })
+      .Case([&](RsqrtOp) { return rsqrtScalar(b, loc, a[0]); })
       .Case([&](TanhOp) { return b.create<math::TanhOp>(loc, a[0]); })
       .Case([&](ErfOp) { return b.create<math::ErfOp>(loc, a[0]); })
       .Case([&](FloorOp) { return b.create<math::FloorOp>(loc, a[0]); })
@@ -323,37 +341,192 @@ Value dimOf(OpBuilder &b, Location loc, Value v, int64_t i) {
   return b.create<arith::ConstantIndexOp>(loc, d);
 }
 
-/// The identity of a reduction's combiner, and the combiner.
-Value reductionInit(OpBuilder &b, Location loc, Operation *op, Type elem) {
-  if (isa<ReduceSumOp, ReduceMeanOp>(op))
-    return scalarConst(b, loc, elem, 0);
-  if (isa<ReduceProdOp>(op))
-    return scalarConst(b, loc, elem, 1);
-  bool max = isa<ReduceMaxOp>(op);
+/// What a reduction computes.
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+
+ReduceKind reduceKind(Operation *op) {
+  return llvm::TypeSwitch<Operation *, ReduceKind>(op)
+      .Case([](ReduceMeanOp) { return ReduceKind::Mean; })
+      .Case([](ReduceMaxOp) { return ReduceKind::Max; })
+      .Case([](ReduceMinOp) { return ReduceKind::Min; })
+      .Case([](ReduceProdOp) { return ReduceKind::Prod; })
+      .Default([](Operation *) { return ReduceKind::Sum; });
+}
+
+/// The largest (`max`) or smallest value of `elem`: an infinity for
+/// floats.
+Value extremeConst(OpBuilder &b, Location loc, Type elem, bool max) {
   if (auto f = dyn_cast<FloatType>(elem))
     return b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), max)));
+        loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), !max)));
   unsigned w = elem.getIntOrFloatBitWidth();
-  APInt v = w == 1 ? APInt(1, max ? 0 : 1)
-                   : (max ? APInt::getSignedMinValue(w)
-                          : APInt::getSignedMaxValue(w));
+  APInt v = w == 1 ? APInt(1, max ? 1 : 0)
+                   : (max ? APInt::getSignedMaxValue(w)
+                          : APInt::getSignedMinValue(w));
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, v));
 }
 
-Value reductionCombine(OpBuilder &b, Location loc, Operation *op, Value acc,
+/// The identity of a reduction's combiner, and the combiner.
+Value reductionInit(OpBuilder &b, Location loc, ReduceKind kind, Type elem) {
+  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
+    return scalarConst(b, loc, elem, 0);
+  if (kind == ReduceKind::Prod)
+    return scalarConst(b, loc, elem, 1);
+  return extremeConst(b, loc, elem, /*max=*/kind == ReduceKind::Min);
+}
+
+Value reductionCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
                        Value x) {
-  bool fp = isFloat(x.getType());
-  if (isa<ReduceSumOp, ReduceMeanOp>(op))
-    return fp ? (Value)b.create<arith::AddFOp>(loc, acc, x)
-              : b.create<arith::AddIOp>(loc, acc, x);
-  if (isa<ReduceProdOp>(op))
-    return fp ? (Value)b.create<arith::MulFOp>(loc, acc, x)
-              : b.create<arith::MulIOp>(loc, acc, x);
-  if (isa<ReduceMaxOp>(op))
-    return x.getType().isInteger(1) ? (Value)b.create<arith::OrIOp>(loc, acc, x)
-                                    : maxScalar(b, loc, acc, x);
-  return x.getType().isInteger(1) ? (Value)b.create<arith::AndIOp>(loc, acc, x)
-                                  : minScalar(b, loc, acc, x);
+  bool i1 = x.getType().isInteger(1);
+  switch (kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    return addScalar(b, loc, acc, x);
+  case ReduceKind::Prod:
+    return mulScalar(b, loc, acc, x);
+  case ReduceKind::Max:
+    return i1 ? (Value)b.create<arith::OrIOp>(loc, acc, x)
+              : maxScalar(b, loc, acc, x);
+  case ReduceKind::Min:
+    return i1 ? (Value)b.create<arith::AndIOp>(loc, acc, x)
+              : minScalar(b, loc, acc, x);
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// The sizes of `v`'s dynamic dims, read with tensor.dim.
+SmallVector<Value> dynamicDimsOf(OpBuilder &b, Location loc, Value v) {
+  SmallVector<Value> sizes;
+  RankedTensorType t = tensorType(v);
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (t.isDynamicDim(i))
+      sizes.push_back(b.create<tensor::DimOp>(loc, v, i));
+  return sizes;
+}
+
+/// The map from a rank-`rank` iteration space to its dims `dims`.
+AffineMap projection(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+/// The dims of a rank-`rank` space in [from, to).
+SmallVector<int64_t> dimRange(int64_t from, int64_t to) {
+  return llvm::to_vector(llvm::seq<int64_t>(from, to));
+}
+
+using BodyFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange /*ins, then out*/)>;
+
+/// A linalg.generic into `init` that reads `ins` through `maps` (one per
+/// input, then the output's) and yields `fn(ins..., out)`.
+Value generic(OpBuilder &b, Location loc, Value init, ValueRange ins,
+              ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+              BodyFn fn) {
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+          iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            nb.create<linalg::YieldOp>(nl, fn(nb, nl, args));
+          })
+      .getResult(0);
+}
+
+/// A tensor of `type` filled with `value`.
+Value filled(OpBuilder &b, Location loc, RankedTensorType type,
+             ValueRange sizes, Value value) {
+  Value empty = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                          type.getElementType(), sizes);
+  return b.create<linalg::FillOp>(loc, value, empty).getResult(0);
+}
+
+/// The rows of `x`: its shape without the dims marked `reduced`, their
+/// dynamic sizes, and the map from `x`'s dims to them.
+struct Rows {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> sizes;
+  AffineMap map;
+};
+
+/// The map from a space of `reduced.size()` dims to those not `reduced`.
+AffineMap rowMap(MLIRContext *ctx, ArrayRef<bool> reduced) {
+  SmallVector<int64_t> kept;
+  for (auto [i, r] : llvm::enumerate(reduced))
+    if (!r)
+      kept.push_back(i);
+  return projection(ctx, reduced.size(), kept);
+}
+
+Rows rowsOf(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced) {
+  RankedTensorType xt = tensorType(x);
+  Rows rows;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    if (reduced[i])
+      continue;
+    rows.shape.push_back(xt.getDimSize(i));
+    if (xt.isDynamicDim(i))
+      rows.sizes.push_back(b.create<tensor::DimOp>(loc, x, i));
+  }
+  rows.map = rowMap(b.getContext(), reduced);
+  return rows;
+}
+
+/// Reduces `x` over the dims marked `reduced`, from `init`: the body gets
+/// (x, rowInputs..., acc), where each row input has the reduced shape.
+Value reduceRows(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
+                 Value init, ValueRange rowInputs, BodyFn fn) {
+  int64_t rank = tensorType(x).getRank();
+  Rows rows = rowsOf(b, loc, x, reduced);
+  auto type = RankedTensorType::get(rows.shape, init.getType());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  maps.append(rowInputs.size() + 1, rows.map);
+  SmallVector<utils::IteratorType> iterators;
+  for (bool r : reduced)
+    iterators.push_back(r ? utils::IteratorType::reduction
+                          : utils::IteratorType::parallel);
+  SmallVector<Value> ins = {x};
+  llvm::append_range(ins, rowInputs);
+  return generic(b, loc, filled(b, loc, type, rows.sizes, init), ins, maps,
+                 iterators, fn);
+}
+
+/// A tensor of `x`'s shape and element type `elem` whose every element is
+/// `fn(x, extras..., out)`, each extra read through its map.
+Value mapLike(OpBuilder &b, Location loc, Value x, Type elem, ValueRange extras,
+              ArrayRef<AffineMap> extraMaps, BodyFn fn) {
+  RankedTensorType xt = tensorType(x);
+  auto type = xt.clone(elem);
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(), elem,
+                                         dynamicDimsOf(b, loc, x));
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(xt.getRank())};
+  llvm::append_range(maps, extraMaps);
+  maps.push_back(maps.front());
+  SmallVector<Value> ins = {x};
+  llvm::append_range(ins, extras);
+  SmallVector<utils::IteratorType> iterators(xt.getRank(),
+                                             utils::IteratorType::parallel);
+  return generic(b, loc, init, ins, maps, iterators, fn);
+}
+
+/// The number of elements in dims `dims` of `x`, as a scalar of `elem`.
+Value countOf(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+              Type elem) {
+  Value count = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t d : dims)
+    count = b.create<arith::MulIOp>(loc, count, dimOf(b, loc, x, d));
+  return convertScalar(
+      b, loc, b.create<arith::IndexCastOp>(loc, b.getI64Type(), count), elem);
+}
+
+/// The per-dim flags of `rank` dims with `dims` set.
+SmallVector<bool> dimFlags(int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<bool> flags(rank, false);
+  for (int64_t d : dims)
+    flags[d] = true;
+  return flags;
 }
 
 class Lowering {
@@ -402,11 +575,35 @@ public:
         })
         .Case([&](MatmulOp o) { return matmul(o); })
         .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-              ReduceProdOp>([&](auto o) {
-          return reduce(o, o.getX(), o.getAxes(), o.getKeepdims());
+              ReduceProdOp>([&](auto o) -> FailureOr<Value> {
+          return reduce(loc, reduceKind(o), o.getX(), o.getAxes(),
+                        o.getKeepdims(), o.getType());
         })
         .Case<ReshapeOp, SqueezeOp, UnsqueezeOp, FlattenOp>(
             [&](auto o) { return reshape(o, o.getX()); })
+        .Case([&](SoftmaxOp o) -> FailureOr<Value> {
+          return softmax(loc, o.getX(), o.getAxis(), /*log=*/false);
+        })
+        .Case([&](LogSoftmaxOp o) -> FailureOr<Value> {
+          return softmax(loc, o.getX(), o.getAxis(), /*log=*/true);
+        })
+        .Case([&](LayerNormOp o) -> FailureOr<Value> { return layerNorm(o); })
+        .Case([&](BatchNormOp o) -> FailureOr<Value> { return batchNorm(o); })
+        .Case([&](DropoutOp o) -> FailureOr<Value> { return dropout(o); })
+        .Case([&](GlobalAvgPoolOp o) -> FailureOr<Value> {
+          int64_t rank = o.getType().getRank();
+          return reduce(loc, ReduceKind::Mean, o.getX(), dimRange(2, rank),
+                        /*keepdims=*/true, o.getType());
+        })
+        .Case([&](MseLossOp o) { return mseLoss(o); })
+        .Case([&](CrossEntropyOp o) -> FailureOr<Value> {
+          return crossEntropy(o);
+        })
+        .Case<ArgMaxOp, ArgMinOp>([&](auto o) -> FailureOr<Value> {
+          return argReduce(loc, o.getX(), o.getAxis(), isa<ArgMaxOp>(o),
+                           o.getSelectLastIndex(), o.getKeepdims(),
+                           o.getType());
+        })
         .Default([](Operation *) { return failure(); });
   }
 
@@ -534,69 +731,340 @@ private:
     return generic.getResult(0);
   }
 
-  /// A reduction over `axes` into the dims that remain, then (mean) the
-  /// division by the count, then (keepdims) size-1 dims put back.
-  FailureOr<Value> reduce(Operation *op, Value x, ArrayRef<int64_t> axes,
-                          bool keepdims) {
-    Location loc = op->getLoc();
-    MLIRContext *ctx = op->getContext();
+  /// Softmax or log-softmax along `axis`, stable: the row max m, the sum
+  /// s of exp(x - m), then exp(x - m) / s or x - m - log(s).
+  Value softmax(Location loc, Value x, int64_t axis, bool log) {
     RankedTensorType xt = tensorType(x);
     Type elem = xt.getElementType();
-    int64_t rank = xt.getRank();
-    SmallVector<bool> reduced(rank, false);
-    for (int64_t a : axes)
-      reduced[a] = true;
-    SmallVector<int64_t> shape;
-    SmallVector<AffineExpr> outExprs;
-    SmallVector<Value> sizes;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t i = 0; i < rank; ++i) {
-      iterators.push_back(reduced[i] ? utils::IteratorType::reduction
-                                     : utils::IteratorType::parallel);
-      if (reduced[i])
-        continue;
-      shape.push_back(xt.getDimSize(i));
-      outExprs.push_back(getAffineDimExpr(i, ctx));
-      if (xt.isDynamicDim(i))
-        sizes.push_back(rw.create<tensor::DimOp>(loc, x, i));
+    SmallVector<bool> reduced = dimFlags(xt.getRank(), {axis});
+    Value m = reduceRows(rw, loc, x, reduced,
+                         extremeConst(rw, loc, elem, /*max=*/false), {},
+                         [](OpBuilder &b, Location l, ValueRange a) {
+                           return maxScalar(b, l, a[1], a[0]);
+                         });
+    Value s = reduceRows(rw, loc, x, reduced, scalarConst(rw, loc, elem, 0), m,
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           Value e = b.create<math::ExpOp>(
+                               l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                           return b.create<arith::AddFOp>(l, a[2], e);
+                         });
+    AffineMap rows = rowMap(rw.getContext(), reduced);
+    return mapLike(
+        rw, loc, x, elem, {m, s}, {rows, rows},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+          if (log)
+            return b.create<arith::SubFOp>(l, d,
+                                           b.create<math::LogOp>(l, a[2]));
+          return b.create<arith::DivFOp>(l, b.create<math::ExpOp>(l, d), a[2]);
+        });
+  }
+
+  /// Mean over dims [axis, rank), then the biased variance as the mean of
+  /// (x - mean)^2 (two passes, no cancellation), then
+  /// (x - mean) * rsqrt(var + eps) * scale + bias.
+  Value layerNorm(LayerNormOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    int64_t rank = tensorType(x).getRank(), axis = o.getAxis();
+    Type elem = tensorType(x).getElementType();
+    SmallVector<int64_t> dims = dimRange(axis, rank);
+    SmallVector<bool> reduced = dimFlags(rank, dims);
+    Value n = countOf(rw, loc, x, dims, elem);
+    Value zero = scalarConst(rw, loc, elem, 0);
+    Value sum = reduceRows(rw, loc, x, reduced, zero, {},
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return b.create<arith::AddFOp>(l, a[1], a[0]);
+                           });
+    Value mean = mapLike(rw, loc, sum, elem, {}, {},
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return b.create<arith::DivFOp>(l, a[0], n);
+                         });
+    Value sq = reduceRows(rw, loc, x, reduced, zero, mean,
+                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                            Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+                            return b.create<arith::AddFOp>(
+                                l, a[2], b.create<arith::MulFOp>(l, d, d));
+                          });
+    AffineMap rows = rowMap(rw.getContext(), reduced);
+    AffineMap affine = projection(rw.getContext(), rank, dims);
+    SmallVector<Value> extras = {mean, sq, o.getScale()};
+    SmallVector<AffineMap> maps = {rows, rows, affine};
+    if (Value bias = o.getBias()) {
+      extras.push_back(bias);
+      maps.push_back(affine);
     }
-    auto flatType = RankedTensorType::get(shape, elem);
-    Value init =
-        rw.create<linalg::FillOp>(loc, reductionInit(rw, loc, op, elem),
-                                  emptyOf(rw, loc, flatType, sizes))
-            .getResult(0);
-    SmallVector<AffineMap> maps = {rw.getMultiDimIdentityMap(rank),
-                                   AffineMap::get(rank, 0, outExprs, ctx)};
-    Value r = rw.create<linalg::GenericOp>(
-                    loc, TypeRange{flatType}, ValueRange{x}, ValueRange{init},
-                    maps, iterators,
-                    [&](OpBuilder &b, Location l, ValueRange a) {
-                      b.create<linalg::YieldOp>(
-                          l, reductionCombine(b, l, op, a[1], a[0]));
-                    })
-                  .getResult(0);
-    if (isa<ReduceMeanOp>(op)) {
-      // Divide by the number of reduced elements.
-      Value count = rw.create<arith::ConstantIndexOp>(loc, 1);
-      for (int64_t a : axes)
-        count = rw.create<arith::MulIOp>(loc, count, dimOf(rw, loc, x, a));
-      Value countF = convertScalar(
-          rw, loc, rw.create<arith::IndexCastOp>(loc, rw.getI64Type(), count),
-          elem);
-      auto divided = elementwise(
-          rw, loc, flatType, r, [&](OpBuilder &b, Location l, ValueRange a) {
-            return b.create<arith::DivFOp>(l, a[0], countF);
-          });
-      if (failed(divided))
-        return failure();
-      r = *divided;
+    Value eps = scalarConst(rw, loc, elem, o.getEpsilon().convertToDouble());
+    bool hasBias = o.getBias() != nullptr;
+    return mapLike(rw, loc, x, elem, extras, maps,
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     Value var = b.create<arith::DivFOp>(l, a[2], n);
+                     Value inv = rsqrtScalar(
+                         b, l, b.create<arith::AddFOp>(l, var, eps));
+                     Value y = b.create<arith::MulFOp>(
+                         l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
+                     y = b.create<arith::MulFOp>(l, y, a[3]);
+                     return hasBias ? b.create<arith::AddFOp>(l, y, a[4]) : y;
+                   });
+  }
+
+  /// (x - mean) * rsqrt(var + eps) * scale + bias, the statistics read
+  /// per channel (dim 1).
+  Value batchNorm(BatchNormOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    int64_t rank = tensorType(x).getRank();
+    Type elem = tensorType(x).getElementType();
+    AffineMap channel = projection(rw.getContext(), rank, {1});
+    Value eps = scalarConst(rw, loc, elem, o.getEpsilon().convertToDouble());
+    return mapLike(
+        rw, loc, x, elem,
+        {o.getScale(), o.getBias(), o.getMean(), o.getVariance()},
+        {channel, channel, channel, channel},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value inv = rsqrtScalar(b, l, b.create<arith::AddFOp>(l, a[4], eps));
+          Value y = b.create<arith::MulFOp>(
+              l, b.create<arith::SubFOp>(l, a[0], a[3]), inv);
+          return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, y, a[1]),
+                                         a[2]);
+        });
+  }
+
+  /// The identity unless `training`. In training, the element at row-major
+  /// index i is kept when the top 24 bits of the (i+1)-th SplitMix64 draw
+  /// from `seed`, as a fraction of 2^24, are >= ratio; kept elements are
+  /// scaled by 1 / (1 - ratio), the others are 0. The mask depends on the
+  /// seed and the index only, never on x.
+  Value dropout(DropoutOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    double ratio = o.getRatio().convertToDouble();
+    if (!o.getTraining() || ratio == 0)
+      return x;
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    SmallVector<Value> dims;
+    for (int64_t i = 0; i < xt.getRank(); ++i)
+      dims.push_back(dimOf(rw, loc, x, i));
+    auto i64 = [&](OpBuilder &b, Location l, uint64_t v) -> Value {
+      return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v));
+    };
+    auto threshold = (uint64_t)std::ceil(ratio * (1 << 24));
+    Value scale = scalarConst(rw, loc, elem, 1 / (1 - ratio));
+    return mapLike(
+        rw, loc, x, elem, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value index = b.create<arith::ConstantIndexOp>(l, 0);
+          for (auto [i, d] : llvm::enumerate(dims))
+            index =
+                b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, index, d),
+                                        b.create<linalg::IndexOp>(l, i));
+          Value n = b.create<arith::IndexCastOp>(l, b.getI64Type(), index);
+          n = b.create<arith::AddIOp>(l, n, i64(b, l, 1));
+          Value z = b.create<arith::AddIOp>(
+              l, i64(b, l, o.getSeed()),
+              b.create<arith::MulIOp>(l, n, i64(b, l, 0x9E3779B97F4A7C15ull)));
+          for (auto [shift, mul] :
+               {std::pair<uint64_t, uint64_t>{30, 0xBF58476D1CE4E5B9ull},
+                {27, 0x94D049BB133111EBull},
+                {31, 0}}) {
+            z = b.create<arith::XOrIOp>(
+                l, z, b.create<arith::ShRUIOp>(l, z, i64(b, l, shift)));
+            if (mul)
+              z = b.create<arith::MulIOp>(l, z, i64(b, l, mul));
+          }
+          Value bits = b.create<arith::ShRUIOp>(l, z, i64(b, l, 40));
+          Value keep = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge,
+                                               bits, i64(b, l, threshold));
+          return b.create<arith::SelectOp>(
+              l, keep, b.create<arith::MulFOp>(l, a[0], scale),
+              scalarConst(b, l, elem, 0));
+        });
+  }
+
+  /// (pred - target)^2, then summed or averaged over every dim.
+  FailureOr<Value> mseLoss(MseLossOp o) {
+    Location loc = o.getLoc();
+    RankedTensorType pt = tensorType(o.getPred()),
+                     tt = tensorType(o.getTarget());
+    SmallVector<int64_t> shape;
+    for (auto [p, t] : llvm::zip(pt.getShape(), tt.getShape()))
+      shape.push_back(ShapedType::isDynamic(p) ? t : p);
+    auto sqType = pt.clone(shape);
+    auto sq = elementwise(rw, loc, sqType, {o.getPred(), o.getTarget()},
+                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                            Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+                            return b.create<arith::MulFOp>(l, d, d);
+                          });
+    if (failed(sq) || o.getReduction() == Reduction::none)
+      return sq;
+    ReduceKind kind =
+        o.getReduction() == Reduction::sum ? ReduceKind::Sum : ReduceKind::Mean;
+    return reduce(loc, kind, *sq, dimRange(0, pt.getRank()),
+                  /*keepdims=*/false, o.getType());
+  }
+
+  /// Per row, log(sum(exp(x - m))) + m - x[label] (0 for an ignored row),
+  /// then the sum, or the mean over the rows not ignored.
+  Value crossEntropy(CrossEntropyOp o) {
+    Location loc = o.getLoc();
+    Value logits = o.getLogits(), labels = o.getLabels();
+    int64_t rank = tensorType(logits).getRank();
+    Type elem = tensorType(logits).getElementType();
+    SmallVector<bool> reduced = dimFlags(rank, {rank - 1});
+    Value m = reduceRows(rw, loc, logits, reduced,
+                         extremeConst(rw, loc, elem, /*max=*/false), {},
+                         [](OpBuilder &b, Location l, ValueRange a) {
+                           return maxScalar(b, l, a[1], a[0]);
+                         });
+    Value s =
+        reduceRows(rw, loc, logits, reduced, scalarConst(rw, loc, elem, 0), m,
+                   [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     Value e = b.create<math::ExpOp>(
+                         l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                     return b.create<arith::AddFOp>(l, a[2], e);
+                   });
+    std::optional<int64_t> ignore = o.getIgnoreIndex();
+    Type labelElem = tensorType(labels).getElementType();
+    // Whether a row counts, and its label (0 when it does not, so that
+    // the read stays in bounds).
+    auto counted = [&](OpBuilder &b, Location l, Value label) -> Value {
+      return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, label,
+                                     scalarConst(b, l, labelElem, *ignore));
+    };
+    AffineMap id = rw.getMultiDimIdentityMap(rank - 1);
+    Value loss = mapLike(
+        rw, loc, labels, elem, {m, s}, {id, id},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value label = a[0];
+          Value keep;
+          if (ignore) {
+            keep = counted(b, l, label);
+            label = b.create<arith::SelectOp>(l, keep, label,
+                                              scalarConst(b, l, labelElem, 0));
+          }
+          SmallVector<Value> at;
+          for (int64_t i = 0; i < rank - 1; ++i)
+            at.push_back(b.create<linalg::IndexOp>(l, i));
+          at.push_back(
+              b.create<arith::IndexCastOp>(l, b.getIndexType(), label));
+          Value picked = b.create<tensor::ExtractOp>(l, logits, at);
+          Value lse =
+              b.create<arith::AddFOp>(l, b.create<math::LogOp>(l, a[2]), a[1]);
+          Value r = b.create<arith::SubFOp>(l, lse, picked);
+          if (ignore)
+            r = b.create<arith::SelectOp>(l, keep, r,
+                                          scalarConst(b, l, elem, 0));
+          return r;
+        });
+    if (o.getReduction() == Reduction::none)
+      return loss;
+    SmallVector<int64_t> all = dimRange(0, rank - 1);
+    if (o.getReduction() == Reduction::sum || !ignore)
+      return reduce(loc,
+                    o.getReduction() == Reduction::sum ? ReduceKind::Sum
+                                                       : ReduceKind::Mean,
+                    loss, all, /*keepdims=*/false, o.getType());
+    Value total = reduce(loc, ReduceKind::Sum, loss, all, false, o.getType());
+    Value weights =
+        mapLike(rw, loc, labels, elem, {}, {},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  return convertScalar(b, l, counted(b, l, a[0]), elem);
+                });
+    Value count =
+        reduce(loc, ReduceKind::Sum, weights, all, false, o.getType());
+    return mapLike(rw, loc, total, elem, count, rw.getMultiDimIdentityMap(0),
+                   [](OpBuilder &b, Location l, ValueRange a) {
+                     return b.create<arith::DivFOp>(l, a[0], a[1]);
+                   });
+  }
+
+  /// The index of the first (or last) extreme element along `axis`: one
+  /// reduction carrying the best value and its index. NaN beats every
+  /// number, as in NumPy.
+  Value argReduce(Location loc, Value x, int64_t axis, bool isMax, bool last,
+                  bool keepdims, RankedTensorType type) {
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType(), indexElem = type.getElementType();
+    int64_t rank = xt.getRank();
+    SmallVector<bool> reduced = dimFlags(rank, {axis});
+    Rows rows = rowsOf(rw, loc, x, reduced);
+    Value values =
+        filled(rw, loc, RankedTensorType::get(rows.shape, elem), rows.sizes,
+               extremeConst(rw, loc, elem, /*max=*/!isMax));
+    Value indices =
+        filled(rw, loc, RankedTensorType::get(rows.shape, indexElem),
+               rows.sizes, scalarConst(rw, loc, indexElem, 0));
+    SmallVector<AffineMap> maps = {rw.getMultiDimIdentityMap(rank), rows.map,
+                                   rows.map};
+    SmallVector<utils::IteratorType> iterators;
+    for (bool r : reduced)
+      iterators.push_back(r ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+    CompareDirection dir =
+        isMax ? (last ? CompareDirection::ge : CompareDirection::gt)
+              : (last ? CompareDirection::le : CompareDirection::lt);
+    auto generic = rw.create<linalg::GenericOp>(
+        loc, TypeRange{values.getType(), indices.getType()}, ValueRange{x},
+        ValueRange{values, indices}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value take = compareScalar(b, l, dir, a[0], a[1]);
+          if (isFloat(elem)) {
+            auto isNan = [&](Value v) {
+              return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v,
+                                             v);
+            };
+            Value nan = isNan(a[0]);
+            if (!last)
+              nan = b.create<arith::AndIOp>(
+                  l, nan,
+                  b.create<arith::XOrIOp>(
+                      l, isNan(a[1]),
+                      b.create<arith::ConstantOp>(l, b.getBoolAttr(true))));
+            take = b.create<arith::OrIOp>(l, take, nan);
+          }
+          Value i = convertScalar(
+              b, l,
+              b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                           b.create<linalg::IndexOp>(l, axis)),
+              indexElem);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, take, a[0], a[1]),
+                            b.create<arith::SelectOp>(l, take, i, a[2])});
+        });
+    Value r = generic.getResult(1);
+    if (!keepdims)
+      return r;
+    return reshapeTo(loc, r, type, [&](int64_t i) {
+      return rw.create<tensor::DimOp>(loc, x, i).getResult();
+    });
+  }
+
+  /// A reduction over `axes` into the dims that remain, then (mean) the
+  /// division by the count, then (keepdims) size-1 dims put back to give
+  /// `type`.
+  Value reduce(Location loc, ReduceKind kind, Value x, ArrayRef<int64_t> axes,
+               bool keepdims, RankedTensorType type) {
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    SmallVector<bool> reduced = dimFlags(xt.getRank(), axes);
+    Value r =
+        reduceRows(rw, loc, x, reduced, reductionInit(rw, loc, kind, elem), {},
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     return reductionCombine(b, l, kind, a[1], a[0]);
+                   });
+    if (kind == ReduceKind::Mean) {
+      Value count = countOf(rw, loc, x, axes, elem);
+      r = mapLike(rw, loc, r, elem, {}, {},
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    return b.create<arith::DivFOp>(l, a[0], count);
+                  });
     }
     if (!keepdims)
       return r;
-    return reshapeTo(loc, r, cast<RankedTensorType>(op->getResult(0).getType()),
-                     /*dynamicFrom=*/[&](int64_t i) {
-                       return rw.create<tensor::DimOp>(loc, x, i).getResult();
-                     });
+    return reshapeTo(loc, r, type, /*dynamicFrom=*/[&](int64_t i) {
+      return rw.create<tensor::DimOp>(loc, x, i).getResult();
+    });
   }
 
   /// tensor.reshape of `x` to `type`; the size of each dynamic result dim

@@ -68,6 +68,86 @@ func.func @reduce_and_reshape(%x: tensor<?x4x8xf32>) -> (tensor<?x1x1xf32>, tens
 
 // -----
 
+// Softmax: the row max, the sum of exp(x - max), then one parallel pass.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // CHECK: arith.constant 0xFF800000 : f32
+  // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK: arith.maximumf
+  // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK: math.exp
+  // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK: arith.divf
+  %0 = graph.softmax %x {axis = 1 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// Layer norm: mean, then the variance around it, then the affine map;
+// scale and bias read through the normalized dims.
+// CHECK-DAG: #[[AFF:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<?x4x8xf32>, %g: tensor<4x8xf32>) -> tensor<?x4x8xf32> {
+  // CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+  // CHECK: arith.divf
+  // CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+  // CHECK: linalg.generic {indexing_maps = [{{.*}}, #[[AFF]], {{.*}}]
+  // CHECK: math.sqrt
+  %0 = graph.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f64}
+      : (tensor<?x4x8xf32>, tensor<4x8xf32>) -> tensor<?x4x8xf32>
+  return %0 : tensor<?x4x8xf32>
+}
+
+// -----
+
+// Dropout in training: a SplitMix64 hash of the element index; at
+// inference it is the identity.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+func.func @dropout(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: %[[T:.*]] = linalg.generic
+  // CHECK: linalg.index 1
+  // CHECK: arith.shrui
+  // CHECK: arith.cmpi uge
+  // CHECK: arith.select
+  %0 = graph.dropout %x {ratio = 0.25 : f64, seed = 3 : i64, training} : tensor<4x8xf32>
+  %1 = graph.dropout %x {ratio = 0.25 : f64} : tensor<4x8xf32>
+  // CHECK: return %[[T]], %[[X]]
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// arg_max: one reduction with two outputs, the value and its index.
+// CHECK-LABEL: func.func @arg_max
+func.func @arg_max(%x: tensor<4x?xi32>) -> tensor<4x1xi64> {
+  // CHECK: %[[R:.*]]:2 = linalg.generic
+  // CHECK: arith.cmpi sgt
+  // CHECK: linalg.index 1
+  // CHECK: tensor.reshape %[[R]]#1
+  %0 = graph.arg_max %x axis = 1 keepdims : (tensor<4x?xi32>) -> tensor<4x1xi64>
+  return %0 : tensor<4x1xi64>
+}
+
+// -----
+
+// Cross-entropy reads each row's label with tensor.extract; ignored rows
+// read class 0 and count 0.
+// CHECK-LABEL: func.func @cross_entropy
+func.func @cross_entropy(%l: tensor<?x10xf32>, %y: tensor<?xi64>) -> tensor<f32> {
+  // CHECK: arith.cmpi ne
+  // CHECK: tensor.extract
+  // CHECK: math.log
+  %0 = graph.cross_entropy %l, %y reduction = mean {ignore_index = -100 : i64}
+      : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 func.func @unsupported(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error @+1 {{'graph.conv' has no lowering to linalg yet}}
   %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
