@@ -529,6 +529,51 @@ SmallVector<bool> dimFlags(int64_t rank, ArrayRef<int64_t> dims) {
   return flags;
 }
 
+/// An index constant.
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+/// `v` as an index value: a constant for an attribute.
+Value indexValue(OpBuilder &b, Location loc, OpFoldResult v) {
+  if (auto attr = dyn_cast<Attribute>(v))
+    return indexConst(b, loc, cast<IntegerAttr>(attr).getInt());
+  return cast<Value>(v);
+}
+
+/// An index `i` (from a tensor of indices, any integer type) counted from
+/// the end of a dim of size `n` when negative, as an index value.
+Value normalizeIndex(OpBuilder &b, Location loc, Value i, Value n) {
+  Value idx = b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
+  Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx,
+                                      indexConst(b, loc, 0));
+  return b.create<arith::SelectOp>(loc, neg,
+                                   b.create<arith::AddIOp>(loc, idx, n), idx);
+}
+
+/// The linalg.index of every dim of a rank-`rank` generic.
+SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank) {
+  SmallVector<Value> indices;
+  for (int64_t i = 0; i < rank; ++i)
+    indices.push_back(b.create<linalg::IndexOp>(loc, i));
+  return indices;
+}
+
+/// A tensor of `type` computed element by element: the body gets the
+/// loop indices and yields the element.
+Value tabulate(OpBuilder &b, Location loc, RankedTensorType type,
+               ValueRange sizes,
+               function_ref<Value(OpBuilder &, Location, ValueRange)> element) {
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                         type.getElementType(), sizes);
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return generic(b, loc, init, {}, {b.getMultiDimIdentityMap(type.getRank())},
+                 iterators, [&](OpBuilder &nb, Location nl, ValueRange) {
+                   return element(nb, nl, loopIndices(nb, nl, type.getRank()));
+                 });
+}
+
 class Lowering {
 public:
   explicit Lowering(IRRewriter &rw) : rw(rw) {}
@@ -604,6 +649,21 @@ public:
                            o.getSelectLastIndex(), o.getKeepdims(),
                            o.getType());
         })
+        .Case([&](ConcatOp o) -> FailureOr<Value> { return concat(o); })
+        .Case([&](SliceOp o) -> FailureOr<Value> { return slice(o); })
+        .Case([&](GatherOp o) -> FailureOr<Value> {
+          return gather(loc, o.getData(), o.getIndices(), o.getAxis(),
+                        o.getType());
+        })
+        .Case([&](EmbeddingOp o) -> FailureOr<Value> {
+          return gather(loc, o.getTable(), o.getIds(), 0, o.getType());
+        })
+        .Case([&](GatherElementsOp o) -> FailureOr<Value> {
+          return gatherElements(o);
+        })
+        .Case([&](PadOp o) -> FailureOr<Value> { return pad(o); })
+        .Case([&](TriluOp o) -> FailureOr<Value> { return trilu(o); })
+        .Case([&](CumSumOp o) -> FailureOr<Value> { return cumsum(o); })
         .Default([](Operation *) { return failure(); });
   }
 
@@ -1038,6 +1098,310 @@ private:
     return reshapeTo(loc, r, type, [&](int64_t i) {
       return rw.create<tensor::DimOp>(loc, x, i).getResult();
     });
+  }
+
+  /// tensor.insert_slice of each input at its running offset along the
+  /// axis.
+  Value concat(ConcatOp o) {
+    Location loc = o.getLoc();
+    RankedTensorType type = o.getType();
+    int64_t axis = o.getAxis();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d != axis) {
+        // Dynamic in the result: dynamic in every input.
+        sizes.push_back(rw.create<tensor::DimOp>(loc, o.getInputs()[0], d));
+        continue;
+      }
+      Value total = indexConst(rw, loc, 0);
+      for (Value in : o.getInputs())
+        total = rw.create<arith::AddIOp>(loc, total, dimOf(rw, loc, in, d));
+      sizes.push_back(total);
+    }
+    Value result = emptyOf(rw, loc, type, sizes);
+    OpFoldResult offset = rw.getIndexAttr(0);
+    int64_t staticOffset = 0;
+    for (Value in : o.getInputs()) {
+      SmallVector<OpFoldResult> offsets(type.getRank(), rw.getIndexAttr(0));
+      offsets[axis] = offset;
+      SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(rw, loc, in);
+      SmallVector<OpFoldResult> strides(type.getRank(), rw.getIndexAttr(1));
+      result = rw.create<tensor::InsertSliceOp>(loc, in, result, offsets,
+                                                inSizes, strides);
+      // The next offset: a constant while every size so far is static.
+      int64_t n = tensorType(in).getDimSize(axis);
+      if (isa<Attribute>(offset) && !ShapedType::isDynamic(n)) {
+        staticOffset += n;
+        offset = rw.getIndexAttr(staticOffset);
+      } else {
+        offset = rw.create<arith::AddIOp>(loc, indexValue(rw, loc, offset),
+                                          dimOf(rw, loc, in, axis))
+                     .getResult();
+      }
+    }
+    return result;
+  }
+
+  /// One tensor.extract_slice with positive strides; a dim with a negative
+  /// step takes the same elements from its lowest one up and is then
+  /// reversed. Starts and ends of dynamic dims are normalized and clamped
+  /// at run time as in the op's description.
+  Value slice(SliceOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    RankedTensorType xt = tensorType(x), type = o.getType();
+    int64_t rank = xt.getRank();
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<bool> reversed;
+    auto c = [&](int64_t v) { return indexConst(rw, loc, v); };
+    auto select = [&](arith::CmpIPredicate p, Value a, Value b, Value t,
+                      Value f) -> Value {
+      return rw.create<arith::SelectOp>(
+          loc, rw.create<arith::CmpIOp>(loc, p, a, b), t, f);
+    };
+    auto clamp = [&](Value v, Value lo, Value hi) -> Value {
+      return rw.create<arith::MinSIOp>(
+          loc, rw.create<arith::MaxSIOp>(loc, v, lo), hi);
+    };
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t start = o.getStarts()[d], end = o.getEnds()[d],
+              step = o.getSteps()[d], k = std::abs(step);
+      reversed.push_back(step < 0);
+      strides.push_back(rw.getIndexAttr(k));
+      if (!xt.isDynamicDim(d)) {
+        // The static case, as sliceLength in GraphOps.cpp.
+        int64_t n = xt.getDimSize(d), len = type.getDimSize(d);
+        int64_t s = start < 0 ? start + n : start;
+        s = step > 0 ? std::clamp<int64_t>(s, 0, n)
+                     : std::clamp<int64_t>(s, 0, std::max<int64_t>(n - 1, 0));
+        int64_t first = step > 0 || len == 0 ? s : s - (len - 1) * k;
+        offsets.push_back(rw.getIndexAttr(len == 0 ? 0 : first));
+        sizes.push_back(rw.getIndexAttr(len));
+        continue;
+      }
+      Value n = rw.create<tensor::DimOp>(loc, x, d);
+      Value zero = c(0), one = c(1);
+      auto normalized = [&](int64_t v) {
+        return v < 0 ? (Value)rw.create<arith::AddIOp>(loc, c(v), n) : c(v);
+      };
+      // The elements taken from `from` toward `to` (excluded):
+      // (|to - from| - 1) / k + 1 when from is before to, else 0.
+      auto count = [&](Value lo, Value hi) -> Value {
+        Value span = rw.create<arith::SubIOp>(loc, hi, lo);
+        Value len = rw.create<arith::AddIOp>(
+            loc,
+            rw.create<arith::DivSIOp>(
+                loc, rw.create<arith::SubIOp>(loc, span, one), c(k)),
+            one);
+        return select(arith::CmpIPredicate::sgt, hi, lo, len, zero);
+      };
+      Value s = normalized(start), e = normalized(end), len, first;
+      if (step > 0) {
+        s = clamp(s, zero, n);
+        e = clamp(e, zero, n);
+        len = count(s, e);
+        first = s;
+      } else {
+        Value last = rw.create<arith::SubIOp>(loc, n, one);
+        s = clamp(s, zero, last);
+        e = clamp(e, c(-1), last);
+        len = count(e, s);
+        // The lowest element taken: s - (len - 1) * k, 0 when none is.
+        first = rw.create<arith::SubIOp>(
+            loc, s,
+            rw.create<arith::MulIOp>(
+                loc, rw.create<arith::SubIOp>(loc, len, one), c(k)));
+        first = rw.create<arith::MaxSIOp>(loc, first, zero);
+      }
+      offsets.push_back(first);
+      sizes.push_back(len);
+    }
+    Value r = rw.create<tensor::ExtractSliceOp>(loc, type, x, offsets, sizes,
+                                                strides);
+    if (!llvm::is_contained(reversed, true))
+      return r;
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(dimOf(rw, loc, r, d));
+    return tabulate(
+        rw, loc, type, dynamicDimsOf(rw, loc, r),
+        [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+          SmallVector<Value> at(i);
+          for (int64_t d = 0; d < rank; ++d)
+            if (reversed[d])
+              at[d] = b.create<arith::SubIOp>(
+                  l, b.create<arith::SubIOp>(l, dims[d], indexConst(b, l, 1)),
+                  i[d]);
+          return b.create<tensor::ExtractOp>(l, r, at);
+        });
+  }
+
+  /// ONNX Gather: a generic over the result that reads the index (negative
+  /// ones counted from the end) and extracts the element of `data`.
+  Value gather(Location loc, Value data, Value indices, int64_t axis,
+               RankedTensorType type) {
+    int64_t ri = tensorType(indices).getRank();
+    int64_t rank = type.getRank();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d < axis)
+        sizes.push_back(rw.create<tensor::DimOp>(loc, data, d));
+      else if (d < axis + ri)
+        sizes.push_back(rw.create<tensor::DimOp>(loc, indices, d - axis));
+      else
+        sizes.push_back(rw.create<tensor::DimOp>(loc, data, d - ri + 1));
+    }
+    Value n = dimOf(rw, loc, data, axis);
+    Value init = emptyOf(rw, loc, type, sizes);
+    SmallVector<AffineMap> maps = {
+        projection(rw.getContext(), rank, dimRange(axis, axis + ri)),
+        rw.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    return generic(rw, loc, init, indices, maps, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     SmallVector<Value> i = loopIndices(b, l, rank);
+                     SmallVector<Value> at(i.begin(), i.begin() + axis);
+                     at.push_back(normalizeIndex(b, l, a[0], n));
+                     at.append(i.begin() + axis + ri, i.end());
+                     return b.create<tensor::ExtractOp>(l, data, at);
+                   });
+  }
+
+  /// ONNX GatherElements: the element of `data` at the loop's position
+  /// with the axis coordinate replaced by the index.
+  Value gatherElements(GatherElementsOp o) {
+    Location loc = o.getLoc();
+    Value data = o.getData();
+    int64_t axis = o.getAxis();
+    Value n = dimOf(rw, loc, data, axis);
+    return mapLike(rw, loc, o.getIndices(), o.getType().getElementType(), {},
+                   {}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     SmallVector<Value> at =
+                         loopIndices(b, l, o.getType().getRank());
+                     at[axis] = normalizeIndex(b, l, a[0], n);
+                     return b.create<tensor::ExtractOp>(l, data, at);
+                   });
+  }
+
+  /// constant: tensor.pad. reflect and edge: a generic that reads each
+  /// element from the input at the mirrored or clamped position.
+  Value pad(PadOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    RankedTensorType type = o.getType();
+    Type elem = type.getElementType();
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> pads = o.getPads();
+    if (o.getMode() == PadMode::constant) {
+      SmallVector<OpFoldResult> low, high;
+      for (int64_t d = 0; d < rank; ++d) {
+        low.push_back(rw.getIndexAttr(pads[d]));
+        high.push_back(rw.getIndexAttr(pads[rank + d]));
+      }
+      double v = o.getValue().convertToDouble();
+      Value value = elem.isInteger(1) ? scalarConst(rw, loc, elem, v != 0)
+                                      : scalarConst(rw, loc, elem, v);
+      return rw.create<tensor::PadOp>(loc, type, x, low, high, value);
+    }
+    SmallVector<Value> sizes, dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      dims.push_back(dimOf(rw, loc, x, d));
+      if (type.isDynamicDim(d))
+        sizes.push_back(rw.create<arith::AddIOp>(
+            loc, dims[d], indexConst(rw, loc, pads[d] + pads[rank + d])));
+    }
+    bool reflect = o.getMode() == PadMode::reflect;
+    return tabulate(rw, loc, type, sizes,
+                    [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+                      SmallVector<Value> at;
+                      for (int64_t d = 0; d < rank; ++d) {
+                        Value zero = indexConst(b, l, 0);
+                        Value last = b.create<arith::SubIOp>(
+                            l, dims[d], indexConst(b, l, 1));
+                        Value p = b.create<arith::SubIOp>(
+                            l, i[d], indexConst(b, l, pads[d]));
+                        if (reflect) {
+                          // |p|, then mirrored at the last element: last -
+                          // |last - p|.
+                          Value neg = b.create<arith::SubIOp>(l, zero, p);
+                          p = b.create<arith::MaxSIOp>(l, p, neg);
+                          Value over = b.create<arith::SubIOp>(l, last, p);
+                          Value abs = b.create<arith::MaxSIOp>(
+                              l, over, b.create<arith::SubIOp>(l, zero, over));
+                          p = b.create<arith::SubIOp>(l, last, abs);
+                        } else {
+                          p = b.create<arith::MinSIOp>(
+                              l, b.create<arith::MaxSIOp>(l, p, zero), last);
+                        }
+                        at.push_back(p);
+                      }
+                      return b.create<tensor::ExtractOp>(l, x, at);
+                    });
+  }
+
+  /// Keeps x where the column minus the row is <= k (lower) or >= k
+  /// (upper), else 0.
+  Value trilu(TriluOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    int64_t rank = o.getType().getRank();
+    Type elem = o.getType().getElementType();
+    return mapLike(
+        rw, loc, x, elem, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value diff =
+              b.create<arith::SubIOp>(l, b.create<linalg::IndexOp>(l, rank - 1),
+                                      b.create<linalg::IndexOp>(l, rank - 2));
+          Value keep =
+              b.create<arith::CmpIOp>(l,
+                                      o.getUpper() ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                      diff, indexConst(b, l, o.getK()));
+          return b.create<arith::SelectOp>(l, keep, a[0],
+                                           scalarConst(b, l, elem, 0));
+        });
+  }
+
+  /// y[i] = sum of x[j] over the j that i takes in (j <= i; j < i when
+  /// exclusive; mirrored when reverse): one generic with an extra reduction
+  /// dim j along the axis. Quadratic in the axis length; fine for the
+  /// sequence lengths cumsum sees (position ids, masks).
+  Value cumsum(CumSumOp o) {
+    Location loc = o.getLoc();
+    MLIRContext *ctx = o.getContext();
+    Value x = o.getX();
+    RankedTensorType type = o.getType();
+    Type elem = type.getElementType();
+    int64_t rank = type.getRank(), axis = o.getAxis();
+    SmallVector<AffineExpr> in;
+    for (int64_t d = 0; d < rank; ++d)
+      in.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank + 1, 0, in, ctx),
+        projection(ctx, rank + 1, dimRange(0, rank))};
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators[rank] = utils::IteratorType::reduction;
+    Value init = filled(rw, loc, type, dynamicDimsOf(rw, loc, x),
+                        scalarConst(rw, loc, elem, 0));
+    arith::CmpIPredicate p =
+        o.getReverse() ? (o.getExclusive() ? arith::CmpIPredicate::ugt
+                                           : arith::CmpIPredicate::uge)
+                       : (o.getExclusive() ? arith::CmpIPredicate::ult
+                                           : arith::CmpIPredicate::ule);
+    return generic(rw, loc, init, x, maps, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     Value taken = b.create<arith::CmpIOp>(
+                         l, p, b.create<linalg::IndexOp>(l, rank),
+                         b.create<linalg::IndexOp>(l, axis));
+                     Value sum = addScalar(b, l, a[1], a[0]);
+                     return b.create<arith::SelectOp>(l, taken, sum, a[1]);
+                   });
   }
 
   /// A reduction over `axes` into the dims that remain, then (mean) the

@@ -148,6 +148,77 @@ func.func @cross_entropy(%l: tensor<?x10xf32>, %y: tensor<?xi64>) -> tensor<f32>
 
 // -----
 
+// Concat: insert_slice at running offsets, dynamic ones from tensor.dim.
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.*]]: tensor<2x?xf32>, %[[B:.*]]: tensor<2x3xf32>)
+func.func @concat(%a: tensor<2x?xf32>, %b: tensor<2x3xf32>) -> tensor<2x?xf32> {
+  // CHECK: %[[N:.*]] = tensor.dim %[[A]]
+  // CHECK: %[[R:.*]] = tensor.insert_slice %[[A]] into {{.*}}[0, 0] [2, %{{.*}}] [1, 1]
+  // CHECK: tensor.insert_slice %[[B]] into %[[R]][0, %{{.*}}] [2, 3] [1, 1]
+  %0 = graph.concat %a, %b axis = 1 : (tensor<2x?xf32>, tensor<2x3xf32>) -> tensor<2x?xf32>
+  return %0 : tensor<2x?xf32>
+}
+
+// -----
+
+// Slice: extract_slice with the positive stride; a negative step is then
+// reversed by a generic that reads mirrored indices.
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<8x?xf32>) -> (tensor<3x?xf32>, tensor<4x?xf32>) {
+  // CHECK: tensor.extract_slice %{{.*}}[1, %{{.*}}] [3, %{{.*}}] [2, 1] : tensor<8x?xf32> to tensor<3x?xf32>
+  %0 = graph.slice %x starts = [1, 0] ends = [6, -1] steps = [2, 1] : (tensor<8x?xf32>) -> tensor<3x?xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[0, %{{.*}}] [4, %{{.*}}] [2, 1] : tensor<8x?xf32> to tensor<4x?xf32>
+  // CHECK: linalg.generic
+  // CHECK: tensor.extract
+  %1 = graph.slice %x starts = [-2, 0] ends = [-9223372036854775808, 9223372036854775807] steps = [-2, 1] : (tensor<8x?xf32>) -> tensor<4x?xf32>
+  return %0, %1 : tensor<3x?xf32>, tensor<4x?xf32>
+}
+
+// -----
+
+// Gather: a generic over the result reading the index tensor; negative
+// indices move by the axis size.
+// CHECK-DAG: #[[IDX:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @gather
+func.func @gather(%d: tensor<4x?x3xf32>, %i: tensor<5xi64>) -> tensor<4x5x3xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[IDX]], {{.*}}]
+  // CHECK: arith.cmpi slt
+  // CHECK: arith.select
+  // CHECK: tensor.extract
+  %0 = graph.gather %d, %i axis = 1 : (tensor<4x?x3xf32>, tensor<5xi64>) -> tensor<4x5x3xf32>
+  return %0 : tensor<4x5x3xf32>
+}
+
+// -----
+
+// Pad: constant mode is tensor.pad; edge clamps the read position.
+// CHECK-LABEL: func.func @pad
+func.func @pad(%x: tensor<?x3xi32>) -> (tensor<?x5xi32>, tensor<?x5xi32>) {
+  // CHECK: tensor.pad %{{.*}} low[1, 0] high[0, 2]
+  // CHECK: tensor.yield %{{.*}} : i32
+  %0 = graph.pad %x pads = [1, 0, 0, 2] mode = constant {value = 7.0 : f64} : (tensor<?x3xi32>) -> tensor<?x5xi32>
+  // CHECK: linalg.generic
+  // CHECK: arith.minsi
+  // CHECK: tensor.extract
+  %1 = graph.pad %x pads = [0, 1, 0, 1] mode = edge : (tensor<?x3xi32>) -> tensor<?x5xi32>
+  return %0, %1 : tensor<?x5xi32>, tensor<?x5xi32>
+}
+
+// -----
+
+// Cumsum: an extra reduction dim along the axis, masked by j <= i.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @cumsum
+func.func @cumsum(%x: tensor<2x?xi64>) -> tensor<2x?xi64> {
+  // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
+  // CHECK: arith.cmpi ule
+  %0 = graph.cumsum %x axis = 1 : (tensor<2x?xi64>) -> tensor<2x?xi64>
+  return %0 : tensor<2x?xi64>
+}
+
+// -----
+
 func.func @unsupported(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error @+1 {{'graph.conv' has no lowering to linalg yet}}
   %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
