@@ -574,6 +574,46 @@ Value tabulate(OpBuilder &b, Location loc, RankedTensorType type,
                  });
 }
 
+/// The output size of one window dim as an index value, as windowOutput
+/// in GraphOps.cpp: (in + pads - dilation * (k - 1) - 1) / stride + 1,
+/// rounded up with `ceilMode` unless the last window would start past the
+/// input and its begin padding.
+Value windowOutputSize(OpBuilder &b, Location loc, Value in, Value k,
+                       int64_t stride, int64_t padBegin, int64_t padEnd,
+                       int64_t dilation, bool ceilMode) {
+  auto c = [&](int64_t v) { return indexConst(b, loc, v); };
+  Value reach = b.create<arith::AddIOp>(
+      loc,
+      b.create<arith::MulIOp>(loc, b.create<arith::SubIOp>(loc, k, c(1)),
+                              c(dilation)),
+      c(1));
+  Value span = b.create<arith::SubIOp>(
+      loc, b.create<arith::AddIOp>(loc, in, c(padBegin + padEnd)), reach);
+  if (ceilMode)
+    span = b.create<arith::AddIOp>(loc, span, c(stride - 1));
+  Value out = b.create<arith::AddIOp>(
+      loc, b.create<arith::DivSIOp>(loc, span, c(stride)), c(1));
+  if (!ceilMode)
+    return out;
+  Value lastStart = b.create<arith::MulIOp>(
+      loc, b.create<arith::SubIOp>(loc, out, c(1)), c(stride));
+  Value past =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lastStart,
+                              b.create<arith::AddIOp>(loc, in, c(padBegin)));
+  return b.create<arith::SelectOp>(
+      loc, past, b.create<arith::SubIOp>(loc, out, c(1)), out);
+}
+
+/// The shape of `v` with a size-1 dim inserted at `at`, and its sizes.
+std::pair<RankedTensorType, SmallVector<OpFoldResult>>
+withUnitDim(OpBuilder &b, Location loc, Value v, int64_t at) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  sizes.insert(sizes.begin() + at, b.getIndexAttr(1));
+  SmallVector<int64_t> shape(tensorType(v).getShape());
+  shape.insert(shape.begin() + at, 1);
+  return {tensorType(v).clone(shape), sizes};
+}
+
 class Lowering {
 public:
   explicit Lowering(IRRewriter &rw) : rw(rw) {}
@@ -664,6 +704,18 @@ public:
         .Case([&](PadOp o) -> FailureOr<Value> { return pad(o); })
         .Case([&](TriluOp o) -> FailureOr<Value> { return trilu(o); })
         .Case([&](CumSumOp o) -> FailureOr<Value> { return cumsum(o); })
+        .Case([&](ConvOp o) -> FailureOr<Value> { return conv(o); })
+        .Case([&](MaxPoolOp o) -> FailureOr<Value> {
+          return pool(loc, o.getX(), o.getKernel(), o.getStrides(),
+                      o.getPadding(), o.getDilations(), o.getCeilMode(),
+                      /*max=*/true, /*countIncludePad=*/false, o.getType());
+        })
+        .Case([&](AvgPoolOp o) -> FailureOr<Value> {
+          SmallVector<int64_t> dilations(o.getKernel().size(), 1);
+          return pool(loc, o.getX(), o.getKernel(), o.getStrides(),
+                      o.getPadding(), dilations, o.getCeilMode(),
+                      /*max=*/false, o.getCountIncludePad(), o.getType());
+        })
         .Default([](Operation *) { return failure(); });
   }
 
@@ -1402,6 +1454,246 @@ private:
                      Value sum = addScalar(b, l, a[1], a[0]);
                      return b.create<arith::SelectOp>(l, taken, sum, a[1]);
                    });
+  }
+
+  /// Convolution with upstream's named ops on NCHW: a 1-D conv is a 2-D
+  /// one over a unit height; groups split the channels into a G dim for
+  /// linalg.conv_2d_ngchw_gfchw. Pads are a zero tensor.pad; the bias, when
+  /// there is one, is broadcast into the accumulator.
+  FailureOr<Value> conv(ConvOp o) {
+    Location loc = o.getLoc();
+    Value input = o.getInput(), filter = o.getFilter();
+    RankedTensorType type = o.getType();
+    Type elem = type.getElementType();
+    bool oneD = type.getRank() == 3;
+    SmallVector<int64_t> strides(o.getStrides()), dilations(o.getDilations()),
+        padding(o.getPadding());
+    SmallVector<ReassociationIndices> unitH = {{0}, {1}, {2, 3}};
+    if (oneD) {
+      strides.insert(strides.begin(), 1);
+      dilations.insert(dilations.begin(), 1);
+      padding = {0, padding[0], 0, padding[1]};
+      for (Value *v : {&input, &filter}) {
+        auto [t, sizes] = withUnitDim(rw, loc, *v, 2);
+        *v = rw.create<tensor::ExpandShapeOp>(loc, t, *v, unitH, sizes);
+      }
+    }
+    if (llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
+      SmallVector<OpFoldResult> low(2, rw.getIndexAttr(0)), high = low;
+      SmallVector<int64_t> shape(tensorType(input).getShape());
+      for (int64_t i = 0; i < 2; ++i) {
+        low.push_back(rw.getIndexAttr(padding[i]));
+        high.push_back(rw.getIndexAttr(padding[2 + i]));
+        if (!ShapedType::isDynamic(shape[2 + i]))
+          shape[2 + i] += padding[i] + padding[2 + i];
+      }
+      input =
+          rw.create<tensor::PadOp>(loc, tensorType(input).clone(shape), input,
+                                   low, high, scalarConst(rw, loc, elem, 0));
+    }
+    // The 2-D result: [N, O, Ho, Wo].
+    SmallVector<int64_t> shape(type.getShape());
+    if (oneD)
+      shape.insert(shape.begin() + 2, 1);
+    auto outType = type.clone(shape);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (!outType.isDynamicDim(d))
+        continue;
+      if (d < 2) {
+        // N from the input, O from the filter.
+        sizes.push_back(
+            rw.create<tensor::DimOp>(loc, d == 0 ? input : filter, 0));
+        continue;
+      }
+      // Over the padded input, so without pads here.
+      sizes.push_back(windowOutputSize(
+          rw, loc, dimOf(rw, loc, input, d), dimOf(rw, loc, filter, d),
+          strides[d - 2], 0, 0, dilations[d - 2], /*ceilMode=*/false));
+    }
+    Value init;
+    if (Value bias = o.getBias())
+      init = generic(
+          rw, loc, emptyOf(rw, loc, outType, sizes), bias,
+          {projection(rw.getContext(), 4, {1}), rw.getMultiDimIdentityMap(4)},
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    else
+      init = filled(rw, loc, outType, sizes, scalarConst(rw, loc, elem, 0));
+    SmallVector<NamedAttribute> attrs = {
+        rw.getNamedAttr("strides", rw.getI64TensorAttr(strides)),
+        rw.getNamedAttr("dilations", rw.getI64TensorAttr(dilations))};
+    Value result;
+    int64_t groups = o.getGroups();
+    if (groups == 1) {
+      result = rw.create<linalg::Conv2DNchwFchwOp>(loc, TypeRange{outType},
+                                                   ValueRange{input, filter},
+                                                   ValueRange{init}, attrs)
+                   .getResult(0);
+    } else {
+      // [N, C, H, W] -> [N, G, C/G, H, W]; [O, C/G, kh, kw] ->
+      // [G, O/G, C/G, kh, kw]; the accumulator [N, G, O/G, Ho, Wo].
+      auto split = [&](Value v, int64_t at) {
+        SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rw, loc, v);
+        SmallVector<int64_t> shape(tensorType(v).getShape());
+        int64_t whole = shape[at];
+        shape[at] = groups;
+        shape.insert(shape.begin() + at + 1,
+                     ShapedType::isDynamic(whole) ? whole : whole / groups);
+        OpFoldResult part =
+            ShapedType::isDynamic(whole)
+                ? OpFoldResult(
+                      rw.create<arith::DivUIOp>(loc, cast<Value>(sizes[at]),
+                                                indexConst(rw, loc, groups))
+                          .getResult())
+                : rw.getIndexAttr(whole / groups);
+        sizes[at] = rw.getIndexAttr(groups);
+        sizes.insert(sizes.begin() + at + 1, part);
+        SmallVector<ReassociationIndices> re;
+        for (int64_t d = 0; d < tensorType(v).getRank(); ++d) {
+          if (d < at)
+            re.push_back({d});
+          else if (d == at)
+            re.push_back({d, d + 1});
+          else
+            re.push_back({d + 1});
+        }
+        return std::make_pair(
+            rw.create<tensor::ExpandShapeOp>(loc, tensorType(v).clone(shape), v,
+                                             re, sizes)
+                .getResult(),
+            re);
+      };
+      Value in = split(input, 1).first, w = split(filter, 0).first;
+      auto [acc, re] = split(init, 1);
+      Value r = rw.create<linalg::Conv2DNgchwGfchwOp>(
+                      loc, TypeRange{acc.getType()}, ValueRange{in, w},
+                      ValueRange{acc}, attrs)
+                    .getResult(0);
+      result = rw.create<tensor::CollapseShapeOp>(loc, outType, r, re);
+    }
+    if (oneD)
+      result = rw.create<tensor::CollapseShapeOp>(loc, type, result, unitH);
+    return result;
+  }
+
+  /// Max and average pooling over 1-3 spatial dims, one generic: the
+  /// input padded (with the lowest value for max, 0 for average, and at
+  /// the end as far as ceil_mode's last window reaches), read at
+  /// o * stride + k * dilation for a window operand's k. The average
+  /// divides by the window's count of real elements, or with
+  /// count_include_pad of elements inside the padded input (never those
+  /// past it, as in PyTorch).
+  Value pool(Location loc, Value x, ArrayRef<int64_t> kernel,
+             ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+             ArrayRef<int64_t> dilations, bool ceilMode, bool max,
+             bool countIncludePad, RankedTensorType type) {
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    int64_t spatial = kernel.size(), rank = xt.getRank();
+    SmallVector<Value> inSizes, outSizes, outDims;
+    for (int64_t d = 0; d < rank; ++d)
+      inSizes.push_back(dimOf(rw, loc, x, d));
+    for (int64_t d = 0; d < rank; ++d) {
+      Value size = d < 2 ? inSizes[d]
+                         : windowOutputSize(rw, loc, inSizes[d],
+                                            indexConst(rw, loc, kernel[d - 2]),
+                                            strides[d - 2], padding[d - 2],
+                                            padding[spatial + d - 2],
+                                            dilations[d - 2], ceilMode);
+      if (!type.isDynamicDim(d))
+        size = indexConst(rw, loc, type.getDimSize(d));
+      outDims.push_back(size);
+      if (type.isDynamicDim(d))
+        outSizes.push_back(size);
+    }
+    // Pads: the given ones, and at the end what the last window needs.
+    SmallVector<OpFoldResult> low(2, rw.getIndexAttr(0)), high = low;
+    SmallVector<int64_t> paddedShape(xt.getShape());
+    for (int64_t i = 0; i < spatial; ++i) {
+      low.push_back(rw.getIndexAttr(padding[i]));
+      int64_t d = i + 2, reach = (kernel[i] - 1) * dilations[i] + 1;
+      int64_t in = xt.getDimSize(d), out = type.getDimSize(d);
+      if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out)) {
+        int64_t need = (out - 1) * strides[i] + reach;
+        int64_t end = std::max(need - in - padding[i], padding[spatial + i]);
+        high.push_back(rw.getIndexAttr(end));
+        paddedShape[d] = in + padding[i] + end;
+        continue;
+      }
+      auto c = [&](int64_t v) { return indexConst(rw, loc, v); };
+      Value need = rw.create<arith::AddIOp>(
+          loc,
+          rw.create<arith::MulIOp>(
+              loc, rw.create<arith::SubIOp>(loc, outDims[d], c(1)),
+              c(strides[i])),
+          c(reach));
+      Value end = rw.create<arith::SubIOp>(
+          loc, need, rw.create<arith::AddIOp>(loc, inSizes[d], c(padding[i])));
+      high.push_back(
+          rw.create<arith::MaxSIOp>(loc, end, c(padding[spatial + i]))
+              .getResult());
+      paddedShape[d] = ShapedType::kDynamic;
+    }
+    Value padValue = max ? extremeConst(rw, loc, elem, /*max=*/false)
+                         : scalarConst(rw, loc, elem, 0);
+    Value padded = rw.create<tensor::PadOp>(loc, xt.clone(paddedShape), x, low,
+                                            high, padValue);
+    // Iteration space: n, c, outputs..., window...
+    int64_t loops = 2 + 2 * spatial;
+    SmallVector<AffineExpr> in = {getAffineDimExpr(0, ctx),
+                                  getAffineDimExpr(1, ctx)};
+    for (int64_t i = 0; i < spatial; ++i)
+      in.push_back(getAffineDimExpr(2 + i, ctx) * strides[i] +
+                   getAffineDimExpr(2 + spatial + i, ctx) * dilations[i]);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(loops, 0, in, ctx),
+        projection(ctx, loops, dimRange(2 + spatial, loops)),
+        projection(ctx, loops, dimRange(0, 2 + spatial))};
+    SmallVector<utils::IteratorType> iterators(loops,
+                                               utils::IteratorType::parallel);
+    for (int64_t i = 0; i < spatial; ++i)
+      iterators[2 + spatial + i] = utils::IteratorType::reduction;
+    Value window = rw.create<tensor::EmptyOp>(loc, kernel, elem);
+    Value init = filled(rw, loc, type, outSizes, padValue);
+    Value r = generic(rw, loc, init, {padded, window}, maps, iterators,
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return max ? maxScalar(b, l, a[2], a[0])
+                                   : addScalar(b, l, a[2], a[0]);
+                      });
+    if (max)
+      return r;
+    return mapLike(
+        rw, loc, r, elem, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value count = indexConst(b, l, 1);
+          for (int64_t i = 0; i < spatial; ++i) {
+            auto c = [&](int64_t v) { return indexConst(b, l, v); };
+            Value start = b.create<arith::SubIOp>(
+                l,
+                b.create<arith::MulIOp>(l, b.create<linalg::IndexOp>(l, 2 + i),
+                                        c(strides[i])),
+                c(padding[i]));
+            Value end = b.create<arith::AddIOp>(l, start, c(kernel[i]));
+            Value n;
+            if (countIncludePad) {
+              Value limit = b.create<arith::AddIOp>(l, inSizes[2 + i],
+                                                    c(padding[spatial + i]));
+              n = b.create<arith::SubIOp>(
+                  l, b.create<arith::MinSIOp>(l, end, limit), start);
+            } else {
+              n = b.create<arith::SubIOp>(
+                  l, b.create<arith::MinSIOp>(l, end, inSizes[2 + i]),
+                  b.create<arith::MaxSIOp>(l, start, c(0)));
+            }
+            count = b.create<arith::MulIOp>(l, count, n);
+          }
+          Value countF = convertScalar(
+              b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), count),
+              elem);
+          return b.create<arith::DivFOp>(l, a[0], countF);
+        });
   }
 
   /// A reduction over `axes` into the dims that remain, then (mean) the

@@ -219,9 +219,52 @@ func.func @cumsum(%x: tensor<2x?xi64>) -> tensor<2x?xi64> {
 
 // -----
 
-func.func @unsupported(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  // expected-error @+1 {{'graph.conv' has no lowering to linalg yet}}
-  %0 = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
-      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
-  return %0 : tensor<1x4x6x6xf32>
+// Conv: upstream's named NCHW ops; a 1-D conv over a unit height, groups
+// through a G dim, pads as tensor.pad, the bias broadcast into the
+// accumulator.
+// CHECK-LABEL: func.func @conv
+func.func @conv(%x: tensor<?x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>,
+                %g: tensor<6x2x3x3xf32>, %x1: tensor<1x4x16xf32>, %w1: tensor<2x4x3xf32>)
+    -> (tensor<?x6x8x8xf32>, tensor<?x6x6x6xf32>, tensor<1x2x6xf32>) {
+  // CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+  // CHECK: linalg.generic
+  // CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+  %0 = graph.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1
+      : (tensor<?x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<?x6x8x8xf32>
+  // CHECK: tensor.expand_shape {{.*}} into tensor<?x2x2x8x8xf32>
+  // CHECK: tensor.expand_shape {{.*}} into tensor<2x3x2x3x3xf32>
+  // CHECK: linalg.conv_2d_ngchw_gfchw
+  // CHECK: tensor.collapse_shape {{.*}} into tensor<?x6x6x6xf32>
+  %1 = graph.conv %x, %g strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 2
+      : (tensor<?x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<?x6x6x6xf32>
+  // CHECK: tensor.expand_shape {{.*}} into tensor<1x4x1x16xf32>
+  // CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>}
+  // CHECK: tensor.collapse_shape {{.*}} into tensor<1x2x6xf32>
+  %2 = graph.conv %x1, %w1 strides = [2] padding = [0, 0] dilations = [2] groups = 1
+      : (tensor<1x4x16xf32>, tensor<2x4x3xf32>) -> tensor<1x2x6xf32>
+  return %0, %1, %2 : tensor<?x6x8x8xf32>, tensor<?x6x6x6xf32>, tensor<1x2x6xf32>
+}
+
+// -----
+
+// Pooling: one generic over (n, c, outputs, window) reading the padded
+// input at o * stride + k * dilation.
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-LABEL: func.func @max_pool
+func.func @max_pool(%x: tensor<1x3x?x8xf32>) -> tensor<1x3x?x4xf32> {
+  // CHECK: tensor.pad
+  // CHECK: tensor.yield %{{.*}} : f32
+  // CHECK: linalg.generic {indexing_maps = [#[[WIN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+  // CHECK: arith.maximumf
+  %0 = graph.max_pool %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1]
+      : (tensor<1x3x?x8xf32>) -> tensor<1x3x?x4xf32>
+  return %0 : tensor<1x3x?x4xf32>
+}
+
+// -----
+
+func.func @unsupported(%x: tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  // expected-error @+1 {{'graph.top_k' has no lowering to linalg yet}}
+  %v, %i = graph.top_k %x k = 3 axis = 1 : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  return %v, %i : tensor<2x3xf32>, tensor<2x3xi64>
 }
