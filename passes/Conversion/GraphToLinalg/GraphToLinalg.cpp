@@ -3,7 +3,10 @@
 // The first step of the CPU code path: every graph op becomes upstream MLIR
 // on tensors. Elementwise ops (with NumPy broadcasting) are one
 // linalg.generic each, whose body is the scalar op in arith / math;
-// reductions and matmul are linalg.generic with reduction iterators;
+// reductions, matmul, softmax and the norms are linalg.generic with
+// reduction iterators (row results read back through projected maps);
+// gathers, reversed slices and pad modes read with tensor.extract inside a
+// generic; conv uses the named NCHW conv ops, pooling one window generic;
 // transpose, fill and iota have their linalg forms; reshapes are
 // tensor.reshape. Dynamic dims are read from the operands with tensor.dim.
 // Ops are lowered one by one in program order, so each sees its operands
