@@ -3,7 +3,10 @@
 // The first step of the CPU code path: every graph op becomes upstream MLIR
 // on tensors. Elementwise ops (with NumPy broadcasting) are one
 // linalg.generic each, whose body is the scalar op in arith / math;
-// reductions and matmul are linalg.generic with reduction iterators;
+// reductions, matmul, softmax and the norms are linalg.generic with
+// reduction iterators (row results read back through projected maps);
+// gathers, reversed slices and pad modes read with tensor.extract inside a
+// generic; conv uses the named NCHW conv ops, pooling one window generic;
 // transpose, fill and iota have their linalg forms; reshapes are
 // tensor.reshape. Dynamic dims are read from the operands with tensor.dim.
 // Ops are lowered one by one in program order, so each sees its operands
@@ -148,16 +151,28 @@ Value convertScalar(OpBuilder &b, Location loc, Value x, Type to) {
   return b.create<arith::TruncIOp>(loc, to, x);
 }
 
-Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+/// `FOp` on floats, `IOp` (signed) on integers.
+template <typename FOp, typename IOp>
+Value floatOrInt(OpBuilder &b, Location loc, Value x, Value y) {
   if (isFloat(x.getType()))
-    return b.create<arith::MaximumFOp>(loc, x, y);
-  return b.create<arith::MaxSIOp>(loc, x, y);
+    return b.create<FOp>(loc, x, y);
+  return b.create<IOp>(loc, x, y);
+}
+
+Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
 }
 
 Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isFloat(x.getType()))
-    return b.create<arith::MinimumFOp>(loc, x, y);
-  return b.create<arith::MinSIOp>(loc, x, y);
+  return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x, y);
+}
+
+Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, x, y);
+}
+
+Value mulScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, x, y);
 }
 
 Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
@@ -188,6 +203,12 @@ Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
   return b.create<arith::CmpIOp>(loc, p, x, y);
 }
 
+/// 1 / sqrt(x): math.rsqrt has no lowering to LLVM (MLIR 19).
+Value rsqrtScalar(OpBuilder &b, Location loc, Value x) {
+  return b.create<arith::DivFOp>(loc, scalarConst(b, loc, x.getType(), 1),
+                                 b.create<math::SqrtOp>(loc, x));
+}
+
 /// The scalar body of an elementwise graph op, or null when `op` is not
 /// one.
 Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
@@ -208,7 +229,7 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
       .Case([&](ExpOp) { return b.create<math::ExpOp>(loc, a[0]); })
       .Case([&](LogOp) { return b.create<math::LogOp>(loc, a[0]); })
       .Case([&](SqrtOp) { return b.create<math::SqrtOp>(loc, a[0]); })
-      .Case([&](RsqrtOp) { return b.create<math::RsqrtOp>(loc, a[0]); })
+      .Case([&](RsqrtOp) { return rsqrtScalar(b, loc, a[0]); })
       .Case([&](TanhOp) { return b.create<math::TanhOp>(loc, a[0]); })
       .Case([&](ErfOp) { return b.create<math::ErfOp>(loc, a[0]); })
       .Case([&](FloorOp) { return b.create<math::FloorOp>(loc, a[0]); })
@@ -323,37 +344,277 @@ Value dimOf(OpBuilder &b, Location loc, Value v, int64_t i) {
   return b.create<arith::ConstantIndexOp>(loc, d);
 }
 
-/// The identity of a reduction's combiner, and the combiner.
-Value reductionInit(OpBuilder &b, Location loc, Operation *op, Type elem) {
-  if (isa<ReduceSumOp, ReduceMeanOp>(op))
-    return scalarConst(b, loc, elem, 0);
-  if (isa<ReduceProdOp>(op))
-    return scalarConst(b, loc, elem, 1);
-  bool max = isa<ReduceMaxOp>(op);
+/// What a reduction computes.
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+
+ReduceKind reduceKind(Operation *op) {
+  return llvm::TypeSwitch<Operation *, ReduceKind>(op)
+      .Case([](ReduceMeanOp) { return ReduceKind::Mean; })
+      .Case([](ReduceMaxOp) { return ReduceKind::Max; })
+      .Case([](ReduceMinOp) { return ReduceKind::Min; })
+      .Case([](ReduceProdOp) { return ReduceKind::Prod; })
+      .Default([](Operation *) { return ReduceKind::Sum; });
+}
+
+/// The largest (`max`) or smallest value of `elem`: an infinity for
+/// floats.
+Value extremeConst(OpBuilder &b, Location loc, Type elem, bool max) {
   if (auto f = dyn_cast<FloatType>(elem))
     return b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), max)));
+        loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), !max)));
   unsigned w = elem.getIntOrFloatBitWidth();
-  APInt v = w == 1 ? APInt(1, max ? 0 : 1)
-                   : (max ? APInt::getSignedMinValue(w)
-                          : APInt::getSignedMaxValue(w));
+  APInt v = w == 1 ? APInt(1, max ? 1 : 0)
+                   : (max ? APInt::getSignedMaxValue(w)
+                          : APInt::getSignedMinValue(w));
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, v));
 }
 
-Value reductionCombine(OpBuilder &b, Location loc, Operation *op, Value acc,
+/// The identity of a reduction's combiner, and the combiner.
+Value reductionInit(OpBuilder &b, Location loc, ReduceKind kind, Type elem) {
+  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
+    return scalarConst(b, loc, elem, 0);
+  if (kind == ReduceKind::Prod)
+    return scalarConst(b, loc, elem, 1);
+  return extremeConst(b, loc, elem, /*max=*/kind == ReduceKind::Min);
+}
+
+Value reductionCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
                        Value x) {
-  bool fp = isFloat(x.getType());
-  if (isa<ReduceSumOp, ReduceMeanOp>(op))
-    return fp ? (Value)b.create<arith::AddFOp>(loc, acc, x)
-              : b.create<arith::AddIOp>(loc, acc, x);
-  if (isa<ReduceProdOp>(op))
-    return fp ? (Value)b.create<arith::MulFOp>(loc, acc, x)
-              : b.create<arith::MulIOp>(loc, acc, x);
-  if (isa<ReduceMaxOp>(op))
-    return x.getType().isInteger(1) ? (Value)b.create<arith::OrIOp>(loc, acc, x)
-                                    : maxScalar(b, loc, acc, x);
-  return x.getType().isInteger(1) ? (Value)b.create<arith::AndIOp>(loc, acc, x)
-                                  : minScalar(b, loc, acc, x);
+  bool i1 = x.getType().isInteger(1);
+  switch (kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    return addScalar(b, loc, acc, x);
+  case ReduceKind::Prod:
+    return mulScalar(b, loc, acc, x);
+  case ReduceKind::Max:
+    return i1 ? (Value)b.create<arith::OrIOp>(loc, acc, x)
+              : maxScalar(b, loc, acc, x);
+  case ReduceKind::Min:
+    return i1 ? (Value)b.create<arith::AndIOp>(loc, acc, x)
+              : minScalar(b, loc, acc, x);
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// The sizes of `v`'s dynamic dims, read with tensor.dim.
+SmallVector<Value> dynamicDimsOf(OpBuilder &b, Location loc, Value v) {
+  SmallVector<Value> sizes;
+  RankedTensorType t = tensorType(v);
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (t.isDynamicDim(i))
+      sizes.push_back(b.create<tensor::DimOp>(loc, v, i));
+  return sizes;
+}
+
+/// The map from a rank-`rank` iteration space to its dims `dims`.
+AffineMap projection(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+/// The dims of a rank-`rank` space in [from, to).
+SmallVector<int64_t> dimRange(int64_t from, int64_t to) {
+  return llvm::to_vector(llvm::seq<int64_t>(from, to));
+}
+
+using BodyFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange /*ins, then out*/)>;
+
+/// A linalg.generic into `init` that reads `ins` through `maps` (one per
+/// input, then the output's) and yields `fn(ins..., out)`.
+Value generic(OpBuilder &b, Location loc, Value init, ValueRange ins,
+              ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+              BodyFn fn) {
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+          iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            nb.create<linalg::YieldOp>(nl, fn(nb, nl, args));
+          })
+      .getResult(0);
+}
+
+/// A tensor of `type` filled with `value`.
+Value filled(OpBuilder &b, Location loc, RankedTensorType type,
+             ValueRange sizes, Value value) {
+  Value empty = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                          type.getElementType(), sizes);
+  return b.create<linalg::FillOp>(loc, value, empty).getResult(0);
+}
+
+/// The rows of `x`: its shape without the dims marked `reduced`, their
+/// dynamic sizes, and the map from `x`'s dims to them.
+struct Rows {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> sizes;
+  AffineMap map;
+};
+
+/// The map from a space of `reduced.size()` dims to those not `reduced`.
+AffineMap rowMap(MLIRContext *ctx, ArrayRef<bool> reduced) {
+  SmallVector<int64_t> kept;
+  for (auto [i, r] : llvm::enumerate(reduced))
+    if (!r)
+      kept.push_back(i);
+  return projection(ctx, reduced.size(), kept);
+}
+
+Rows rowsOf(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced) {
+  RankedTensorType xt = tensorType(x);
+  Rows rows;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    if (reduced[i])
+      continue;
+    rows.shape.push_back(xt.getDimSize(i));
+    if (xt.isDynamicDim(i))
+      rows.sizes.push_back(b.create<tensor::DimOp>(loc, x, i));
+  }
+  rows.map = rowMap(b.getContext(), reduced);
+  return rows;
+}
+
+/// Reduces `x` over the dims marked `reduced`, from `init`: the body gets
+/// (x, rowInputs..., acc), where each row input has the reduced shape.
+Value reduceRows(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
+                 Value init, ValueRange rowInputs, BodyFn fn) {
+  int64_t rank = tensorType(x).getRank();
+  Rows rows = rowsOf(b, loc, x, reduced);
+  auto type = RankedTensorType::get(rows.shape, init.getType());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  maps.append(rowInputs.size() + 1, rows.map);
+  SmallVector<utils::IteratorType> iterators;
+  for (bool r : reduced)
+    iterators.push_back(r ? utils::IteratorType::reduction
+                          : utils::IteratorType::parallel);
+  SmallVector<Value> ins = {x};
+  llvm::append_range(ins, rowInputs);
+  return generic(b, loc, filled(b, loc, type, rows.sizes, init), ins, maps,
+                 iterators, fn);
+}
+
+/// A tensor of `x`'s shape and element type `elem` whose every element is
+/// `fn(x, extras..., out)`, each extra read through its map.
+Value mapLike(OpBuilder &b, Location loc, Value x, Type elem, ValueRange extras,
+              ArrayRef<AffineMap> extraMaps, BodyFn fn) {
+  RankedTensorType xt = tensorType(x);
+  auto type = xt.clone(elem);
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(), elem,
+                                         dynamicDimsOf(b, loc, x));
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(xt.getRank())};
+  llvm::append_range(maps, extraMaps);
+  maps.push_back(maps.front());
+  SmallVector<Value> ins = {x};
+  llvm::append_range(ins, extras);
+  SmallVector<utils::IteratorType> iterators(xt.getRank(),
+                                             utils::IteratorType::parallel);
+  return generic(b, loc, init, ins, maps, iterators, fn);
+}
+
+/// The number of elements in dims `dims` of `x`, as a scalar of `elem`.
+Value countOf(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+              Type elem) {
+  Value count = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t d : dims)
+    count = b.create<arith::MulIOp>(loc, count, dimOf(b, loc, x, d));
+  return convertScalar(
+      b, loc, b.create<arith::IndexCastOp>(loc, b.getI64Type(), count), elem);
+}
+
+/// The per-dim flags of `rank` dims with `dims` set.
+SmallVector<bool> dimFlags(int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<bool> flags(rank, false);
+  for (int64_t d : dims)
+    flags[d] = true;
+  return flags;
+}
+
+/// An index constant.
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+/// `v` as an index value: a constant for an attribute.
+Value indexValue(OpBuilder &b, Location loc, OpFoldResult v) {
+  if (auto attr = dyn_cast<Attribute>(v))
+    return indexConst(b, loc, cast<IntegerAttr>(attr).getInt());
+  return cast<Value>(v);
+}
+
+/// An index `i` (from a tensor of indices, any integer type) counted from
+/// the end of a dim of size `n` when negative, as an index value.
+Value normalizeIndex(OpBuilder &b, Location loc, Value i, Value n) {
+  Value idx = b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
+  Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx,
+                                      indexConst(b, loc, 0));
+  return b.create<arith::SelectOp>(loc, neg,
+                                   b.create<arith::AddIOp>(loc, idx, n), idx);
+}
+
+/// The linalg.index of every dim of a rank-`rank` generic.
+SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank) {
+  SmallVector<Value> indices;
+  for (int64_t i = 0; i < rank; ++i)
+    indices.push_back(b.create<linalg::IndexOp>(loc, i));
+  return indices;
+}
+
+/// A tensor of `type` computed element by element: the body gets the
+/// loop indices and yields the element.
+Value tabulate(OpBuilder &b, Location loc, RankedTensorType type,
+               ValueRange sizes,
+               function_ref<Value(OpBuilder &, Location, ValueRange)> element) {
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                         type.getElementType(), sizes);
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return generic(b, loc, init, {}, {b.getMultiDimIdentityMap(type.getRank())},
+                 iterators, [&](OpBuilder &nb, Location nl, ValueRange) {
+                   return element(nb, nl, loopIndices(nb, nl, type.getRank()));
+                 });
+}
+
+/// The output size of one window dim as an index value, as windowOutput
+/// in GraphOps.cpp: (in + pads - dilation * (k - 1) - 1) / stride + 1,
+/// rounded up with `ceilMode` unless the last window would start past the
+/// input and its begin padding.
+Value windowOutputSize(OpBuilder &b, Location loc, Value in, Value k,
+                       int64_t stride, int64_t padBegin, int64_t padEnd,
+                       int64_t dilation, bool ceilMode) {
+  auto c = [&](int64_t v) { return indexConst(b, loc, v); };
+  Value reach = b.create<arith::AddIOp>(
+      loc,
+      b.create<arith::MulIOp>(loc, b.create<arith::SubIOp>(loc, k, c(1)),
+                              c(dilation)),
+      c(1));
+  Value span = b.create<arith::SubIOp>(
+      loc, b.create<arith::AddIOp>(loc, in, c(padBegin + padEnd)), reach);
+  if (ceilMode)
+    span = b.create<arith::AddIOp>(loc, span, c(stride - 1));
+  Value out = b.create<arith::AddIOp>(
+      loc, b.create<arith::DivSIOp>(loc, span, c(stride)), c(1));
+  if (!ceilMode)
+    return out;
+  Value lastStart = b.create<arith::MulIOp>(
+      loc, b.create<arith::SubIOp>(loc, out, c(1)), c(stride));
+  Value past =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lastStart,
+                              b.create<arith::AddIOp>(loc, in, c(padBegin)));
+  return b.create<arith::SelectOp>(
+      loc, past, b.create<arith::SubIOp>(loc, out, c(1)), out);
+}
+
+/// The shape of `v` with a size-1 dim inserted at `at`, and its sizes.
+std::pair<RankedTensorType, SmallVector<OpFoldResult>>
+withUnitDim(OpBuilder &b, Location loc, Value v, int64_t at) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  sizes.insert(sizes.begin() + at, b.getIndexAttr(1));
+  SmallVector<int64_t> shape(tensorType(v).getShape());
+  shape.insert(shape.begin() + at, 1);
+  return {tensorType(v).clone(shape), sizes};
 }
 
 class Lowering {
@@ -402,11 +663,62 @@ public:
         })
         .Case([&](MatmulOp o) { return matmul(o); })
         .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-              ReduceProdOp>([&](auto o) {
-          return reduce(o, o.getX(), o.getAxes(), o.getKeepdims());
+              ReduceProdOp>([&](auto o) -> FailureOr<Value> {
+          return reduce(loc, reduceKind(o), o.getX(), o.getAxes(),
+                        o.getKeepdims(), o.getType());
         })
         .Case<ReshapeOp, SqueezeOp, UnsqueezeOp, FlattenOp>(
             [&](auto o) { return reshape(o, o.getX()); })
+        .Case([&](SoftmaxOp o) -> FailureOr<Value> {
+          return softmax(loc, o.getX(), o.getAxis(), /*log=*/false);
+        })
+        .Case([&](LogSoftmaxOp o) -> FailureOr<Value> {
+          return softmax(loc, o.getX(), o.getAxis(), /*log=*/true);
+        })
+        .Case([&](LayerNormOp o) -> FailureOr<Value> { return layerNorm(o); })
+        .Case([&](BatchNormOp o) -> FailureOr<Value> { return batchNorm(o); })
+        .Case([&](DropoutOp o) -> FailureOr<Value> { return dropout(o); })
+        .Case([&](GlobalAvgPoolOp o) -> FailureOr<Value> {
+          int64_t rank = o.getType().getRank();
+          return reduce(loc, ReduceKind::Mean, o.getX(), dimRange(2, rank),
+                        /*keepdims=*/true, o.getType());
+        })
+        .Case([&](MseLossOp o) { return mseLoss(o); })
+        .Case([&](CrossEntropyOp o) -> FailureOr<Value> {
+          return crossEntropy(o);
+        })
+        .Case<ArgMaxOp, ArgMinOp>([&](auto o) -> FailureOr<Value> {
+          return argReduce(loc, o.getX(), o.getAxis(), isa<ArgMaxOp>(o),
+                           o.getSelectLastIndex(), o.getKeepdims(),
+                           o.getType());
+        })
+        .Case([&](ConcatOp o) -> FailureOr<Value> { return concat(o); })
+        .Case([&](SliceOp o) -> FailureOr<Value> { return slice(o); })
+        .Case([&](GatherOp o) -> FailureOr<Value> {
+          return gather(loc, o.getData(), o.getIndices(), o.getAxis(),
+                        o.getType());
+        })
+        .Case([&](EmbeddingOp o) -> FailureOr<Value> {
+          return gather(loc, o.getTable(), o.getIds(), 0, o.getType());
+        })
+        .Case([&](GatherElementsOp o) -> FailureOr<Value> {
+          return gatherElements(o);
+        })
+        .Case([&](PadOp o) -> FailureOr<Value> { return pad(o); })
+        .Case([&](TriluOp o) -> FailureOr<Value> { return trilu(o); })
+        .Case([&](CumSumOp o) -> FailureOr<Value> { return cumsum(o); })
+        .Case([&](ConvOp o) -> FailureOr<Value> { return conv(o); })
+        .Case([&](MaxPoolOp o) -> FailureOr<Value> {
+          return pool(loc, o.getX(), o.getKernel(), o.getStrides(),
+                      o.getPadding(), o.getDilations(), o.getCeilMode(),
+                      /*max=*/true, /*countIncludePad=*/false, o.getType());
+        })
+        .Case([&](AvgPoolOp o) -> FailureOr<Value> {
+          SmallVector<int64_t> dilations(o.getKernel().size(), 1);
+          return pool(loc, o.getX(), o.getKernel(), o.getStrides(),
+                      o.getPadding(), dilations, o.getCeilMode(),
+                      /*max=*/false, o.getCountIncludePad(), o.getType());
+        })
         .Default([](Operation *) { return failure(); });
   }
 
@@ -534,69 +846,884 @@ private:
     return generic.getResult(0);
   }
 
-  /// A reduction over `axes` into the dims that remain, then (mean) the
-  /// division by the count, then (keepdims) size-1 dims put back.
-  FailureOr<Value> reduce(Operation *op, Value x, ArrayRef<int64_t> axes,
-                          bool keepdims) {
-    Location loc = op->getLoc();
-    MLIRContext *ctx = op->getContext();
+  /// Softmax or log-softmax along `axis`, stable: the row max m, the sum
+  /// s of exp(x - m), then exp(x - m) / s or x - m - log(s).
+  Value softmax(Location loc, Value x, int64_t axis, bool log) {
     RankedTensorType xt = tensorType(x);
     Type elem = xt.getElementType();
-    int64_t rank = xt.getRank();
-    SmallVector<bool> reduced(rank, false);
-    for (int64_t a : axes)
-      reduced[a] = true;
-    SmallVector<int64_t> shape;
-    SmallVector<AffineExpr> outExprs;
-    SmallVector<Value> sizes;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t i = 0; i < rank; ++i) {
-      iterators.push_back(reduced[i] ? utils::IteratorType::reduction
-                                     : utils::IteratorType::parallel);
-      if (reduced[i])
-        continue;
-      shape.push_back(xt.getDimSize(i));
-      outExprs.push_back(getAffineDimExpr(i, ctx));
-      if (xt.isDynamicDim(i))
-        sizes.push_back(rw.create<tensor::DimOp>(loc, x, i));
+    SmallVector<bool> reduced = dimFlags(xt.getRank(), {axis});
+    Value m = reduceRows(rw, loc, x, reduced,
+                         extremeConst(rw, loc, elem, /*max=*/false), {},
+                         [](OpBuilder &b, Location l, ValueRange a) {
+                           return maxScalar(b, l, a[1], a[0]);
+                         });
+    Value s = reduceRows(rw, loc, x, reduced, scalarConst(rw, loc, elem, 0), m,
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           Value e = b.create<math::ExpOp>(
+                               l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                           return b.create<arith::AddFOp>(l, a[2], e);
+                         });
+    AffineMap rows = rowMap(rw.getContext(), reduced);
+    return mapLike(
+        rw, loc, x, elem, {m, s}, {rows, rows},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+          if (log)
+            return b.create<arith::SubFOp>(l, d,
+                                           b.create<math::LogOp>(l, a[2]));
+          return b.create<arith::DivFOp>(l, b.create<math::ExpOp>(l, d), a[2]);
+        });
+  }
+
+  /// Mean over dims [axis, rank), then the biased variance as the mean of
+  /// (x - mean)^2 (two passes, no cancellation), then
+  /// (x - mean) * rsqrt(var + eps) * scale + bias.
+  Value layerNorm(LayerNormOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    int64_t rank = tensorType(x).getRank(), axis = o.getAxis();
+    Type elem = tensorType(x).getElementType();
+    SmallVector<int64_t> dims = dimRange(axis, rank);
+    SmallVector<bool> reduced = dimFlags(rank, dims);
+    Value n = countOf(rw, loc, x, dims, elem);
+    Value zero = scalarConst(rw, loc, elem, 0);
+    Value sum = reduceRows(rw, loc, x, reduced, zero, {},
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return b.create<arith::AddFOp>(l, a[1], a[0]);
+                           });
+    Value mean = mapLike(rw, loc, sum, elem, {}, {},
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return b.create<arith::DivFOp>(l, a[0], n);
+                         });
+    Value sq = reduceRows(rw, loc, x, reduced, zero, mean,
+                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                            Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+                            return b.create<arith::AddFOp>(
+                                l, a[2], b.create<arith::MulFOp>(l, d, d));
+                          });
+    AffineMap rows = rowMap(rw.getContext(), reduced);
+    AffineMap affine = projection(rw.getContext(), rank, dims);
+    SmallVector<Value> extras = {mean, sq, o.getScale()};
+    SmallVector<AffineMap> maps = {rows, rows, affine};
+    if (Value bias = o.getBias()) {
+      extras.push_back(bias);
+      maps.push_back(affine);
     }
-    auto flatType = RankedTensorType::get(shape, elem);
-    Value init =
-        rw.create<linalg::FillOp>(loc, reductionInit(rw, loc, op, elem),
-                                  emptyOf(rw, loc, flatType, sizes))
-            .getResult(0);
-    SmallVector<AffineMap> maps = {rw.getMultiDimIdentityMap(rank),
-                                   AffineMap::get(rank, 0, outExprs, ctx)};
-    Value r = rw.create<linalg::GenericOp>(
-                    loc, TypeRange{flatType}, ValueRange{x}, ValueRange{init},
-                    maps, iterators,
-                    [&](OpBuilder &b, Location l, ValueRange a) {
-                      b.create<linalg::YieldOp>(
-                          l, reductionCombine(b, l, op, a[1], a[0]));
-                    })
-                  .getResult(0);
-    if (isa<ReduceMeanOp>(op)) {
-      // Divide by the number of reduced elements.
-      Value count = rw.create<arith::ConstantIndexOp>(loc, 1);
-      for (int64_t a : axes)
-        count = rw.create<arith::MulIOp>(loc, count, dimOf(rw, loc, x, a));
-      Value countF = convertScalar(
-          rw, loc, rw.create<arith::IndexCastOp>(loc, rw.getI64Type(), count),
-          elem);
-      auto divided = elementwise(
-          rw, loc, flatType, r, [&](OpBuilder &b, Location l, ValueRange a) {
-            return b.create<arith::DivFOp>(l, a[0], countF);
-          });
-      if (failed(divided))
-        return failure();
-      r = *divided;
+    Value eps = scalarConst(rw, loc, elem, o.getEpsilon().convertToDouble());
+    bool hasBias = o.getBias() != nullptr;
+    return mapLike(rw, loc, x, elem, extras, maps,
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     Value var = b.create<arith::DivFOp>(l, a[2], n);
+                     Value inv = rsqrtScalar(
+                         b, l, b.create<arith::AddFOp>(l, var, eps));
+                     Value y = b.create<arith::MulFOp>(
+                         l, b.create<arith::SubFOp>(l, a[0], a[1]), inv);
+                     y = b.create<arith::MulFOp>(l, y, a[3]);
+                     return hasBias ? b.create<arith::AddFOp>(l, y, a[4]) : y;
+                   });
+  }
+
+  /// (x - mean) * rsqrt(var + eps) * scale + bias, the statistics read
+  /// per channel (dim 1).
+  Value batchNorm(BatchNormOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    int64_t rank = tensorType(x).getRank();
+    Type elem = tensorType(x).getElementType();
+    AffineMap channel = projection(rw.getContext(), rank, {1});
+    Value eps = scalarConst(rw, loc, elem, o.getEpsilon().convertToDouble());
+    return mapLike(
+        rw, loc, x, elem,
+        {o.getScale(), o.getBias(), o.getMean(), o.getVariance()},
+        {channel, channel, channel, channel},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value inv = rsqrtScalar(b, l, b.create<arith::AddFOp>(l, a[4], eps));
+          Value y = b.create<arith::MulFOp>(
+              l, b.create<arith::SubFOp>(l, a[0], a[3]), inv);
+          return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, y, a[1]),
+                                         a[2]);
+        });
+  }
+
+  /// The identity unless `training`. In training, the element at row-major
+  /// index i is kept when the top 24 bits of the (i+1)-th SplitMix64 draw
+  /// from `seed`, as a fraction of 2^24, are >= ratio; kept elements are
+  /// scaled by 1 / (1 - ratio), the others are 0. The mask depends on the
+  /// seed and the index only, never on x.
+  Value dropout(DropoutOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    double ratio = o.getRatio().convertToDouble();
+    if (!o.getTraining() || ratio == 0)
+      return x;
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    SmallVector<Value> dims;
+    for (int64_t i = 0; i < xt.getRank(); ++i)
+      dims.push_back(dimOf(rw, loc, x, i));
+    auto i64 = [&](OpBuilder &b, Location l, uint64_t v) -> Value {
+      return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v));
+    };
+    auto threshold = (uint64_t)std::ceil(ratio * (1 << 24));
+    Value scale = scalarConst(rw, loc, elem, 1 / (1 - ratio));
+    return mapLike(
+        rw, loc, x, elem, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value index = b.create<arith::ConstantIndexOp>(l, 0);
+          for (auto [i, d] : llvm::enumerate(dims))
+            index =
+                b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, index, d),
+                                        b.create<linalg::IndexOp>(l, i));
+          Value n = b.create<arith::IndexCastOp>(l, b.getI64Type(), index);
+          n = b.create<arith::AddIOp>(l, n, i64(b, l, 1));
+          Value z = b.create<arith::AddIOp>(
+              l, i64(b, l, o.getSeed()),
+              b.create<arith::MulIOp>(l, n, i64(b, l, 0x9E3779B97F4A7C15ull)));
+          for (auto [shift, mul] :
+               {std::pair<uint64_t, uint64_t>{30, 0xBF58476D1CE4E5B9ull},
+                {27, 0x94D049BB133111EBull},
+                {31, 0}}) {
+            z = b.create<arith::XOrIOp>(
+                l, z, b.create<arith::ShRUIOp>(l, z, i64(b, l, shift)));
+            if (mul)
+              z = b.create<arith::MulIOp>(l, z, i64(b, l, mul));
+          }
+          Value bits = b.create<arith::ShRUIOp>(l, z, i64(b, l, 40));
+          Value keep = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge,
+                                               bits, i64(b, l, threshold));
+          return b.create<arith::SelectOp>(
+              l, keep, b.create<arith::MulFOp>(l, a[0], scale),
+              scalarConst(b, l, elem, 0));
+        });
+  }
+
+  /// (pred - target)^2, then summed or averaged over every dim.
+  FailureOr<Value> mseLoss(MseLossOp o) {
+    Location loc = o.getLoc();
+    RankedTensorType pt = tensorType(o.getPred()),
+                     tt = tensorType(o.getTarget());
+    SmallVector<int64_t> shape;
+    for (auto [p, t] : llvm::zip(pt.getShape(), tt.getShape()))
+      shape.push_back(ShapedType::isDynamic(p) ? t : p);
+    auto sqType = pt.clone(shape);
+    auto sq = elementwise(rw, loc, sqType, {o.getPred(), o.getTarget()},
+                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                            Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+                            return b.create<arith::MulFOp>(l, d, d);
+                          });
+    if (failed(sq) || o.getReduction() == Reduction::none)
+      return sq;
+    ReduceKind kind =
+        o.getReduction() == Reduction::sum ? ReduceKind::Sum : ReduceKind::Mean;
+    return reduce(loc, kind, *sq, dimRange(0, pt.getRank()),
+                  /*keepdims=*/false, o.getType());
+  }
+
+  /// Per row, log(sum(exp(x - m))) + m - x[label] (0 for an ignored row),
+  /// then the sum, or the mean over the rows not ignored.
+  Value crossEntropy(CrossEntropyOp o) {
+    Location loc = o.getLoc();
+    Value logits = o.getLogits(), labels = o.getLabels();
+    int64_t rank = tensorType(logits).getRank();
+    Type elem = tensorType(logits).getElementType();
+    SmallVector<bool> reduced = dimFlags(rank, {rank - 1});
+    Value m = reduceRows(rw, loc, logits, reduced,
+                         extremeConst(rw, loc, elem, /*max=*/false), {},
+                         [](OpBuilder &b, Location l, ValueRange a) {
+                           return maxScalar(b, l, a[1], a[0]);
+                         });
+    Value s =
+        reduceRows(rw, loc, logits, reduced, scalarConst(rw, loc, elem, 0), m,
+                   [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     Value e = b.create<math::ExpOp>(
+                         l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                     return b.create<arith::AddFOp>(l, a[2], e);
+                   });
+    std::optional<int64_t> ignore = o.getIgnoreIndex();
+    Type labelElem = tensorType(labels).getElementType();
+    // Whether a row counts, and its label (0 when it does not, so that
+    // the read stays in bounds).
+    auto counted = [&](OpBuilder &b, Location l, Value label) -> Value {
+      return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, label,
+                                     scalarConst(b, l, labelElem, *ignore));
+    };
+    AffineMap id = rw.getMultiDimIdentityMap(rank - 1);
+    Value loss = mapLike(
+        rw, loc, labels, elem, {m, s}, {id, id},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value label = a[0];
+          Value keep;
+          if (ignore) {
+            keep = counted(b, l, label);
+            label = b.create<arith::SelectOp>(l, keep, label,
+                                              scalarConst(b, l, labelElem, 0));
+          }
+          SmallVector<Value> at;
+          for (int64_t i = 0; i < rank - 1; ++i)
+            at.push_back(b.create<linalg::IndexOp>(l, i));
+          at.push_back(
+              b.create<arith::IndexCastOp>(l, b.getIndexType(), label));
+          Value picked = b.create<tensor::ExtractOp>(l, logits, at);
+          Value lse =
+              b.create<arith::AddFOp>(l, b.create<math::LogOp>(l, a[2]), a[1]);
+          Value r = b.create<arith::SubFOp>(l, lse, picked);
+          if (ignore)
+            r = b.create<arith::SelectOp>(l, keep, r,
+                                          scalarConst(b, l, elem, 0));
+          return r;
+        });
+    if (o.getReduction() == Reduction::none)
+      return loss;
+    SmallVector<int64_t> all = dimRange(0, rank - 1);
+    if (o.getReduction() == Reduction::sum || !ignore)
+      return reduce(loc,
+                    o.getReduction() == Reduction::sum ? ReduceKind::Sum
+                                                       : ReduceKind::Mean,
+                    loss, all, /*keepdims=*/false, o.getType());
+    Value total = reduce(loc, ReduceKind::Sum, loss, all, false, o.getType());
+    Value weights =
+        mapLike(rw, loc, labels, elem, {}, {},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  return convertScalar(b, l, counted(b, l, a[0]), elem);
+                });
+    Value count =
+        reduce(loc, ReduceKind::Sum, weights, all, false, o.getType());
+    return mapLike(rw, loc, total, elem, count, rw.getMultiDimIdentityMap(0),
+                   [](OpBuilder &b, Location l, ValueRange a) {
+                     return b.create<arith::DivFOp>(l, a[0], a[1]);
+                   });
+  }
+
+  /// The index of the first (or last) extreme element along `axis`: one
+  /// reduction carrying the best value and its index. NaN beats every
+  /// number, as in NumPy.
+  Value argReduce(Location loc, Value x, int64_t axis, bool isMax, bool last,
+                  bool keepdims, RankedTensorType type) {
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType(), indexElem = type.getElementType();
+    int64_t rank = xt.getRank();
+    SmallVector<bool> reduced = dimFlags(rank, {axis});
+    Rows rows = rowsOf(rw, loc, x, reduced);
+    Value values =
+        filled(rw, loc, RankedTensorType::get(rows.shape, elem), rows.sizes,
+               extremeConst(rw, loc, elem, /*max=*/!isMax));
+    Value indices =
+        filled(rw, loc, RankedTensorType::get(rows.shape, indexElem),
+               rows.sizes, scalarConst(rw, loc, indexElem, 0));
+    SmallVector<AffineMap> maps = {rw.getMultiDimIdentityMap(rank), rows.map,
+                                   rows.map};
+    SmallVector<utils::IteratorType> iterators;
+    for (bool r : reduced)
+      iterators.push_back(r ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+    CompareDirection dir =
+        isMax ? (last ? CompareDirection::ge : CompareDirection::gt)
+              : (last ? CompareDirection::le : CompareDirection::lt);
+    auto generic = rw.create<linalg::GenericOp>(
+        loc, TypeRange{values.getType(), indices.getType()}, ValueRange{x},
+        ValueRange{values, indices}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value take = compareScalar(b, l, dir, a[0], a[1]);
+          if (isFloat(elem)) {
+            auto isNan = [&](Value v) {
+              return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v,
+                                             v);
+            };
+            Value nan = isNan(a[0]);
+            if (!last)
+              nan = b.create<arith::AndIOp>(
+                  l, nan,
+                  b.create<arith::XOrIOp>(
+                      l, isNan(a[1]),
+                      b.create<arith::ConstantOp>(l, b.getBoolAttr(true))));
+            take = b.create<arith::OrIOp>(l, take, nan);
+          }
+          Value i = convertScalar(
+              b, l,
+              b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                           b.create<linalg::IndexOp>(l, axis)),
+              indexElem);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, take, a[0], a[1]),
+                            b.create<arith::SelectOp>(l, take, i, a[2])});
+        });
+    Value r = generic.getResult(1);
+    if (!keepdims)
+      return r;
+    return reshapeTo(loc, r, type, [&](int64_t i) {
+      return rw.create<tensor::DimOp>(loc, x, i).getResult();
+    });
+  }
+
+  /// tensor.insert_slice of each input at its running offset along the
+  /// axis.
+  Value concat(ConcatOp o) {
+    Location loc = o.getLoc();
+    RankedTensorType type = o.getType();
+    int64_t axis = o.getAxis();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d != axis) {
+        // Dynamic in the result: dynamic in every input.
+        sizes.push_back(rw.create<tensor::DimOp>(loc, o.getInputs()[0], d));
+        continue;
+      }
+      Value total = indexConst(rw, loc, 0);
+      for (Value in : o.getInputs())
+        total = rw.create<arith::AddIOp>(loc, total, dimOf(rw, loc, in, d));
+      sizes.push_back(total);
+    }
+    Value result = emptyOf(rw, loc, type, sizes);
+    OpFoldResult offset = rw.getIndexAttr(0);
+    int64_t staticOffset = 0;
+    for (Value in : o.getInputs()) {
+      SmallVector<OpFoldResult> offsets(type.getRank(), rw.getIndexAttr(0));
+      offsets[axis] = offset;
+      SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(rw, loc, in);
+      SmallVector<OpFoldResult> strides(type.getRank(), rw.getIndexAttr(1));
+      result = rw.create<tensor::InsertSliceOp>(loc, in, result, offsets,
+                                                inSizes, strides);
+      // The next offset: a constant while every size so far is static.
+      int64_t n = tensorType(in).getDimSize(axis);
+      if (isa<Attribute>(offset) && !ShapedType::isDynamic(n)) {
+        staticOffset += n;
+        offset = rw.getIndexAttr(staticOffset);
+      } else {
+        offset = rw.create<arith::AddIOp>(loc, indexValue(rw, loc, offset),
+                                          dimOf(rw, loc, in, axis))
+                     .getResult();
+      }
+    }
+    return result;
+  }
+
+  /// One tensor.extract_slice with positive strides; a dim with a negative
+  /// step takes the same elements from its lowest one up and is then
+  /// reversed. Starts and ends of dynamic dims are normalized and clamped
+  /// at run time as in the op's description.
+  Value slice(SliceOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    RankedTensorType xt = tensorType(x), type = o.getType();
+    int64_t rank = xt.getRank();
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<bool> reversed;
+    auto c = [&](int64_t v) { return indexConst(rw, loc, v); };
+    auto select = [&](arith::CmpIPredicate p, Value a, Value b, Value t,
+                      Value f) -> Value {
+      return rw.create<arith::SelectOp>(
+          loc, rw.create<arith::CmpIOp>(loc, p, a, b), t, f);
+    };
+    auto clamp = [&](Value v, Value lo, Value hi) -> Value {
+      return rw.create<arith::MinSIOp>(
+          loc, rw.create<arith::MaxSIOp>(loc, v, lo), hi);
+    };
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t start = o.getStarts()[d], end = o.getEnds()[d],
+              step = o.getSteps()[d], k = std::abs(step);
+      reversed.push_back(step < 0);
+      strides.push_back(rw.getIndexAttr(k));
+      if (!xt.isDynamicDim(d)) {
+        // The static case, as sliceLength in GraphOps.cpp.
+        int64_t n = xt.getDimSize(d), len = type.getDimSize(d);
+        int64_t s = start < 0 ? start + n : start;
+        s = step > 0 ? std::clamp<int64_t>(s, 0, n)
+                     : std::clamp<int64_t>(s, 0, std::max<int64_t>(n - 1, 0));
+        int64_t first = step > 0 || len == 0 ? s : s - (len - 1) * k;
+        offsets.push_back(rw.getIndexAttr(len == 0 ? 0 : first));
+        sizes.push_back(rw.getIndexAttr(len));
+        continue;
+      }
+      Value n = rw.create<tensor::DimOp>(loc, x, d);
+      Value zero = c(0), one = c(1);
+      auto normalized = [&](int64_t v) {
+        return v < 0 ? (Value)rw.create<arith::AddIOp>(loc, c(v), n) : c(v);
+      };
+      // The elements taken from `from` toward `to` (excluded):
+      // (|to - from| - 1) / k + 1 when from is before to, else 0.
+      auto count = [&](Value lo, Value hi) -> Value {
+        Value span = rw.create<arith::SubIOp>(loc, hi, lo);
+        Value len = rw.create<arith::AddIOp>(
+            loc,
+            rw.create<arith::DivSIOp>(
+                loc, rw.create<arith::SubIOp>(loc, span, one), c(k)),
+            one);
+        return select(arith::CmpIPredicate::sgt, hi, lo, len, zero);
+      };
+      Value s = normalized(start), e = normalized(end), len, first;
+      if (step > 0) {
+        s = clamp(s, zero, n);
+        e = clamp(e, zero, n);
+        len = count(s, e);
+        first = s;
+      } else {
+        Value last = rw.create<arith::SubIOp>(loc, n, one);
+        s = clamp(s, zero, last);
+        e = clamp(e, c(-1), last);
+        len = count(e, s);
+        // The lowest element taken: s - (len - 1) * k, 0 when none is.
+        first = rw.create<arith::SubIOp>(
+            loc, s,
+            rw.create<arith::MulIOp>(
+                loc, rw.create<arith::SubIOp>(loc, len, one), c(k)));
+        first = rw.create<arith::MaxSIOp>(loc, first, zero);
+      }
+      offsets.push_back(first);
+      sizes.push_back(len);
+    }
+    Value r = rw.create<tensor::ExtractSliceOp>(loc, type, x, offsets, sizes,
+                                                strides);
+    if (!llvm::is_contained(reversed, true))
+      return r;
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(dimOf(rw, loc, r, d));
+    return tabulate(
+        rw, loc, type, dynamicDimsOf(rw, loc, r),
+        [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+          SmallVector<Value> at(i);
+          for (int64_t d = 0; d < rank; ++d)
+            if (reversed[d])
+              at[d] = b.create<arith::SubIOp>(
+                  l, b.create<arith::SubIOp>(l, dims[d], indexConst(b, l, 1)),
+                  i[d]);
+          return b.create<tensor::ExtractOp>(l, r, at);
+        });
+  }
+
+  /// ONNX Gather: a generic over the result that reads the index (negative
+  /// ones counted from the end) and extracts the element of `data`.
+  Value gather(Location loc, Value data, Value indices, int64_t axis,
+               RankedTensorType type) {
+    int64_t ri = tensorType(indices).getRank();
+    int64_t rank = type.getRank();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d < axis)
+        sizes.push_back(rw.create<tensor::DimOp>(loc, data, d));
+      else if (d < axis + ri)
+        sizes.push_back(rw.create<tensor::DimOp>(loc, indices, d - axis));
+      else
+        sizes.push_back(rw.create<tensor::DimOp>(loc, data, d - ri + 1));
+    }
+    Value n = dimOf(rw, loc, data, axis);
+    Value init = emptyOf(rw, loc, type, sizes);
+    SmallVector<AffineMap> maps = {
+        projection(rw.getContext(), rank, dimRange(axis, axis + ri)),
+        rw.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    return generic(rw, loc, init, indices, maps, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     SmallVector<Value> i = loopIndices(b, l, rank);
+                     SmallVector<Value> at(i.begin(), i.begin() + axis);
+                     at.push_back(normalizeIndex(b, l, a[0], n));
+                     at.append(i.begin() + axis + ri, i.end());
+                     return b.create<tensor::ExtractOp>(l, data, at);
+                   });
+  }
+
+  /// ONNX GatherElements: the element of `data` at the loop's position
+  /// with the axis coordinate replaced by the index.
+  Value gatherElements(GatherElementsOp o) {
+    Location loc = o.getLoc();
+    Value data = o.getData();
+    int64_t axis = o.getAxis();
+    Value n = dimOf(rw, loc, data, axis);
+    return mapLike(rw, loc, o.getIndices(), o.getType().getElementType(), {},
+                   {}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     SmallVector<Value> at =
+                         loopIndices(b, l, o.getType().getRank());
+                     at[axis] = normalizeIndex(b, l, a[0], n);
+                     return b.create<tensor::ExtractOp>(l, data, at);
+                   });
+  }
+
+  /// constant: tensor.pad. reflect and edge: a generic that reads each
+  /// element from the input at the mirrored or clamped position.
+  Value pad(PadOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    RankedTensorType type = o.getType();
+    Type elem = type.getElementType();
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> pads = o.getPads();
+    if (o.getMode() == PadMode::constant) {
+      SmallVector<OpFoldResult> low, high;
+      for (int64_t d = 0; d < rank; ++d) {
+        low.push_back(rw.getIndexAttr(pads[d]));
+        high.push_back(rw.getIndexAttr(pads[rank + d]));
+      }
+      double v = o.getValue().convertToDouble();
+      Value value = elem.isInteger(1) ? scalarConst(rw, loc, elem, v != 0)
+                                      : scalarConst(rw, loc, elem, v);
+      return rw.create<tensor::PadOp>(loc, type, x, low, high, value);
+    }
+    SmallVector<Value> sizes, dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      dims.push_back(dimOf(rw, loc, x, d));
+      if (type.isDynamicDim(d))
+        sizes.push_back(rw.create<arith::AddIOp>(
+            loc, dims[d], indexConst(rw, loc, pads[d] + pads[rank + d])));
+    }
+    bool reflect = o.getMode() == PadMode::reflect;
+    return tabulate(rw, loc, type, sizes,
+                    [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+                      SmallVector<Value> at;
+                      for (int64_t d = 0; d < rank; ++d) {
+                        Value zero = indexConst(b, l, 0);
+                        Value last = b.create<arith::SubIOp>(
+                            l, dims[d], indexConst(b, l, 1));
+                        Value p = b.create<arith::SubIOp>(
+                            l, i[d], indexConst(b, l, pads[d]));
+                        if (reflect) {
+                          // |p|, then mirrored at the last element: last -
+                          // |last - p|.
+                          Value neg = b.create<arith::SubIOp>(l, zero, p);
+                          p = b.create<arith::MaxSIOp>(l, p, neg);
+                          Value over = b.create<arith::SubIOp>(l, last, p);
+                          Value abs = b.create<arith::MaxSIOp>(
+                              l, over, b.create<arith::SubIOp>(l, zero, over));
+                          p = b.create<arith::SubIOp>(l, last, abs);
+                        } else {
+                          p = b.create<arith::MinSIOp>(
+                              l, b.create<arith::MaxSIOp>(l, p, zero), last);
+                        }
+                        at.push_back(p);
+                      }
+                      return b.create<tensor::ExtractOp>(l, x, at);
+                    });
+  }
+
+  /// Keeps x where the column minus the row is <= k (lower) or >= k
+  /// (upper), else 0.
+  Value trilu(TriluOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    int64_t rank = o.getType().getRank();
+    Type elem = o.getType().getElementType();
+    return mapLike(
+        rw, loc, x, elem, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value diff =
+              b.create<arith::SubIOp>(l, b.create<linalg::IndexOp>(l, rank - 1),
+                                      b.create<linalg::IndexOp>(l, rank - 2));
+          Value keep =
+              b.create<arith::CmpIOp>(l,
+                                      o.getUpper() ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                      diff, indexConst(b, l, o.getK()));
+          return b.create<arith::SelectOp>(l, keep, a[0],
+                                           scalarConst(b, l, elem, 0));
+        });
+  }
+
+  /// y[i] = sum of x[j] over the j that i takes in (j <= i; j < i when
+  /// exclusive; mirrored when reverse): one generic with an extra reduction
+  /// dim j along the axis. Quadratic in the axis length; fine for the
+  /// sequence lengths cumsum sees (position ids, masks).
+  Value cumsum(CumSumOp o) {
+    Location loc = o.getLoc();
+    MLIRContext *ctx = o.getContext();
+    Value x = o.getX();
+    RankedTensorType type = o.getType();
+    Type elem = type.getElementType();
+    int64_t rank = type.getRank(), axis = o.getAxis();
+    SmallVector<AffineExpr> in;
+    for (int64_t d = 0; d < rank; ++d)
+      in.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank + 1, 0, in, ctx),
+        projection(ctx, rank + 1, dimRange(0, rank))};
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators[rank] = utils::IteratorType::reduction;
+    Value init = filled(rw, loc, type, dynamicDimsOf(rw, loc, x),
+                        scalarConst(rw, loc, elem, 0));
+    arith::CmpIPredicate p =
+        o.getReverse() ? (o.getExclusive() ? arith::CmpIPredicate::ugt
+                                           : arith::CmpIPredicate::uge)
+                       : (o.getExclusive() ? arith::CmpIPredicate::ult
+                                           : arith::CmpIPredicate::ule);
+    return generic(rw, loc, init, x, maps, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     Value taken = b.create<arith::CmpIOp>(
+                         l, p, b.create<linalg::IndexOp>(l, rank),
+                         b.create<linalg::IndexOp>(l, axis));
+                     Value sum = addScalar(b, l, a[1], a[0]);
+                     return b.create<arith::SelectOp>(l, taken, sum, a[1]);
+                   });
+  }
+
+  /// Convolution with upstream's named ops on NCHW: a 1-D conv is a 2-D
+  /// one over a unit height; groups split the channels into a G dim for
+  /// linalg.conv_2d_ngchw_gfchw. Pads are a zero tensor.pad; the bias, when
+  /// there is one, is broadcast into the accumulator.
+  FailureOr<Value> conv(ConvOp o) {
+    Location loc = o.getLoc();
+    Value input = o.getInput(), filter = o.getFilter();
+    RankedTensorType type = o.getType();
+    Type elem = type.getElementType();
+    bool oneD = type.getRank() == 3;
+    SmallVector<int64_t> strides(o.getStrides()), dilations(o.getDilations()),
+        padding(o.getPadding());
+    SmallVector<ReassociationIndices> unitH = {{0}, {1}, {2, 3}};
+    if (oneD) {
+      strides.insert(strides.begin(), 1);
+      dilations.insert(dilations.begin(), 1);
+      padding = {0, padding[0], 0, padding[1]};
+      for (Value *v : {&input, &filter}) {
+        auto [t, sizes] = withUnitDim(rw, loc, *v, 2);
+        *v = rw.create<tensor::ExpandShapeOp>(loc, t, *v, unitH, sizes);
+      }
+    }
+    if (llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
+      SmallVector<OpFoldResult> low(2, rw.getIndexAttr(0)), high = low;
+      SmallVector<int64_t> shape(tensorType(input).getShape());
+      for (int64_t i = 0; i < 2; ++i) {
+        low.push_back(rw.getIndexAttr(padding[i]));
+        high.push_back(rw.getIndexAttr(padding[2 + i]));
+        if (!ShapedType::isDynamic(shape[2 + i]))
+          shape[2 + i] += padding[i] + padding[2 + i];
+      }
+      input =
+          rw.create<tensor::PadOp>(loc, tensorType(input).clone(shape), input,
+                                   low, high, scalarConst(rw, loc, elem, 0));
+    }
+    // The 2-D result: [N, O, Ho, Wo].
+    SmallVector<int64_t> shape(type.getShape());
+    if (oneD)
+      shape.insert(shape.begin() + 2, 1);
+    auto outType = type.clone(shape);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (!outType.isDynamicDim(d))
+        continue;
+      if (d < 2) {
+        // N from the input, O from the filter.
+        sizes.push_back(
+            rw.create<tensor::DimOp>(loc, d == 0 ? input : filter, 0));
+        continue;
+      }
+      // Over the padded input, so without pads here.
+      sizes.push_back(windowOutputSize(
+          rw, loc, dimOf(rw, loc, input, d), dimOf(rw, loc, filter, d),
+          strides[d - 2], 0, 0, dilations[d - 2], /*ceilMode=*/false));
+    }
+    Value init;
+    if (Value bias = o.getBias())
+      init = generic(
+          rw, loc, emptyOf(rw, loc, outType, sizes), bias,
+          {projection(rw.getContext(), 4, {1}), rw.getMultiDimIdentityMap(4)},
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    else
+      init = filled(rw, loc, outType, sizes, scalarConst(rw, loc, elem, 0));
+    SmallVector<NamedAttribute> attrs = {
+        rw.getNamedAttr("strides", rw.getI64TensorAttr(strides)),
+        rw.getNamedAttr("dilations", rw.getI64TensorAttr(dilations))};
+    Value result;
+    int64_t groups = o.getGroups();
+    if (groups == 1) {
+      result = rw.create<linalg::Conv2DNchwFchwOp>(loc, TypeRange{outType},
+                                                   ValueRange{input, filter},
+                                                   ValueRange{init}, attrs)
+                   .getResult(0);
+    } else {
+      // [N, C, H, W] -> [N, G, C/G, H, W]; [O, C/G, kh, kw] ->
+      // [G, O/G, C/G, kh, kw]; the accumulator [N, G, O/G, Ho, Wo].
+      auto split = [&](Value v, int64_t at) {
+        SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rw, loc, v);
+        SmallVector<int64_t> shape(tensorType(v).getShape());
+        int64_t whole = shape[at];
+        shape[at] = groups;
+        shape.insert(shape.begin() + at + 1,
+                     ShapedType::isDynamic(whole) ? whole : whole / groups);
+        OpFoldResult part =
+            ShapedType::isDynamic(whole)
+                ? OpFoldResult(
+                      rw.create<arith::DivUIOp>(loc, cast<Value>(sizes[at]),
+                                                indexConst(rw, loc, groups))
+                          .getResult())
+                : rw.getIndexAttr(whole / groups);
+        sizes[at] = rw.getIndexAttr(groups);
+        sizes.insert(sizes.begin() + at + 1, part);
+        SmallVector<ReassociationIndices> re;
+        for (int64_t d = 0; d < tensorType(v).getRank(); ++d) {
+          if (d < at)
+            re.push_back({d});
+          else if (d == at)
+            re.push_back({d, d + 1});
+          else
+            re.push_back({d + 1});
+        }
+        return std::make_pair(
+            rw.create<tensor::ExpandShapeOp>(loc, tensorType(v).clone(shape), v,
+                                             re, sizes)
+                .getResult(),
+            re);
+      };
+      Value in = split(input, 1).first, w = split(filter, 0).first;
+      auto [acc, re] = split(init, 1);
+      Value r = rw.create<linalg::Conv2DNgchwGfchwOp>(
+                      loc, TypeRange{acc.getType()}, ValueRange{in, w},
+                      ValueRange{acc}, attrs)
+                    .getResult(0);
+      result = rw.create<tensor::CollapseShapeOp>(loc, outType, r, re);
+    }
+    if (oneD)
+      result = rw.create<tensor::CollapseShapeOp>(loc, type, result, unitH);
+    return result;
+  }
+
+  /// Max and average pooling over 1-3 spatial dims, one generic: the
+  /// input padded (with the lowest value for max, 0 for average, and at
+  /// the end as far as ceil_mode's last window reaches), read at
+  /// o * stride + k * dilation for a window operand's k. The average
+  /// divides by the window's count of real elements, or with
+  /// count_include_pad of elements inside the padded input (never those
+  /// past it, as in PyTorch).
+  Value pool(Location loc, Value x, ArrayRef<int64_t> kernel,
+             ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+             ArrayRef<int64_t> dilations, bool ceilMode, bool max,
+             bool countIncludePad, RankedTensorType type) {
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    int64_t spatial = kernel.size(), rank = xt.getRank();
+    SmallVector<Value> inSizes, outSizes, outDims;
+    for (int64_t d = 0; d < rank; ++d)
+      inSizes.push_back(dimOf(rw, loc, x, d));
+    for (int64_t d = 0; d < rank; ++d) {
+      Value size = d < 2 ? inSizes[d]
+                         : windowOutputSize(rw, loc, inSizes[d],
+                                            indexConst(rw, loc, kernel[d - 2]),
+                                            strides[d - 2], padding[d - 2],
+                                            padding[spatial + d - 2],
+                                            dilations[d - 2], ceilMode);
+      if (!type.isDynamicDim(d))
+        size = indexConst(rw, loc, type.getDimSize(d));
+      outDims.push_back(size);
+      if (type.isDynamicDim(d))
+        outSizes.push_back(size);
+    }
+    // Pads: the given ones, and at the end what the last window needs.
+    SmallVector<OpFoldResult> low(2, rw.getIndexAttr(0)), high = low;
+    SmallVector<int64_t> paddedShape(xt.getShape());
+    for (int64_t i = 0; i < spatial; ++i) {
+      low.push_back(rw.getIndexAttr(padding[i]));
+      int64_t d = i + 2, reach = (kernel[i] - 1) * dilations[i] + 1;
+      int64_t in = xt.getDimSize(d), out = type.getDimSize(d);
+      if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out)) {
+        int64_t need = (out - 1) * strides[i] + reach;
+        int64_t end = std::max(need - in - padding[i], padding[spatial + i]);
+        high.push_back(rw.getIndexAttr(end));
+        paddedShape[d] = in + padding[i] + end;
+        continue;
+      }
+      auto c = [&](int64_t v) { return indexConst(rw, loc, v); };
+      Value need = rw.create<arith::AddIOp>(
+          loc,
+          rw.create<arith::MulIOp>(
+              loc, rw.create<arith::SubIOp>(loc, outDims[d], c(1)),
+              c(strides[i])),
+          c(reach));
+      Value end = rw.create<arith::SubIOp>(
+          loc, need, rw.create<arith::AddIOp>(loc, inSizes[d], c(padding[i])));
+      high.push_back(
+          rw.create<arith::MaxSIOp>(loc, end, c(padding[spatial + i]))
+              .getResult());
+      paddedShape[d] = ShapedType::kDynamic;
+    }
+    Value padValue = max ? extremeConst(rw, loc, elem, /*max=*/false)
+                         : scalarConst(rw, loc, elem, 0);
+    Value padded = rw.create<tensor::PadOp>(loc, xt.clone(paddedShape), x, low,
+                                            high, padValue);
+    // Iteration space: n, c, outputs..., window...
+    int64_t loops = 2 + 2 * spatial;
+    SmallVector<AffineExpr> in = {getAffineDimExpr(0, ctx),
+                                  getAffineDimExpr(1, ctx)};
+    for (int64_t i = 0; i < spatial; ++i)
+      in.push_back(getAffineDimExpr(2 + i, ctx) * strides[i] +
+                   getAffineDimExpr(2 + spatial + i, ctx) * dilations[i]);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(loops, 0, in, ctx),
+        projection(ctx, loops, dimRange(2 + spatial, loops)),
+        projection(ctx, loops, dimRange(0, 2 + spatial))};
+    SmallVector<utils::IteratorType> iterators(loops,
+                                               utils::IteratorType::parallel);
+    for (int64_t i = 0; i < spatial; ++i)
+      iterators[2 + spatial + i] = utils::IteratorType::reduction;
+    Value window = rw.create<tensor::EmptyOp>(loc, kernel, elem);
+    Value init = filled(rw, loc, type, outSizes, padValue);
+    Value r = generic(rw, loc, init, {padded, window}, maps, iterators,
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return max ? maxScalar(b, l, a[2], a[0])
+                                   : addScalar(b, l, a[2], a[0]);
+                      });
+    if (max)
+      return r;
+    return mapLike(
+        rw, loc, r, elem, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value count = indexConst(b, l, 1);
+          for (int64_t i = 0; i < spatial; ++i) {
+            auto c = [&](int64_t v) { return indexConst(b, l, v); };
+            Value start = b.create<arith::SubIOp>(
+                l,
+                b.create<arith::MulIOp>(l, b.create<linalg::IndexOp>(l, 2 + i),
+                                        c(strides[i])),
+                c(padding[i]));
+            Value end = b.create<arith::AddIOp>(l, start, c(kernel[i]));
+            Value n;
+            if (countIncludePad) {
+              Value limit = b.create<arith::AddIOp>(l, inSizes[2 + i],
+                                                    c(padding[spatial + i]));
+              n = b.create<arith::SubIOp>(
+                  l, b.create<arith::MinSIOp>(l, end, limit), start);
+            } else {
+              n = b.create<arith::SubIOp>(
+                  l, b.create<arith::MinSIOp>(l, end, inSizes[2 + i]),
+                  b.create<arith::MaxSIOp>(l, start, c(0)));
+            }
+            count = b.create<arith::MulIOp>(l, count, n);
+          }
+          Value countF = convertScalar(
+              b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), count),
+              elem);
+          return b.create<arith::DivFOp>(l, a[0], countF);
+        });
+  }
+
+  /// A reduction over `axes` into the dims that remain, then (mean) the
+  /// division by the count, then (keepdims) size-1 dims put back to give
+  /// `type`.
+  Value reduce(Location loc, ReduceKind kind, Value x, ArrayRef<int64_t> axes,
+               bool keepdims, RankedTensorType type) {
+    RankedTensorType xt = tensorType(x);
+    Type elem = xt.getElementType();
+    SmallVector<bool> reduced = dimFlags(xt.getRank(), axes);
+    Value r =
+        reduceRows(rw, loc, x, reduced, reductionInit(rw, loc, kind, elem), {},
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     return reductionCombine(b, l, kind, a[1], a[0]);
+                   });
+    if (kind == ReduceKind::Mean) {
+      Value count = countOf(rw, loc, x, axes, elem);
+      r = mapLike(rw, loc, r, elem, {}, {},
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    return b.create<arith::DivFOp>(l, a[0], count);
+                  });
     }
     if (!keepdims)
       return r;
-    return reshapeTo(loc, r, cast<RankedTensorType>(op->getResult(0).getType()),
-                     /*dynamicFrom=*/[&](int64_t i) {
-                       return rw.create<tensor::DimOp>(loc, x, i).getResult();
-                     });
+    return reshapeTo(loc, r, type, /*dynamicFrom=*/[&](int64_t i) {
+      return rw.create<tensor::DimOp>(loc, x, i).getResult();
+    });
   }
 
   /// tensor.reshape of `x` to `type`; the size of each dynamic result dim
