@@ -204,7 +204,7 @@ static bool copyTyped(const Field &field, loom_tensor *t, size_t elem,
 }
 
 loom_tensor *readTensorProto(const std::string &path, std::string &name,
-                             std::string &error) {
+                             std::string &error, loom_dtype expected) {
   std::string bytes;
   if (!readFile(path, bytes, error))
     return nullptr;
@@ -215,6 +215,9 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
   }
   name = proto.name();
   loom_dtype dtype = static_cast<loom_dtype>(proto.data_type());
+  if (proto.data_type() == onnx::TensorProto::UINT16 &&
+      (expected == LOOM_DTYPE_BF16 || expected == LOOM_DTYPE_F16))
+    dtype = expected;
   size_t elem = loom_dtype_size(dtype);
   if (!elem) {
     error = "'" + path + "' has data type " +

@@ -21,9 +21,12 @@ loom_tensor *readNpy(const std::string &path, std::string &error);
 bool writeNpy(const std::string &path, const loom_tensor *t,
               std::string &error);
 
-/// Reads a TensorProto; `name` receives its name (may be empty).
+/// Reads a TensorProto; `name` receives its name (may be empty). A UINT16
+/// tensor is read as `expected` when that is BF16 or F16: older ONNX test
+/// data stores bfloat16 tensors as uint16 bits.
 loom_tensor *readTensorProto(const std::string &path, std::string &name,
-                             std::string &error);
+                             std::string &error,
+                             loom_dtype expected = LOOM_DTYPE_UNDEFINED);
 bool writeTensorProto(const std::string &path, const std::string &name,
                       const loom_tensor *t, std::string &error);
 

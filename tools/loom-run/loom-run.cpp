@@ -391,8 +391,9 @@ int main(int argc, char **argv) {
     if (inputs[k])
       continue;
     std::string name;
-    inputs[k].reset(readTensorProto(
-        o.inPb + "/input_" + std::to_string(k) + ".pb", name, error));
+    inputs[k].reset(
+        readTensorProto(o.inPb + "/input_" + std::to_string(k) + ".pb", name,
+                        error, inInfo[k].dtype));
     if (!inputs[k])
       rc = fail(error);
   }
@@ -430,8 +431,9 @@ int main(int argc, char **argv) {
   if (rc == 0 && !o.checkPb.empty()) {
     for (size_t k = 0; k < numOutputs; ++k) {
       std::string ignored;
-      Tensor want(readTensorProto(
-          o.checkPb + "/output_" + std::to_string(k) + ".pb", ignored, error));
+      Tensor want(
+          readTensorProto(o.checkPb + "/output_" + std::to_string(k) + ".pb",
+                          ignored, error, outInfo[k].dtype));
       if (!want) {
         rc = fail(error);
         continue;

@@ -17,10 +17,13 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -45,6 +48,29 @@ using namespace mlir;
 
 namespace loom::codegen {
 
+namespace {
+/// memref.copy (from bufferization and buffer clones) becomes linalg.copy,
+/// which lowers to loops like every other linalg op. The upstream lowering
+/// of a non-contiguous memref.copy calls `memrefCopy` from MLIR's runner
+/// utilities, a library the runtime does not have.
+struct CopyToLinalgPass
+    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
+  StringRef getArgument() const final { return "loom-copy-to-linalg"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    getOperation().walk([](memref::CopyOp copy) {
+      OpBuilder b(copy);
+      b.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(),
+                               copy.getTarget());
+      copy.erase();
+    });
+  }
+};
+} // namespace
+
 void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createGraphToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -61,6 +87,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
+  pm.addPass(std::make_unique<CopyToLinalgPass>());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());
@@ -77,6 +104,9 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
 }
 
 void registerCpuCodegenDialects(DialectRegistry &registry) {
+  // Shape reification of tensor ops: without it, bufferizing a tensor.pad
+  // with dynamic dims sized its allocation with a memref.dim of itself.
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
