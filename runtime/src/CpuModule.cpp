@@ -73,6 +73,14 @@ std::unique_ptr<CpuModule> CpuModule::load(const std::string &sharedObject,
     return nullptr;
   }
 
+  // The code calls library kernels (runtime/src/cpu/Kernels.cpp) that this
+  // library exports: make sure its symbols are in the global scope even
+  // when the runtime itself was dlopen'ed with RTLD_LOCAL.
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void *>(&CpuModule::load), &self) &&
+      self.dli_fname)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+
   // dlopen needs a file: an anonymous in-memory one, gone with the process.
   int fd = memfd_create("loom-cpu-code", MFD_CLOEXEC);
   if (fd < 0) {

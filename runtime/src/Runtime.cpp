@@ -13,6 +13,9 @@
 #include "runtime/src/Artifact.h"
 #include "runtime/src/CpuModule.h"
 
+#include <cblas.h>
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -173,6 +176,11 @@ loom_status loom_instance_create(const loom_instance_options *options,
   if (threads < 0)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: num_threads is negative");
+  // OpenBLAS and OpenMP (oneDNN) keep one thread count per process.
+  if (threads > 0) {
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads);
+  }
   *out = new (std::nothrow) loom_instance_s{threads};
   return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
 }

@@ -318,4 +318,6 @@ async function main() {
   }
 }
 
-main();
+// Run as a program; bench/cpu_inference/ort_bench.js reuses the loaders.
+if (require.main === module) main();
+module.exports = {loadOrt, readNpy};

@@ -7,6 +7,7 @@
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
 
+#include "compiler/codegen/cpu/CpuTransforms.h"
 #include "passes/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -76,7 +77,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Elementwise chains (and producers into reductions) become one
   // linalg.generic: one loop nest, no intermediate buffers.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCpuFusionPass());
   pm.addPass(createCSEPass());
 
   bufferization::OneShotBufferizationOptions bufferize;
@@ -84,6 +85,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   bufferize.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCpuLibraryCallsPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
