@@ -136,7 +136,7 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
 }
 
 LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
-                                std::string &bytes) {
+                                std::string &bytes, CompileReport *report) {
   if (options.target != "cpu")
     return module.emitError("target '")
            << options.target << "' is not supported yet (available: cpu)";
@@ -182,6 +182,10 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   cpu->set_target_triple(code->triple);
   cpu->set_cpu(code->cpu);
   cpu->set_features(code->features);
+  for (const std::string &name : code->kernels)
+    out.add_kernels(name);
+  if (report)
+    report->memoryPlan = code->memoryPlan;
 
   bytes = artifact::header();
   if (!out.AppendToString(&bytes))

@@ -30,11 +30,18 @@ struct CompileOptions {
   int64_t minWeightBytes = 1024;
 };
 
+/// What a compile reports besides the artifact.
+struct CompileReport {
+  /// The memory plan, readable (loomc compile --print-memory-plan).
+  std::string memoryPlan;
+};
+
 /// Compiles `module` (rewritten in place) into the bytes of a .loom file.
 /// Errors are reported as diagnostics.
 mlir::LogicalResult compileToArtifact(mlir::ModuleOp module,
                                       const CompileOptions &options,
-                                      std::string &artifact);
+                                      std::string &artifact,
+                                      CompileReport *report = nullptr);
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a
 /// rename, so a reader never sees a half-written artifact.

@@ -12,16 +12,21 @@
 
 #include "runtime/src/Artifact.h"
 #include "runtime/src/CpuModule.h"
+#include "runtime/src/Profile.h"
+#include "runtime/src/RunContext.h"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <sstream>
 #include <string>
@@ -120,8 +125,10 @@ struct loom_instance_s {
 struct loom_session_s {
   loom_instance *instance;
   std::vector<Signature> inputs, outputs;
+  std::vector<std::string> kernels;
   std::vector<loom_tensor_s> weights;
   std::unique_ptr<loom::runtime::CpuModule> cpu;
+  loom::runtime::RunContextPool contexts;
 };
 
 extern "C" {
@@ -210,6 +217,7 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
       for (const std::string &n : s.dimNames)
         s.dimNamePtrs.push_back(n.c_str());
 
+  session->kernels.assign(artifact.kernels().begin(), artifact.kernels().end());
   for (const auto &w : artifact.weights()) {
     loom_tensor_s t;
     t.dtype = static_cast<loom_dtype>(w.dtype());
@@ -293,10 +301,30 @@ loom_status loom_session_output_info(const loom_session *session, size_t index,
   return tensorInfo(session->outputs, index, "output", out);
 }
 
-loom_status loom_session_run(loom_session *session,
-                             const loom_tensor *const *inputs,
-                             size_t num_inputs, loom_tensor **outputs,
-                             size_t num_outputs) {
+} // extern "C"
+
+struct loom_profile_s {
+  struct Event {
+    std::string name, category;
+    int64_t startNs, endNs;
+    uint64_t thread;
+  };
+  std::mutex mutex;
+  std::vector<Event> events;
+};
+
+namespace {
+
+/// A small stable id per thread for the trace's rows.
+uint64_t threadRow() {
+  static std::atomic<uint64_t> next{1};
+  static thread_local uint64_t row = next++;
+  return row;
+}
+
+loom_status run(loom_session *session, const loom_tensor *const *inputs,
+                size_t num_inputs, loom_tensor **outputs, size_t num_outputs,
+                loom_profile *profile) {
   if (!session || (num_inputs && !inputs) || !outputs)
     return makeStatus(LOOM_INVALID_ARGUMENT, "loom_session_run: null argument");
   if (num_inputs != session->inputs.size())
@@ -361,7 +389,33 @@ loom_status loom_session_run(loom_session *session,
   for (auto &d : descs)
     args.push_back(d.data());
   args.push_back(results.data());
-  session->cpu->entry()(args.data());
+  // This run's planned buffers: a context of the session's, reused.
+  std::unique_ptr<loom::runtime::RunContext> context =
+      session->contexts.acquire();
+  loom::runtime::ActiveRun active(context.get());
+  if (profile) {
+    int64_t start = loom::runtime::nowNs();
+    std::vector<loom::runtime::KernelEvent> events;
+    {
+      loom::runtime::Recorder recorder;
+      session->cpu->entry()(args.data());
+      events = recorder.events();
+    }
+    int64_t end = loom::runtime::nowNs();
+    uint64_t row = threadRow();
+    std::lock_guard<std::mutex> lock(profile->mutex);
+    profile->events.push_back({"run", "run", start, end, row});
+    for (const auto &e : events) {
+      std::string name = e.kernel >= 0 && static_cast<size_t>(e.kernel) <
+                                              session->kernels.size()
+                             ? session->kernels[e.kernel]
+                             : "kernel " + std::to_string(e.kernel);
+      profile->events.push_back({name, "kernel", e.startNs, e.endNs, row});
+    }
+  } else {
+    session->cpu->entry()(args.data());
+  }
+  session->contexts.release(std::move(context));
 
   // Copy each result out (its strides may be any), then free what the
   // code allocated: once per buffer, never an argument's memory, never a
@@ -414,6 +468,100 @@ loom_status loom_session_run(loom_session *session,
     return status;
   for (size_t i = 0; i < num_outputs; ++i)
     outputs[i] = made[i].release();
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+loom_status loom_session_run(loom_session *session,
+                             const loom_tensor *const *inputs,
+                             size_t num_inputs, loom_tensor **outputs,
+                             size_t num_outputs) {
+  return run(session, inputs, num_inputs, outputs, num_outputs, nullptr);
+}
+
+loom_status loom_session_run_profiled(loom_session *session,
+                                      const loom_tensor *const *inputs,
+                                      size_t num_inputs, loom_tensor **outputs,
+                                      size_t num_outputs,
+                                      loom_profile *profile) {
+  if (!profile)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_run_profiled: profile is null");
+  return run(session, inputs, num_inputs, outputs, num_outputs, profile);
+}
+
+loom_status loom_profile_create(loom_profile **out) {
+  if (!out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_profile_create: out is null");
+  *out = new (std::nothrow) loom_profile_s();
+  return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
+}
+
+void loom_profile_release(loom_profile *profile) { delete profile; }
+
+size_t loom_profile_event_count(const loom_profile *profile) {
+  if (!profile)
+    return 0;
+  std::lock_guard<std::mutex> lock(const_cast<loom_profile *>(profile)->mutex);
+  return profile->events.size();
+}
+
+/// `s` as a JSON string body.
+static std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+loom_status loom_profile_write_chrome_trace(const loom_profile *profile,
+                                            const char *path) {
+  if (!profile || !path)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_profile_write_chrome_trace: null argument");
+  auto *p = const_cast<loom_profile *>(profile);
+  std::lock_guard<std::mutex> lock(p->mutex);
+  int64_t origin = p->events.empty() ? 0 : p->events.front().startNs;
+  for (const auto &e : p->events)
+    origin = std::min(origin, e.startNs);
+  std::string json = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [";
+  bool first = true;
+  for (const auto &e : p->events) {
+    char times[96];
+    std::snprintf(times, sizeof(times), "\"ts\": %.3f, \"dur\": %.3f",
+                  (e.startNs - origin) / 1e3, (e.endNs - e.startNs) / 1e3);
+    json += std::string(first ? "\n" : ",\n") + "  {\"name\": \"" +
+            jsonEscape(e.name) + "\", \"cat\": \"" + e.category +
+            "\", \"ph\": \"X\", " + times +
+            ", \"pid\": 1, \"tid\": " + std::to_string(e.thread) + "}";
+    first = false;
+  }
+  json += "\n]}\n";
+  std::string temp = std::string(path) + ".tmp";
+  FILE *f = std::fopen(temp.c_str(), "wb");
+  if (!f)
+    return makeStatus(LOOM_NOT_FOUND,
+                      std::string("cannot create '") + path + "'");
+  bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(temp.c_str(), path) != 0) {
+    std::remove(temp.c_str());
+    return makeStatus(LOOM_INTERNAL,
+                      std::string("writing '") + path + "' failed");
+  }
   return nullptr;
 }
 

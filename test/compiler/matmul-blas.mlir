@@ -1,11 +1,10 @@
 // Every matmul form reaches the runtime's GEMM kernel (sgemm, or sgemv for
 // a vector operand) with the right result: transposes, vectors, batches,
 // broadcast batch dims, a dynamic batch. Expected values from numpy.
-// Nine matmuls: CSE merges the two identical a x c^T, and v . v (both
-// operands the same value, deduplicated by canonicalization) stays a loop;
-// the other seven call the kernel.
+// Nine matmuls: v . v (both operands the same value, deduplicated by
+// canonicalization) stays a loop; the other eight call the kernel.
 // RUN: loom-opt --loom-cpu-lowering %s | FileCheck %s --check-prefix=IR
-// IR-COUNT-7: llvm.call @loom_cpu_matmul_f32(
+// IR-COUNT-8: llvm.call @loom_cpu_matmul_f32(
 // IR-NOT: llvm.call @loom_cpu_matmul_f32(
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/matmul_check.py inputs %t

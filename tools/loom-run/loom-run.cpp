@@ -4,6 +4,7 @@
 //   loom-run MODEL.loom|MODEL.onnx [--in NAME=FILE.npy ...] [--in-pb DIR]
 //            [--out-dir DIR] [--out-pb DIR] [--check-pb DIR [--rtol R]
 //            [--atol A]] [--print] [--bench N [--warmup W]] [--threads N]
+//            [--profile TRACE.json]
 //
 // Links the runtime only (the C API): no compiler, MLIR or LLVM. An .onnx
 // MODEL is compiled by the `loomc` installed beside loom-run, and the
@@ -16,6 +17,7 @@
 // with DIR/output_K.pb (floats within atol + rtol * |expected|, integers
 // and booleans exactly) and exits 1 on a mismatch; `--print` prints them.
 // `--bench N` runs N more times and prints latency min/median/p90.
+// `--profile FILE` writes a Chrome trace of the runs: one event per kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +49,7 @@ using loom::tools::readTensorProto;
 struct Options {
   std::string model;
   std::vector<std::pair<std::string, std::string>> in;
-  std::string inPb, outPb, outDir, checkPb;
+  std::string inPb, outPb, outDir, checkPb, profile;
   double rtol = 1e-4, atol = 1e-5;
   bool print = false;
   int bench = 0, warmup = 1, threads = 0;
@@ -59,7 +61,8 @@ void usage() {
       "usage: loom-run MODEL.loom|MODEL.onnx [--in NAME=FILE.npy ...]\n"
       "                [--in-pb DIR] [--out-dir DIR] [--out-pb DIR]\n"
       "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
-      "                [--bench N [--warmup W]] [--threads N]\n");
+      "                [--bench N [--warmup W]] [--threads N]\n"
+      "                [--profile TRACE.json]\n");
 }
 
 int fail(const std::string &message) {
@@ -297,6 +300,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       ok = value(o.outDir);
     } else if (a == "--check-pb") {
       ok = value(o.checkPb);
+    } else if (a == "--profile") {
+      ok = value(o.profile);
     } else if (a == "--rtol" || a == "--atol" || a == "--bench" ||
                a == "--warmup" || a == "--threads") {
       ok = value(v);
@@ -406,9 +411,18 @@ int main(int argc, char **argv) {
   std::vector<const loom_tensor *> in;
   for (auto &t : inputs)
     in.push_back(t.get());
+  loom_profile *profile = nullptr;
+  if (!o.profile.empty() && failed(loom_profile_create(&profile)))
+    rc = 1;
+  // One run, profiled when asked.
+  auto runOnce = [&](loom_tensor **out) {
+    return profile ? loom_session_run_profiled(session, in.data(), numInputs,
+                                               out, numOutputs, profile)
+                   : loom_session_run(session, in.data(), numInputs, out,
+                                      numOutputs);
+  };
   std::vector<loom_tensor *> raw(numOutputs, nullptr);
-  if (rc == 0 && failed(loom_session_run(session, in.data(), numInputs,
-                                         raw.data(), numOutputs)))
+  if (rc == 0 && failed(runOnce(raw.data())))
     rc = 1;
   std::vector<Tensor> outputs;
   for (loom_tensor *t : raw)
@@ -449,8 +463,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < o.warmup + o.bench && rc == 0; ++i) {
       std::vector<loom_tensor *> out(numOutputs, nullptr);
       auto start = std::chrono::steady_clock::now();
-      if (failed(loom_session_run(session, in.data(), numInputs, out.data(),
-                                  numOutputs)))
+      if (failed(runOnce(out.data())))
         rc = 1;
       auto end = std::chrono::steady_clock::now();
       for (loom_tensor *t : out)
@@ -467,6 +480,14 @@ int main(int argc, char **argv) {
                   ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
     }
   }
+  if (rc == 0 && profile) {
+    if (failed(loom_profile_write_chrome_trace(profile, o.profile.c_str())))
+      rc = 1;
+    else
+      std::fprintf(stderr, "loom-run: wrote %zu events to %s\n",
+                   loom_profile_event_count(profile), o.profile.c_str());
+  }
+  loom_profile_release(profile);
   outputs.clear();
   loom_session_release(session);
   loom_instance_release(instance);

@@ -3,7 +3,7 @@
 //   loomc import MODEL.onnx|MODEL.onnxtext [-o OUT.mlir] [--print-summary]
 //   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
 //   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
-//         [--target cpu] [--cpu host|NAME] [--func NAME]
+//         [--target cpu] [--cpu host|NAME] [--func NAME] [--print-memory-plan]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -55,6 +55,9 @@ static cl::opt<std::string>
             cl::desc("compile: the CPU to generate code for, an LLVM CPU name "
                      "(x86-64-v3, skylake-avx512) or host"),
             cl::value_desc("name"), cl::init("host"));
+static cl::opt<bool> printMemoryPlan(
+    "print-memory-plan",
+    cl::desc("compile: print the planned peak bytes and the largest buffers"));
 static cl::opt<bool> printSummary(
     "print-summary",
     cl::desc("print op counts, parameter count and bytes to stderr"));
@@ -145,8 +148,11 @@ static int runCompile(MLIRContext &ctx) {
   options.funcName = funcName;
   options.cpu.cpu = cpuName;
   std::string bytes, error;
-  if (failed(loom::compileToArtifact(*module, options, bytes)))
+  loom::CompileReport report;
+  if (failed(loom::compileToArtifact(*module, options, bytes, &report)))
     return 1;
+  if (printMemoryPlan)
+    llvm::outs() << report.memoryPlan;
   if (failed(loom::writeFileAtomically(outputPath, bytes, error))) {
     llvm::errs() << "error: " << error << "\n";
     return 1;

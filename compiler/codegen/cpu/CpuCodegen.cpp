@@ -33,6 +33,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cstdio>
+
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -78,7 +80,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   // Elementwise chains (and producers into reductions) become one
   // linalg.generic: one loop nest, no intermediate buffers.
   pm.addPass(createCpuFusionPass());
-  pm.addPass(createCSEPass());
+  pm.addPass(createCpuMathApproximationPass());
 
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -86,18 +88,22 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCpuLibraryCallsPass());
+  pm.addPass(createCpuProfileHooksPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
   pm.addPass(std::make_unique<CopyToLinalgPass>());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCpuMemoryPlanPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // erf and friends have no LLVM intrinsic: call libm.
-  pm.addPass(createConvertMathToLibmPass());
+  // LLVM intrinsics first (floor, fma, sqrt, ... stay inline); what has
+  // none and was not approximated calls libm.
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -124,6 +130,65 @@ void registerCpuCodegenPipelines() {
       "loom-cpu-lowering",
       "graph IR to the LLVM dialect: the CPU code path of loomc compile",
       [](OpPassManager &pm) { buildCpuLoweringPipeline(pm); });
+}
+
+/// "12.5 KiB" style.
+static std::string formatBytes(int64_t bytes) {
+  char buf[32];
+  if (bytes < 1024)
+    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(bytes));
+  else if (bytes < 1024 * 1024)
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
+  else
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+/// The plan MemoryPlan.cpp recorded, for people: planned peak of the
+/// static buffers against no reuse, the dynamic slots, the largest buffers.
+static std::string formatMemoryPlan(DictionaryAttr plan) {
+  auto get = [&](StringRef key) {
+    return cast<IntegerAttr>(plan.get(key)).getInt();
+  };
+  auto buffers = cast<ArrayAttr>(plan.get("buffers"));
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  int64_t arena = get("arena_bytes"), unshared = get("unshared_bytes");
+  os << "memory plan of '" << cast<StringAttr>(plan.get("function")).getValue()
+     << "': " << buffers.size() << " intermediate buffers\n";
+  os << "  planned peak (static-size buffers): " << formatBytes(arena)
+     << " in one arena (" << formatBytes(unshared) << " without reuse)\n";
+  int64_t dynamicCount = 0;
+  for (Attribute a : buffers)
+    dynamicCount +=
+        cast<IntegerAttr>(cast<DictionaryAttr>(a).get("bytes")).getInt() < 0;
+  os << "  dynamic-size buffers: " << dynamicCount << " in "
+     << get("dynamic_slots")
+     << " reused slots (each as large as its largest buffer at run time)\n";
+  SmallVector<DictionaryAttr> sorted;
+  for (Attribute a : buffers)
+    sorted.push_back(cast<DictionaryAttr>(a));
+  auto bytesOf = [](DictionaryAttr d) {
+    return cast<IntegerAttr>(d.get("bytes")).getInt();
+  };
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](DictionaryAttr a, DictionaryAttr b) {
+                     return bytesOf(a) > bytesOf(b);
+                   });
+  os << "  largest buffers:\n";
+  for (DictionaryAttr d : ArrayRef(sorted).take_front(10)) {
+    int64_t bytes = bytesOf(d);
+    auto i = [&](StringRef k) { return cast<IntegerAttr>(d.get(k)).getInt(); };
+    os << "    " << (bytes >= 0 ? formatBytes(bytes) : std::string("dynamic"))
+       << "  " << cast<TypeAttr>(d.get("type")).getValue();
+    if (i("slot") == 0)
+      os << "  arena offset " << i("offset");
+    else
+      os << "  slot " << i("slot");
+    os << "  live ops " << i("first") << "-" << i("last")
+       << cast<StringAttr>(d.get("source")).getValue() << "\n";
+  }
+  return out;
 }
 
 /// Adds `void loom_entry(void **args)` calling the C interface of `entry`,
@@ -234,11 +299,21 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
     return failure();
   if (failed(addEntryWrapper(module, entry, hasResults)))
     return failure();
+  CpuCode code;
+  if (auto plans = module->getAttrOfType<ArrayAttr>(kMemoryPlanAttr)) {
+    for (Attribute plan : plans)
+      code.memoryPlan += formatMemoryPlan(cast<DictionaryAttr>(plan));
+    module->removeAttr(kMemoryPlanAttr);
+  }
+  if (auto names = module->getAttrOfType<ArrayAttr>(kKernelNamesAttr)) {
+    for (Attribute name : names)
+      code.kernels.push_back(cast<StringAttr>(name).str());
+    module->removeAttr(kKernelNamesAttr);
+  }
 
   // The target machine: PIC code for a shared object.
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  CpuCode code;
   code.entrySymbol = kCpuEntrySymbol;
   code.triple = llvm::sys::getProcessTriple();
   if (options.cpu == "host") {

@@ -14,6 +14,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
+#include <vector>
 
 namespace loom::codegen {
 
@@ -31,6 +32,10 @@ struct CpuCode {
   std::string triple;
   std::string cpu;
   std::string features;
+  /// Kernel names, indexed by the ids passed to the profiling hooks.
+  std::vector<std::string> kernels;
+  /// The memory plan, readable: planned bytes and the largest buffers.
+  std::string memoryPlan;
 };
 
 /// The name of the entry `void loom_entry(void **args)`.

@@ -7,8 +7,12 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
 
 #include <optional>
 
@@ -122,6 +126,22 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   return flags;
 }
 
+struct CpuMathApproximationPass
+    : PassWrapper<CpuMathApproximationPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuMathApproximationPass)
+  StringRef getArgument() const final { return "loom-cpu-math-approximation"; }
+  StringRef getDescription() const final {
+    return "transcendental math ops as inline polynomials";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(patterns);
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
 struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuFusionPass)
   StringRef getArgument() const final { return "loom-cpu-fusion"; }
@@ -213,6 +233,128 @@ struct CpuLibraryCallsPass
 };
 
 } // namespace
+
+std::string sourceOf(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      loc = fused.getLocations().front();
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return " @" + named.getName().str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (" @" + llvm::sys::path::filename(file.getFilename().getValue()) +
+            ":" + llvm::Twine(file.getLine()))
+        .str();
+  return "";
+}
+
+namespace {
+
+/// A readable kernel name: what it computes, its shape, where it came from.
+std::string kernelName(Operation *op) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    os << call.getCallee().drop_front(strlen("loom_cpu_"));
+  } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    // The body's arithmetic, e.g. "generic(addf,maximumf)".
+    os << "generic(";
+    bool first = true;
+    for (Operation &inner : generic.getRegion().front().without_terminator()) {
+      os << (first ? "" : ",") << inner.getName().stripDialect();
+      first = false;
+    }
+    os << ")";
+  } else {
+    os << op->getName().stripDialect();
+  }
+  // The shape of the output (or of the first operand).
+  Value shaped =
+      op->getNumOperands() ? op->getOperand(op->getNumOperands() - 1) : Value();
+  // Library calls take (inputs..., output, ints...): the third operand.
+  if (isa<func::CallOp>(op) && op->getNumOperands() > 2)
+    shaped = op->getOperand(2);
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    if (linalgOp.getNumDpsInits())
+      shaped = linalgOp.getDpsInits()[0];
+  if (shaped)
+    if (auto type = dyn_cast<ShapedType>(shaped.getType())) {
+      if (auto castOp = shaped.getDefiningOp<memref::CastOp>())
+        type = cast<ShapedType>(castOp.getSource().getType());
+      if (type.hasRank()) {
+        os << " ";
+        llvm::interleave(
+            type.getShape(), os,
+            [&](int64_t d) {
+              if (ShapedType::isDynamic(d))
+                os << "?";
+              else
+                os << d;
+            },
+            "x");
+      }
+    }
+  os << sourceOf(op->getLoc());
+  return name;
+}
+
+bool isKernel(Operation *op) {
+  if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+    return true;
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with("loom_cpu_");
+}
+
+struct CpuProfileHooksPass
+    : PassWrapper<CpuProfileHooksPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuProfileHooksPass)
+  StringRef getArgument() const final { return "loom-cpu-profile-hooks"; }
+  StringRef getDescription() const final {
+    return "bracket each kernel with the runtime's profiling hooks";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(module.getBodyRegion());
+    Type i64 = b.getI64Type();
+    for (StringRef hook : {"loom_rt_profile_begin", "loom_rt_profile_end"}) {
+      if (module.lookupSymbol<func::FuncOp>(hook))
+        continue;
+      auto decl = b.create<func::FuncOp>(module.getLoc(), hook,
+                                         b.getFunctionType({i64}, {}));
+      decl.setPrivate();
+    }
+    SmallVector<Attribute> names;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isDeclaration() || func.isPrivate())
+        continue;
+      SmallVector<Operation *> kernels;
+      for (Operation &op : func.getBody().getOps())
+        if (isKernel(&op))
+          kernels.push_back(&op);
+      for (Operation *op : kernels) {
+        names.push_back(b.getStringAttr(kernelName(op)));
+        OpBuilder at(op);
+        Value id =
+            at.create<arith::ConstantIntOp>(op->getLoc(), names.size() - 1, 64);
+        at.create<func::CallOp>(op->getLoc(), "loom_rt_profile_begin",
+                                TypeRange{}, id);
+        at.setInsertionPointAfter(op);
+        at.create<func::CallOp>(op->getLoc(), "loom_rt_profile_end",
+                                TypeRange{}, id);
+      }
+    }
+    module->setAttr(kKernelNamesAttr, b.getArrayAttr(names));
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createCpuProfileHooksPass() {
+  return std::make_unique<CpuProfileHooksPass>();
+}
+
+std::unique_ptr<Pass> createCpuMathApproximationPass() {
+  return std::make_unique<CpuMathApproximationPass>();
+}
 
 std::unique_ptr<Pass> createCpuFusionPass() {
   return std::make_unique<CpuFusionPass>();

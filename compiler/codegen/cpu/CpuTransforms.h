@@ -6,6 +6,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
+#include <string>
 
 namespace loom::codegen {
 
@@ -15,11 +16,38 @@ namespace loom::codegen {
 /// call.
 std::unique_ptr<mlir::Pass> createCpuFusionPass();
 
+/// Replaces tanh, exp, log, erf and the other transcendental math ops by
+/// MLIR's polynomial approximations (inline arithmetic that LLVM can
+/// vectorize, accurate to a few ulp in f32) instead of scalar libm calls.
+std::unique_ptr<mlir::Pass> createCpuMathApproximationPass();
+
 /// On buffers: replaces each f32 matmul contraction that --graph-to-linalg
 /// emits, and each f32 linalg.conv_2d_nchw_fchw, by a call to the runtime's
 /// kernels (loom_cpu_matmul_f32, loom_cpu_conv2d_nchw_f32 in
 /// runtime/src/cpu/Kernels.cpp; OpenBLAS behind them).
 std::unique_ptr<mlir::Pass> createCpuLibraryCallsPass();
+
+/// On buffers, in the entry function: brackets each kernel (a linalg op, a
+/// library call, a memref.copy) with calls to the runtime's profiling
+/// hooks loom_rt_profile_begin/end(i64 id), and records the kernels' names
+/// (op, fused body, shape, source location) in the module attribute
+/// `loom.kernels`, indexed by id.
+std::unique_ptr<mlir::Pass> createCpuProfileHooksPass();
+
+/// On buffers, after deallocation: plans the intermediate buffers of each
+/// public function into one arena (static sizes, offsets from liveness) and
+/// reused slots (dynamic sizes), acquired from the runtime with
+/// loom_rt_slot; records the plan in the module attribute
+/// `loom.memory_plan`. See MemoryPlan.cpp.
+std::unique_ptr<mlir::Pass> createCpuMemoryPlanPass();
+inline constexpr const char *kMemoryPlanAttr = "loom.memory_plan";
+
+/// "@node" for an op from an ONNX node (a NameLoc), "@file:line" for one
+/// from a file, "" otherwise.
+std::string sourceOf(mlir::Location loc);
+
+/// The module attribute the profile-hooks pass writes.
+inline constexpr const char *kKernelNamesAttr = "loom.kernels";
 
 } // namespace loom::codegen
 

@@ -126,6 +126,25 @@ loom_status loom_session_run(loom_session *session,
                              size_t num_inputs, loom_tensor **outputs,
                              size_t num_outputs);
 
+/* ---- profiling ---- */
+/* A profile collects one event per kernel of each profiled run (the name
+ * says what the kernel computes, its shape and the model node it came
+ * from). A profile may be shared by runs on several threads. */
+typedef struct loom_profile_s loom_profile;
+loom_status loom_profile_create(loom_profile **out);
+void loom_profile_release(loom_profile *profile);
+size_t loom_profile_event_count(const loom_profile *profile);
+/* Writes the events as a Chrome trace (chrome://tracing, Perfetto): one
+ * complete event per kernel, one per run, one row per thread. */
+loom_status loom_profile_write_chrome_trace(const loom_profile *profile,
+                                            const char *path);
+/* loom_session_run, recording into `profile`. */
+loom_status loom_session_run_profiled(loom_session *session,
+                                      const loom_tensor *const *inputs,
+                                      size_t num_inputs, loom_tensor **outputs,
+                                      size_t num_outputs,
+                                      loom_profile *profile);
+
 /* ---- tensors: dense, row-major ---- */
 /* A zero-filled tensor owning its memory (64-byte aligned). */
 loom_status loom_tensor_create(loom_dtype dtype, size_t rank,

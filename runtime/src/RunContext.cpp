@@ -1,0 +1,84 @@
+//===- RunContext.cpp - the memory of one run -----------------------------===//
+
+#include "runtime/src/RunContext.h"
+
+#include <cstdlib>
+
+namespace loom::runtime {
+
+static thread_local RunContext *current = nullptr;
+
+RunContext::~RunContext() {
+  for (Slot &s : slots_)
+    std::free(s.data);
+}
+
+void *RunContext::slot(int64_t slot, int64_t bytes) {
+  if (slot < 0 || bytes < 0)
+    return nullptr;
+  if (static_cast<size_t>(slot) >= slots_.size())
+    slots_.resize(static_cast<size_t>(slot) + 1);
+  Slot &s = slots_[static_cast<size_t>(slot)];
+  size_t need = (static_cast<size_t>(bytes) + 63) / 64 * 64;
+  if (need == 0)
+    need = 64;
+  if (s.capacity < need) {
+    // The slot's previous buffer is dead (live ranges in a slot are
+    // disjoint), so its contents need not move.
+    std::free(s.data);
+    s.data = std::aligned_alloc(64, need);
+    s.capacity = s.data ? need : 0;
+  }
+  return s.data;
+}
+
+size_t RunContext::bytes() const {
+  size_t total = 0;
+  for (const Slot &s : slots_)
+    total += s.capacity;
+  return total;
+}
+
+ActiveRun::ActiveRun(RunContext *context) : previous_(current) {
+  current = context;
+}
+ActiveRun::~ActiveRun() { current = previous_; }
+
+std::unique_ptr<RunContext> RunContextPool::acquire() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.empty())
+    return std::make_unique<RunContext>();
+  auto context = std::move(free_.back());
+  free_.pop_back();
+  return context;
+}
+
+void RunContextPool::release(std::unique_ptr<RunContext> context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(std::move(context));
+}
+
+} // namespace loom::runtime
+
+namespace {
+/// MLIR's descriptor of a memref<?xi8>.
+struct Bytes1D {
+  void *allocated, *aligned;
+  int64_t offset, size, stride;
+};
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) void
+_mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
+  using loom::runtime::current;
+  // Outside a run (the code called by something else than the runtime)
+  // there is no context; a thread-local one keeps it working.
+  static thread_local loom::runtime::RunContext fallback;
+  void *p = (current ? current : &fallback)->slot(slot, bytes);
+  if (!p) {
+    // Out of memory: there is no status path out of the generated code;
+    // fail loudly rather than write through a null pointer.
+    std::abort();
+  }
+  *result = {p, p, 0, bytes, 1};
+}

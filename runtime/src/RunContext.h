@@ -1,0 +1,64 @@
+//===- RunContext.h - the memory of one run -------------------------------===//
+//
+// The compiler plans each model's intermediate buffers into slots (slot 0:
+// an arena with static offsets; the others: dynamic-size buffers that
+// share a slot because their live ranges are disjoint). A run context holds
+// one run's slots; the code asks for them with loom_rt_slot(slot, bytes),
+// which grows a slot when a larger size arrives and otherwise hands back
+// the same memory. A session keeps its contexts and reuses them across
+// runs, one per run in flight: after the first run of a size nothing is
+// allocated, and memory is bounded by the plan times the runs in flight.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_RUNCONTEXT_H
+#define LOOM_RUNTIME_RUNCONTEXT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace loom::runtime {
+
+class RunContext {
+public:
+  ~RunContext();
+  /// At least `bytes` bytes of slot `slot`, 64-byte aligned; null when out
+  /// of memory.
+  void *slot(int64_t slot, int64_t bytes);
+  size_t bytes() const;
+
+private:
+  struct Slot {
+    void *data = nullptr;
+    size_t capacity = 0;
+  };
+  std::vector<Slot> slots_;
+};
+
+/// Makes `context` the calling thread's current run context while alive.
+class ActiveRun {
+public:
+  explicit ActiveRun(RunContext *context);
+  ~ActiveRun();
+
+private:
+  RunContext *previous_;
+};
+
+/// A session's contexts, reused across runs.
+class RunContextPool {
+public:
+  std::unique_ptr<RunContext> acquire();
+  void release(std::unique_ptr<RunContext> context);
+
+private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<RunContext>> free_;
+};
+
+} // namespace loom::runtime
+
+#endif // LOOM_RUNTIME_RUNCONTEXT_H
