@@ -126,6 +126,8 @@ void registerCpuCodegenDialects(DialectRegistry &registry) {
 }
 
 void registerCpuCodegenPipelines() {
+  registerCpuPasses();
+  PassRegistration<CopyToLinalgPass>();
   PassPipelineRegistration<>(
       "loom-cpu-lowering",
       "graph IR to the LLVM dialect: the CPU code path of loomc compile",

@@ -348,6 +348,14 @@ struct CpuProfileHooksPass
 
 } // namespace
 
+void registerCpuPasses() {
+  PassRegistration<CpuFusionPass>();
+  PassRegistration<CpuMathApproximationPass>();
+  PassRegistration<CpuLibraryCallsPass>();
+  PassRegistration<CpuProfileHooksPass>();
+  registerPass([] { return createCpuMemoryPlanPass(); });
+}
+
 std::unique_ptr<Pass> createCpuProfileHooksPass() {
   return std::make_unique<CpuProfileHooksPass>();
 }

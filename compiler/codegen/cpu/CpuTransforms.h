@@ -46,6 +46,11 @@ inline constexpr const char *kMemoryPlanAttr = "loom.memory_plan";
 /// from a file, "" otherwise.
 std::string sourceOf(mlir::Location loc);
 
+/// Registers the passes above under their flags (loom-cpu-fusion,
+/// loom-cpu-math-approximation, loom-cpu-library-calls,
+/// loom-cpu-profile-hooks, loom-cpu-memory-plan) for loom-opt.
+void registerCpuPasses();
+
 /// The module attribute the profile-hooks pass writes.
 inline constexpr const char *kKernelNamesAttr = "loom.kernels";
 
