@@ -34,3 +34,8 @@ config.substitutions.append(
     ("%test_tools", os.path.join(config.test_source_root, "tools")))
 config.substitutions.append(
     ("%test_models", os.path.join(config.test_source_root, "models")))
+# The ONNX backend node tests (libonnx-testdata).
+config.substitutions.append(
+    ("%onnx_node", "/usr/share/libonnx-testdata/data/node"))
+# The build directory (for `cmake --install`).
+config.substitutions.append(("%loom_build", config.loom_binary_dir))

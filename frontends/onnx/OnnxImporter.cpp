@@ -10,6 +10,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace loom;
 using namespace loom::onnx_import;
@@ -57,7 +59,31 @@ LogicalResult ImportContext::error(const Twine &message) const {
   std::string label = node->name().empty() && node->output_size()
                           ? "producing '" + node->output(0) + "'"
                           : "'" + node->name() + "'";
-  return emitError(nodeLoc()) << message << " (at node " << label << ", "
+  std::string text = message.str();
+  // A value needed at import that is a graph input: say how to give it.
+  // The graph inputs the handler asked for and did not get (the data
+  // input 0 only when alone).
+  if (StringRef(text).contains("known at import")) {
+    std::vector<std::string> names;
+    bool others = llvm::any_of(unknownAsked, [](int i) { return i > 0; });
+    for (int i = 0; i < node->input_size(); ++i) {
+      if (!llvm::is_contained(unknownAsked, i) || (i == 0 && others))
+        continue;
+      auto v = values.find(node->input(i));
+      if (v != values.end() && isa<BlockArgument>(v->second))
+        names.push_back(node->input(i));
+    }
+    if (!names.empty()) {
+      text += names.size() == 1 ? "; graph input " : "; graph inputs ";
+      for (size_t i = 0; i < names.size(); ++i)
+        text += (i ? ", '" : "'") + names[i] + "'";
+      text += names.size() == 1 ? " is" : " are";
+      text += " known only at run time: freeze with";
+      for (const std::string &n : names)
+        text += " --bind " + n + "=FILE";
+    }
+  }
+  return emitError(nodeLoc()) << text << " (at node " << label << ", "
                               << node->op_type() << ", opset " << opset << ")";
 }
 
@@ -95,8 +121,11 @@ std::optional<DenseElementsAttr> ImportContext::knownInput(int i) const {
   if (!hasInput(i))
     return std::nullopt;
   auto k = known.find(node->input(i));
-  if (k == known.end())
+  if (k == known.end()) {
+    if (!llvm::is_contained(unknownAsked, i))
+      unknownAsked.push_back(i);
     return std::nullopt;
+  }
   if (auto dense = dyn_cast<DenseElementsAttr>(k->second))
     return dense;
   return std::nullopt;
@@ -334,8 +363,45 @@ static FailureOr<InputInfo> convertValueInfo(const onnx::ValueInfoProto &info,
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
-loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
+loom::onnx_import::importModel(MLIRContext &ctx,
+                               const onnx::ModelProto &original,
                                const ImportOptions &options) {
+  // Bound graph inputs become initializers of a copy of the model.
+  onnx::ModelProto boundCopy;
+  if (!options.bindings.empty()) {
+    boundCopy = original;
+    onnx::GraphProto *g = boundCopy.mutable_graph();
+    Location loc = NameLoc::get(StringAttr::get(&ctx, "onnx model"));
+    for (const auto &[name, bytes] : options.bindings) {
+      auto *inputs = g->mutable_input();
+      auto it = std::find_if(
+          inputs->begin(), inputs->end(),
+          [&](const onnx::ValueInfoProto &v) { return v.name() == name; });
+      if (it == inputs->end()) {
+        std::string names;
+        for (const auto &v : g->input())
+          names += (names.empty() ? "" : ", ") + v.name();
+        return emitError(loc)
+               << "--bind " << name << ": the model has no "
+               << "graph input '" << name << "' (inputs: " << names << ")";
+      }
+      onnx::TensorProto t;
+      if (!t.ParseFromString(bytes))
+        return emitError(loc)
+               << "--bind " << name << ": the value is not a tensor";
+      int32_t declared = it->type().tensor_type().elem_type();
+      if (declared && t.data_type() != declared)
+        return emitError(loc)
+               << "--bind " << name << ": the value has ONNX data type "
+               << t.data_type() << ", the graph input is declared with "
+               << declared;
+      t.set_name(name);
+      *g->add_initializer() = std::move(t);
+      inputs->erase(it);
+    }
+  }
+  const onnx::ModelProto &model =
+      options.bindings.empty() ? original : boundCopy;
   Location modelLoc = NameLoc::get(StringAttr::get(&ctx, "onnx model"));
   llvm::StringMap<int64_t> opsets;
   for (const auto &o : model.opset_import())
@@ -388,6 +454,7 @@ loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
   }
   for (const auto &node : graph.node()) {
     ic.node = &node;
+    ic.unknownAsked.clear();
     const OpEntry *entry = lookupOp(
         node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type(), opset);
     auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());

@@ -18,6 +18,9 @@
 
 #include <string>
 
+#include <map>
+#include <string>
+
 namespace onnx {
 class ModelProto;
 } // namespace onnx
@@ -29,6 +32,10 @@ struct ImportOptions {
   std::string funcName = "forward";
   /// Folder that external-data paths are relative to (the model's folder).
   std::string modelDir = ".";
+  /// Graph inputs frozen to a value (`loomc --bind NAME=FILE`): each is
+  /// imported as an initializer and is no longer an input. Values are
+  /// serialized onnx TensorProtos.
+  std::map<std::string, std::string> bindings;
 };
 
 /// Imports `model`. On failure every problem found has been emitted as a

@@ -86,6 +86,10 @@ public:
   mlir::FailureOr<mlir::ElementsAttr> convertTensor(const onnx::TensorProto &t,
                                                     mlir::Location loc);
 
+  /// The inputs of the node asked for with knownInput that were not known:
+  /// those an error about a value needed at import is about.
+  mutable llvm::SmallVector<int, 4> unknownAsked;
+
 private:
   const onnx::AttributeProto *attr(llvm::StringRef name) const;
 };

@@ -260,15 +260,27 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
   return t;
 }
 
-bool writeTensorProto(const std::string &path, const std::string &name,
-                      const loom_tensor *t, std::string &error) {
+std::string tensorProtoBytes(const std::string &name, const loom_tensor *t) {
   onnx::TensorProto proto;
   proto.set_name(name);
   proto.set_data_type(static_cast<int>(loom_tensor_dtype(t)));
   for (size_t i = 0; i < loom_tensor_rank(t); ++i)
     proto.add_dims(loom_tensor_shape(t)[i]);
   proto.set_raw_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
-  return writeFileAtomically(path, proto.SerializeAsString(), error);
+  return proto.SerializeAsString();
+}
+
+bool writeTensorProto(const std::string &path, const std::string &name,
+                      const loom_tensor *t, std::string &error) {
+  return writeFileAtomically(path, tensorProtoBytes(name, t), error);
+}
+
+loom_tensor *readTensorFile(const std::string &path, std::string &error) {
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0) {
+    std::string ignored;
+    return readTensorProto(path, ignored, error);
+  }
+  return readNpy(path, error);
 }
 
 } // namespace loom::tools

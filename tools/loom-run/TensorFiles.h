@@ -29,6 +29,11 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
                              loom_dtype expected = LOOM_DTYPE_UNDEFINED);
 bool writeTensorProto(const std::string &path, const std::string &name,
                       const loom_tensor *t, std::string &error);
+/// `t` as a serialized TensorProto named `name`.
+std::string tensorProtoBytes(const std::string &name, const loom_tensor *t);
+
+/// Reads FILE.npy or FILE.pb (a TensorProto), by extension.
+loom_tensor *readTensorFile(const std::string &path, std::string &error);
 
 /// Writes `path` through a temporary file and a rename.
 bool writeFileAtomically(const std::string &path, const std::string &bytes,

@@ -392,15 +392,39 @@ int main(int argc, char **argv) {
     if (!inputs[k])
       rc = fail(error);
   }
-  for (size_t k = 0; rc == 0 && !o.inPb.empty() && k < numInputs; ++k) {
-    if (inputs[k])
-      continue;
+  // DIR/input_K.pb: matched by the tensor's name when it has one (an input
+  // bound at compile time is skipped), else by position.
+  for (size_t k = 0; rc == 0 && !o.inPb.empty(); ++k) {
+    std::string path = o.inPb + "/input_" + std::to_string(k) + ".pb";
+    if (!fileExists(path))
+      break;
     std::string name;
-    inputs[k].reset(
-        readTensorProto(o.inPb + "/input_" + std::to_string(k) + ".pb", name,
-                        error, inInfo[k].dtype));
-    if (!inputs[k])
+    Tensor t(readTensorProto(path, name, error,
+                             k < numInputs ? inInfo[k].dtype
+                                           : LOOM_DTYPE_UNDEFINED));
+    if (!t) {
       rc = fail(error);
+      break;
+    }
+    size_t slot = numInputs;
+    for (size_t j = 0; j < numInputs && !name.empty(); ++j)
+      if (name == inInfo[j].name)
+        slot = j;
+    if (name.empty() && k < numInputs)
+      slot = k;
+    if (slot == numInputs) {
+      std::fprintf(stderr,
+                   "loom-run: note: %s holds '%s', which is not an input of "
+                   "the model (bound at compile time?): skipped\n",
+                   path.c_str(), name.c_str());
+      continue;
+    }
+    if (!inputs[slot]) {
+      // Re-read with the dtype the input expects (bf16 stored as uint16).
+      if (loom_tensor_dtype(t.get()) != inInfo[slot].dtype)
+        t.reset(readTensorProto(path, name, error, inInfo[slot].dtype));
+      inputs[slot] = std::move(t);
+    }
   }
   for (size_t k = 0; rc == 0 && k < numInputs; ++k)
     if (!inputs[k])

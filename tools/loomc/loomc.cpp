@@ -1,6 +1,7 @@
 //===- loomc.cpp - the Loom compiler driver -------------------------------===//
 //
 //   loomc import MODEL.onnx|MODEL.onnxtext [-o OUT.mlir] [--print-summary]
+//         [--bind NAME=FILE.npy|.pb ...]
 //   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
 //   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
 //         [--target cpu] [--cpu host|NAME] [--func NAME] [--print-memory-plan]
@@ -10,7 +11,8 @@
 // is written; `compile` writes a .loom artifact that the runtime
 // (loom-run, the C API) runs. Errors (every unsupported node, malformed
 // files, shape errors, ops without a lowering) go to stderr and the exit
-// code is 1.
+// code is 1. `--bind` freezes an ONNX graph input to a value (a shape or
+// axes input that a model takes at run time but the compiler needs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #include "dialects/graph/GraphOps.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "tools/loom-run/TensorFiles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -55,6 +58,11 @@ static cl::opt<std::string>
             cl::desc("compile: the CPU to generate code for, an LLVM CPU name "
                      "(x86-64-v3, skylake-avx512) or host"),
             cl::value_desc("name"), cl::init("host"));
+static cl::list<std::string>
+    binds("bind",
+          cl::desc("import/compile: freeze ONNX graph input NAME to the "
+                   "tensor in FILE (.npy or .pb); repeatable"),
+          cl::value_desc("NAME=FILE"));
 static cl::opt<bool> printMemoryPlan(
     "print-memory-plan",
     cl::desc("compile: print the planned peak bytes and the largest buffers"));
@@ -85,8 +93,31 @@ static void summarize(ModuleOp module, llvm::raw_ostream &os) {
      << " bytes\n";
 }
 
+/// The import options with --bind's values read; false on a bad file.
+static bool importOptions(loom::onnx_import::ImportOptions &options) {
+  for (const std::string &b : binds) {
+    size_t eq = b.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      llvm::errs() << "error: --bind takes NAME=FILE, not '" << b << "'\n";
+      return false;
+    }
+    std::string name = b.substr(0, eq), error;
+    loom_tensor *t = loom::tools::readTensorFile(b.substr(eq + 1), error);
+    if (!t) {
+      llvm::errs() << "error: --bind " << name << ": " << error << "\n";
+      return false;
+    }
+    options.bindings[name] = loom::tools::tensorProtoBytes(name, t);
+    loom_tensor_release(t);
+  }
+  return true;
+}
+
 static int runImport(MLIRContext &ctx) {
-  auto module = loom::onnx_import::importFile(ctx, inputPath);
+  loom::onnx_import::ImportOptions options;
+  if (!importOptions(options))
+    return 1;
+  auto module = loom::onnx_import::importFile(ctx, inputPath, options);
   if (failed(module))
     return 1;
   std::string error;
@@ -123,10 +154,17 @@ static int runExport(MLIRContext &ctx) {
 static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
   StringRef path(inputPath);
   if (path.ends_with(".onnx") || path.ends_with(".onnxtext")) {
-    auto module = loom::onnx_import::importFile(ctx, inputPath);
+    loom::onnx_import::ImportOptions options;
+    if (!importOptions(options))
+      return nullptr;
+    auto module = loom::onnx_import::importFile(ctx, inputPath, options);
     if (failed(module))
       return nullptr;
     return std::move(*module);
+  }
+  if (!binds.empty()) {
+    llvm::errs() << "error: --bind applies to ONNX models, not graph IR\n";
+    return nullptr;
   }
   llvm::SourceMgr sources;
   auto module = parseSourceFile<ModuleOp>(inputPath, sources, &ctx);

@@ -1,0 +1,180 @@
+// loom/runtime.hpp - a C++ wrapper over the runtime's C API (runtime.h).
+//
+// Header-only RAII handles; no exceptions: every call that can fail returns
+// a loom::Status (false when it failed, with the message). The threading
+// contract is the C API's: a Session may run on many threads at once.
+//
+//   loom::Instance instance;
+//   loom::Session session;
+//   if (loom::Status s = loom::Session::load(instance, "model.loom", session);
+//       !s)
+//     std::cerr << s.message() << "\n";
+//   loom::Tensor x = loom::Tensor::zeros(LOOM_DTYPE_F32, {2, 16});
+//   std::vector<loom::Tensor> outputs;
+//   loom::Status s = session.run({&x}, outputs);
+#ifndef LOOM_RUNTIME_HPP
+#define LOOM_RUNTIME_HPP
+
+#include "loom/runtime.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom {
+
+/// The result of a call: ok, or a code and a message.
+class Status {
+public:
+  Status() = default;
+  /// Takes ownership of `status` (NULL is ok).
+  explicit Status(loom_status status) {
+    if (status) {
+      code_ = loom_status_get_code(status);
+      message_ = loom_status_message(status);
+      loom_status_free(status);
+    }
+  }
+  explicit operator bool() const { return code_ == LOOM_OK; }
+  loom_status_code code() const { return code_; }
+  const std::string &message() const { return message_; }
+
+private:
+  loom_status_code code_ = LOOM_OK;
+  std::string message_;
+};
+
+/// A dense tensor: owned, or a view of caller memory (Tensor::wrap).
+class Tensor {
+public:
+  Tensor() = default;
+  explicit Tensor(loom_tensor *t) : t_(t) {}
+  Tensor(Tensor &&o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+  Tensor &operator=(Tensor &&o) noexcept {
+    std::swap(t_, o.t_);
+    return *this;
+  }
+  Tensor(const Tensor &) = delete;
+  Tensor &operator=(const Tensor &) = delete;
+  ~Tensor() { loom_tensor_release(t_); }
+
+  /// A zero-filled tensor; empty (get() == nullptr) with `status` set on
+  /// a bad dtype or shape.
+  static Tensor zeros(loom_dtype dtype, const std::vector<int64_t> &shape,
+                      Status *status = nullptr) {
+    loom_tensor *t = nullptr;
+    Status s(loom_tensor_create(dtype, shape.size(), shape.data(), &t));
+    if (status)
+      *status = std::move(s);
+    return Tensor(t);
+  }
+  /// A view of `data` (`bytes` long), which must outlive the tensor.
+  static Tensor wrap(loom_dtype dtype, const std::vector<int64_t> &shape,
+                     void *data, size_t bytes, Status *status = nullptr) {
+    loom_tensor *t = nullptr;
+    Status s(loom_tensor_wrap(dtype, shape.size(), shape.data(), data, bytes,
+                              &t));
+    if (status)
+      *status = std::move(s);
+    return Tensor(t);
+  }
+
+  loom_tensor *get() const { return t_; }
+  loom_dtype dtype() const { return loom_tensor_dtype(t_); }
+  std::vector<int64_t> shape() const {
+    const int64_t *s = loom_tensor_shape(t_);
+    return s ? std::vector<int64_t>(s, s + loom_tensor_rank(t_))
+             : std::vector<int64_t>();
+  }
+  size_t size() const { return loom_tensor_element_count(t_); }
+  template <typename T> T *data() {
+    return static_cast<T *>(loom_tensor_data(t_));
+  }
+  template <typename T> const T *data() const {
+    return static_cast<const T *>(loom_tensor_data_const(t_));
+  }
+
+private:
+  loom_tensor *t_ = nullptr;
+};
+
+class Instance {
+public:
+  /// `num_threads` 0: one per core. Check ok() for a failure.
+  explicit Instance(int32_t num_threads = 0) {
+    loom_instance_options options = {num_threads};
+    status_ = Status(loom_instance_create(&options, &i_));
+  }
+  Instance(const Instance &) = delete;
+  Instance &operator=(const Instance &) = delete;
+  ~Instance() { loom_instance_release(i_); }
+  const Status &status() const { return status_; }
+  loom_instance *get() const { return i_; }
+
+private:
+  loom_instance *i_ = nullptr;
+  Status status_;
+};
+
+class Session {
+public:
+  Session() = default;
+  Session(Session &&o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  Session &operator=(Session &&o) noexcept {
+    std::swap(s_, o.s_);
+    return *this;
+  }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  ~Session() { loom_session_release(s_); }
+
+  static Status load(const Instance &instance, const std::string &path,
+                     Session &out) {
+    loom_session *s = nullptr;
+    Status status(
+        loom_session_create_from_file(instance.get(), path.c_str(), &s));
+    out = Session(s);
+    return status;
+  }
+
+  size_t inputCount() const { return loom_session_input_count(s_); }
+  size_t outputCount() const { return loom_session_output_count(s_); }
+  loom_tensor_info input(size_t i) const {
+    loom_tensor_info info = {};
+    Status(loom_session_input_info(s_, i, &info));
+    return info;
+  }
+  loom_tensor_info output(size_t i) const {
+    loom_tensor_info info = {};
+    Status(loom_session_output_info(s_, i, &info));
+    return info;
+  }
+
+  /// Runs with `inputs` in signature order; `outputs` receives one tensor
+  /// per output.
+  Status run(const std::vector<const Tensor *> &inputs,
+             std::vector<Tensor> &outputs) const {
+    std::vector<const loom_tensor *> in;
+    for (const Tensor *t : inputs)
+      in.push_back(t ? t->get() : nullptr);
+    std::vector<loom_tensor *> out(outputCount(), nullptr);
+    Status status(
+        loom_session_run(s_, in.data(), in.size(), out.data(), out.size()));
+    outputs.clear();
+    for (loom_tensor *t : out)
+      outputs.emplace_back(t);
+    return status;
+  }
+
+  loom_session *get() const { return s_; }
+
+private:
+  explicit Session(loom_session *s) : s_(s) {}
+  loom_session *s_ = nullptr;
+};
+
+} // namespace loom
+
+#endif // LOOM_RUNTIME_HPP

@@ -1,0 +1,147 @@
+//===- RuntimeTest.cpp - compile in process, run through runtime.hpp ------===//
+
+#include "loom/runtime.hpp"
+#include "compiler/Compile.h"
+#include "compiler/InitAll.h"
+#include "frontends/builder/GraphBuilder.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+using namespace loom;
+
+namespace {
+
+/// y = relu(x @ w) with x: [batch, 3], w: [3, 2] as inputs, compiled to a
+/// temporary .loom file.
+class RuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    mlir::MLIRContext ctx(registry);
+    ctx.loadAllAvailableDialects();
+    GraphBuilder b(ctx, "dense");
+    mlir::Value x = b.input("x", {kDyn, 3}, DType::f32, {"batch", ""});
+    mlir::Value w = b.input("w", {3, 2});
+    b.output("y", b.relu(b.matmul(x, w)));
+    auto module = b.finish();
+    ASSERT_TRUE(succeeded(module)) << b.error();
+    std::string bytes;
+    ASSERT_TRUE(succeeded(compileToArtifact(**module, {}, bytes)));
+    llvm::SmallString<128> path;
+    ASSERT_FALSE(
+        llvm::sys::fs::createTemporaryFile("runtime-test", "loom", path));
+    path_ = path.str().str();
+    std::ofstream(path_, std::ios::binary) << bytes;
+  }
+  void TearDown() override { llvm::sys::fs::remove(path_); }
+  std::string path_;
+};
+
+TEST_F(RuntimeTest, RunsAndReportsSignature) {
+  Instance instance(1);
+  ASSERT_TRUE(instance.status()) << instance.status().message();
+  Session session;
+  Status s = Session::load(instance, path_, session);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(session.inputCount(), 2u);
+  EXPECT_STREQ(session.input(0).name, "x");
+  EXPECT_EQ(session.input(0).dims[0], -1);
+  EXPECT_STREQ(session.input(0).dim_names[0], "batch");
+  EXPECT_STREQ(session.output(0).name, "y");
+
+  float xs[] = {1, 2, 3, -1, -2, -3};
+  float ws[] = {1, -1, 0.5, 0, 0, 2};
+  Tensor x = Tensor::wrap(LOOM_DTYPE_F32, {2, 3}, xs, sizeof(xs));
+  Tensor w = Tensor::wrap(LOOM_DTYPE_F32, {3, 2}, ws, sizeof(ws));
+  std::vector<Tensor> out;
+  s = session.run({&x, &w}, out);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{2, 2}));
+  // x @ w = [[2, 5], [-2, -5]], relu.
+  const float *y = out[0].data<float>();
+  EXPECT_FLOAT_EQ(y[0], 2);
+  EXPECT_FLOAT_EQ(y[1], 5);
+  EXPECT_FLOAT_EQ(y[2], 0);
+  EXPECT_FLOAT_EQ(y[3], 0);
+}
+
+TEST_F(RuntimeTest, OneSessionManyThreads) {
+  Instance instance;
+  Session session;
+  ASSERT_TRUE(Session::load(instance, path_, session));
+  // Different batch sizes at once: each run has its own buffers.
+  std::vector<std::thread> threads;
+  std::vector<int> failures(8, 0);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int iter = 0; iter < 50; ++iter) {
+        int64_t batch = 1 + (t + iter) % 5;
+        Tensor x = Tensor::zeros(LOOM_DTYPE_F32, {batch, 3});
+        Tensor w = Tensor::zeros(LOOM_DTYPE_F32, {3, 2});
+        for (int64_t i = 0; i < batch * 3; ++i)
+          x.data<float>()[i] = static_cast<float>(t + 1);
+        for (int i = 0; i < 6; ++i)
+          w.data<float>()[i] = 1;
+        std::vector<Tensor> out;
+        if (!session.run({&x, &w}, out) ||
+            out[0].shape() != std::vector<int64_t>{batch, 2}) {
+          ++failures[t];
+          continue;
+        }
+        for (int64_t i = 0; i < batch * 2; ++i)
+          failures[t] += out[0].data<float>()[i] != 3.0f * (t + 1);
+      }
+    });
+  for (auto &th : threads)
+    th.join();
+  for (int t = 0; t < 8; ++t)
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+TEST_F(RuntimeTest, BadInputsAreStatuses) {
+  Instance instance;
+  Session session;
+  ASSERT_TRUE(Session::load(instance, path_, session));
+  Tensor x = Tensor::zeros(LOOM_DTYPE_F32, {2, 4});
+  Tensor w = Tensor::zeros(LOOM_DTYPE_F32, {3, 2});
+  std::vector<Tensor> out;
+  Status s = session.run({&x, &w}, out);
+  EXPECT_EQ(s.code(), LOOM_SHAPE_MISMATCH);
+  EXPECT_EQ(s.message(),
+            "input 0 ('x') is f32[2, 4], the model expects f32[batch, 3]");
+  s = session.run({&x}, out);
+  EXPECT_EQ(s.code(), LOOM_INVALID_ARGUMENT);
+  s = session.run({nullptr, &w}, out);
+  EXPECT_EQ(s.code(), LOOM_INVALID_ARGUMENT);
+
+  Status bad;
+  Tensor t = Tensor::zeros(LOOM_DTYPE_F32, {-1}, &bad);
+  EXPECT_FALSE(bad);
+  EXPECT_EQ(t.get(), nullptr);
+  float small[2];
+  Tensor v = Tensor::wrap(LOOM_DTYPE_F32, {4}, small, sizeof(small), &bad);
+  EXPECT_EQ(bad.message(),
+            "loom_tensor_wrap: shape [4] needs 16 bytes, the buffer has 8");
+
+  // A corrupt artifact in memory: every truncation is refused cleanly.
+  std::ifstream in(path_, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  for (size_t n : {size_t(0), size_t(5), size_t(12), bytes.size() / 2}) {
+    loom_session *raw = nullptr;
+    Status st(
+        loom_session_create_from_memory(instance.get(), bytes.data(), n, &raw));
+    EXPECT_EQ(st.code(), LOOM_BAD_ARTIFACT) << n << ": " << st.message();
+    EXPECT_EQ(raw, nullptr);
+  }
+}
+
+} // namespace
