@@ -5,8 +5,10 @@
 // linalg.generic each, whose body is the scalar op in arith / math;
 // reductions, matmul, softmax and the norms are linalg.generic with
 // reduction iterators (row results read back through projected maps);
-// gathers, reversed slices and pad modes read with tensor.extract inside a
-// generic; conv uses the named NCHW conv ops, pooling one window generic;
+// gathers, reversed slices, pad modes and resize read with tensor.extract
+// inside a generic; top_k is a rank count and a selection (two generics);
+// scatter_elements an scf.for nest of tensor.insert on a copy of the data;
+// conv uses the named NCHW conv ops, pooling one window generic;
 // transpose, fill and iota have their linalg forms; reshapes are
 // tensor.reshape. Dynamic dims are read from the operands with tensor.dim.
 // Ops are lowered one by one in program order, so each sees its operands
@@ -22,12 +24,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace loom::graph;
@@ -621,8 +625,20 @@ class Lowering {
 public:
   explicit Lowering(IRRewriter &rw) : rw(rw) {}
 
-  /// Lowers `op` (the rewriter's insertion point is before it); null when
-  /// there is no lowering.
+  /// Lowers `op` (the rewriter's insertion point is before it) to one
+  /// value per result; failure when there is no lowering.
+  FailureOr<SmallVector<Value>> lowerAll(Operation *op) {
+    if (auto o = dyn_cast<TopKOp>(op))
+      return topK(o);
+    if (op->getNumResults() != 1)
+      return failure();
+    FailureOr<Value> lowered = lower(op);
+    if (failed(lowered))
+      return failure();
+    return SmallVector<Value>{*lowered};
+  }
+
+  /// Lowers single-result `op`; failure when there is no lowering.
   FailureOr<Value> lower(Operation *op) {
     Location loc = op->getLoc();
     if (isElementwise(op)) {
@@ -705,6 +721,10 @@ public:
           return gatherElements(o);
         })
         .Case([&](PadOp o) -> FailureOr<Value> { return pad(o); })
+        .Case([&](ScatterElementsOp o) -> FailureOr<Value> {
+          return scatterElements(o);
+        })
+        .Case([&](ResizeOp o) -> FailureOr<Value> { return resize(o); })
         .Case([&](TriluOp o) -> FailureOr<Value> { return trilu(o); })
         .Case([&](CumSumOp o) -> FailureOr<Value> { return cumsum(o); })
         .Case([&](ConvOp o) -> FailureOr<Value> { return conv(o); })
@@ -1800,6 +1820,385 @@ private:
     return result;
   }
 
+  /// ONNX TopK in two generics, quadratic in the axis length (k and the
+  /// axes TopK sees are small): each element's rank is the count of
+  /// elements that come before it (larger, or smaller with `smallest`;
+  /// equal ones with a lower index; NaN above every number), a
+  /// permutation of [0, n); output j along the axis takes the element of
+  /// rank j. The result is sorted, which `unsorted` allows.
+  SmallVector<Value> topK(TopKOp o) {
+    Location loc = o.getLoc();
+    MLIRContext *ctx = o.getContext();
+    Value x = o.getX();
+    RankedTensorType xt = tensorType(x), type = o.getValues().getType(),
+                     indexType = o.getIndices().getType();
+    Type elem = xt.getElementType(), i64 = rw.getI64Type();
+    int64_t rank = xt.getRank(), axis = o.getAxis();
+    bool smallest = o.getSmallest();
+    // x with the axis dim replaced by loop dim `rank` of a rank+1 space.
+    SmallVector<AffineExpr> along;
+    for (int64_t d = 0; d < rank; ++d)
+      along.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    AffineMap alongMap = AffineMap::get(rank + 1, 0, along, ctx);
+    AffineMap outer = projection(ctx, rank + 1, dimRange(0, rank));
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators[rank] = utils::IteratorType::reduction;
+    auto asI64 = [&](OpBuilder &b, Location l, int64_t dim) -> Value {
+      return b.create<arith::IndexCastOp>(l, b.getI64Type(),
+                                          b.create<linalg::IndexOp>(l, dim));
+    };
+    // Whether a (at index ia) comes before b (at index ib).
+    auto before = [&](OpBuilder &b, Location l, Value a, Value ia, Value vb,
+                      Value ib) -> Value {
+      CompareDirection dir =
+          smallest ? CompareDirection::lt : CompareDirection::gt;
+      Value wins = compareScalar(b, l, dir, a, vb);
+      Value same = compareScalar(b, l, CompareDirection::eq, a, vb);
+      if (isFloat(elem)) {
+        auto isNan = [&](Value v) {
+          return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v);
+        };
+        Value nanA = isNan(a), nanB = isNan(vb);
+        Value t = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+        // largest: a NaN beats a number; smallest: a number beats a NaN.
+        Value nanWins = smallest
+                            ? b.create<arith::AndIOp>(
+                                  l, b.create<arith::XOrIOp>(l, nanA, t), nanB)
+                            : b.create<arith::AndIOp>(
+                                  l, nanA, b.create<arith::XOrIOp>(l, nanB, t));
+        wins = b.create<arith::OrIOp>(l, wins, nanWins);
+        same = b.create<arith::OrIOp>(l, same,
+                                      b.create<arith::AndIOp>(l, nanA, nanB));
+      }
+      Value lower =
+          b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, ia, ib);
+      return b.create<arith::OrIOp>(l, wins,
+                                    b.create<arith::AndIOp>(l, same, lower));
+    };
+    Value ranks =
+        generic(rw, loc,
+                filled(rw, loc, xt.clone(i64), dynamicDimsOf(rw, loc, x),
+                       scalarConst(rw, loc, i64, 0)),
+                {x, x}, {outer, alongMap, outer}, iterators,
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value earlier = before(b, l, a[1], asI64(b, l, rank), a[0],
+                                         asI64(b, l, axis));
+                  return b.create<arith::AddIOp>(
+                      l, a[2], b.create<arith::ExtUIOp>(l, i64, earlier));
+                });
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(rw.create<tensor::DimOp>(loc, x, d));
+    Value values = filled(rw, loc, type, sizes, scalarConst(rw, loc, elem, 0));
+    Value indices =
+        filled(rw, loc, indexType, sizes, scalarConst(rw, loc, i64, 0));
+    auto pick = rw.create<linalg::GenericOp>(
+        loc, TypeRange{type, indexType}, ValueRange{x, ranks},
+        ValueRange{values, indices},
+        ArrayRef<AffineMap>{alongMap, alongMap, outer, outer}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a[1],
+                                              asI64(b, l, axis));
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, hit, a[0], a[2]),
+                            b.create<arith::SelectOp>(l, hit, asI64(b, l, rank),
+                                                      a[3])});
+        });
+    return {pick.getResult(0), pick.getResult(1)};
+  }
+
+  /// ONNX ScatterElements: a copy of data (linalg.copy, so that the
+  /// writes never land in data's buffer), then an scf.for nest over the
+  /// updates that inserts each one (combined with the element there by the
+  /// reduction) at its position with the axis coordinate from indices,
+  /// negative ones counted from the end. Updates apply in row-major order,
+  /// so with `none` the last of duplicate indices wins. On i1, add is or
+  /// and mul is and.
+  Value scatterElements(ScatterElementsOp o) {
+    Location loc = o.getLoc();
+    Value data = o.getData(), indices = o.getIndices(),
+          updates = o.getUpdates();
+    RankedTensorType type = o.getType();
+    int64_t rank = type.getRank(), axis = o.getAxis();
+    bool i1 = type.getElementType().isInteger(1);
+    Value copy =
+        rw.create<linalg::CopyOp>(
+              loc, data, emptyOf(rw, loc, type, dynamicDimsOf(rw, loc, data)))
+            .getResult(0);
+    std::optional<ReduceKind> kind;
+    switch (o.getReduction()) {
+    case ScatterReduction::none:
+      break;
+    case ScatterReduction::add:
+      kind = i1 ? ReduceKind::Max : ReduceKind::Sum;
+      break;
+    case ScatterReduction::mul:
+      kind = i1 ? ReduceKind::Min : ReduceKind::Prod;
+      break;
+    case ScatterReduction::max:
+      kind = ReduceKind::Max;
+      break;
+    case ScatterReduction::min:
+      kind = ReduceKind::Min;
+      break;
+    }
+    Value n = dimOf(rw, loc, data, axis);
+    SmallVector<Value> lbs(rank, indexConst(rw, loc, 0)),
+        steps(rank, indexConst(rw, loc, 1)), ubs;
+    for (int64_t d = 0; d < rank; ++d)
+      ubs.push_back(dimOf(rw, loc, indices, d));
+    scf::LoopNest nest = scf::buildLoopNest(
+        rw, loc, lbs, ubs, steps, copy,
+        [&](OpBuilder &b, Location l, ValueRange ivs,
+            ValueRange acc) -> scf::ValueVector {
+          Value u = b.create<tensor::ExtractOp>(l, updates, ivs);
+          SmallVector<Value> at(ivs);
+          at[axis] = normalizeIndex(
+              b, l, b.create<tensor::ExtractOp>(l, indices, ivs), n);
+          if (kind)
+            u = reductionCombine(b, l, *kind,
+                                 b.create<tensor::ExtractOp>(l, acc[0], at), u);
+          return {b.create<tensor::InsertOp>(l, u, acc[0], at)};
+        });
+    return nest.results[0];
+  }
+
+  /// One resized dim of graph.resize: its index, input size, scale, and
+  /// the reference's output width (scale * in, not rounded) and size, all
+  /// but the first as f64 values.
+  struct ResizedDim {
+    int64_t dim;
+    Value in, inF, scale, width, outF;
+  };
+
+  /// The input coordinate of output coordinate `x` (f64) along `r`, as in
+  /// ONNX's reference (onnx/backend/test/case/node/resize.py) and the
+  /// Resize spec for half_pixel_symmetric.
+  Value resizeCoordinate(OpBuilder &b, Location l, CoordinateMode mode,
+                         const ResizedDim &r, Value x) {
+    Type f64 = b.getF64Type();
+    auto c = [&](double v) { return scalarConst(b, l, f64, v); };
+    auto isOne = [&](Value v) {
+      return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, v, c(1));
+    };
+    auto halfPixel = [&]() -> Value {
+      Value s = b.create<arith::DivFOp>(l, b.create<arith::AddFOp>(l, x, c(.5)),
+                                        r.scale);
+      return b.create<arith::SubFOp>(l, s, c(.5));
+    };
+    switch (mode) {
+    case CoordinateMode::half_pixel:
+      return halfPixel();
+    case CoordinateMode::pytorch_half_pixel:
+      return b.create<arith::SelectOp>(l, isOne(r.width), c(-.5), halfPixel());
+    case CoordinateMode::align_corners: {
+      Value v = b.create<arith::DivFOp>(
+          l,
+          b.create<arith::MulFOp>(l, x,
+                                  b.create<arith::SubFOp>(l, r.inF, c(1))),
+          b.create<arith::SubFOp>(l, r.width, c(1)));
+      return b.create<arith::SelectOp>(l, isOne(r.width), c(0), v);
+    }
+    case CoordinateMode::asymmetric:
+      return b.create<arith::DivFOp>(l, x, r.scale);
+    case CoordinateMode::half_pixel_symmetric: {
+      // offset + (x + 0.5) / scale - 0.5, offset = in / 2 * (1 - out /
+      // width).
+      Value adjustment = b.create<arith::DivFOp>(l, r.outF, r.width);
+      Value offset =
+          b.create<arith::MulFOp>(l, b.create<arith::DivFOp>(l, r.inF, c(2)),
+                                  b.create<arith::SubFOp>(l, c(1), adjustment));
+      return b.create<arith::AddFOp>(l, offset, halfPixel());
+    }
+    }
+    llvm_unreachable("unknown coordinate mode");
+  }
+
+  /// ONNX Resize as one generic over the output, exactly as the ONNX
+  /// reference (onnx/backend/test/case/node/resize.py) computes it, in
+  /// f64: per resized dim the input coordinate x, then nearest: x rounded
+  /// by nearest_mode; linear / cubic: the taps base + t (t in [0, 2) or
+  /// [-1, 3)) with base = floor(x), or x - 1 when x is whole (the
+  /// reference's ratio 1), weighted by the linear or cubic (cubic_coeff_a)
+  /// coefficients of x - base, outside taps dropped and the rest
+  /// renormalized with exclude_outside. Taps read the input at clamped
+  /// indices (the reference's edge padding) with tensor.extract, the
+  /// combinations of every resized dim's taps summed innermost dim first.
+  /// Dims with scale 1 and their own size are plain indices.
+  Value resize(ResizeOp o) {
+    Location loc = o.getLoc();
+    Value x = o.getX();
+    RankedTensorType xt = tensorType(x), type = o.getType();
+    Type elem = type.getElementType(), f64 = rw.getF64Type();
+    int64_t rank = type.getRank();
+    ArrayRef<double> scales = o.getScales();
+    ArrayRef<int64_t> sizes = o.getSizes();
+    ResizeMode mode = o.getMode();
+    CoordinateMode coordMode = o.getCoordinateMode();
+    NearestMode nearestMode = o.getNearestMode();
+    double a = o.getCubicCoeffA().convertToDouble();
+    bool excludeOutside = o.getExcludeOutside();
+    auto toF64 = [&](OpBuilder &b, Location l, Value index) -> Value {
+      return b.create<arith::SIToFPOp>(
+          l, f64, b.create<arith::IndexCastOp>(l, b.getI64Type(), index));
+    };
+    SmallVector<Value> outSizes;
+    SmallVector<ResizedDim> resized;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value in = dimOf(rw, loc, x, d), inF = toF64(rw, loc, in), out;
+      bool identity =
+          scales[d] == 1 && (sizes[d] < 0 || sizes[d] == xt.getDimSize(d));
+      if (!type.isDynamicDim(d)) {
+        out = indexConst(rw, loc, type.getDimSize(d));
+      } else if (identity) {
+        out = in;
+        outSizes.push_back(out);
+      } else {
+        // floor(in * scale); a dynamic output dim has no size.
+        Value f = rw.create<math::FloorOp>(
+            loc, rw.create<arith::MulFOp>(
+                     loc, inF, scalarConst(rw, loc, f64, scales[d])));
+        out = rw.create<arith::IndexCastOp>(
+            loc, rw.getIndexType(),
+            rw.create<arith::FPToSIOp>(loc, rw.getI64Type(), f));
+        outSizes.push_back(out);
+      }
+      if (identity)
+        continue;
+      Value outF = toF64(rw, loc, out);
+      Value scale = scales[d] > 0
+                        ? scalarConst(rw, loc, f64, scales[d])
+                        : rw.create<arith::DivFOp>(loc, outF, inF).getResult();
+      Value width = rw.create<arith::MulFOp>(loc, scale, inF);
+      resized.push_back({d, in, inF, scale, width, outF});
+    }
+    // Per resized dim, its taps: clamped index and weight (none for
+    // nearest).
+    using Taps = SmallVector<std::pair<Value, Value>>;
+    auto tapsOf = [&](OpBuilder &b, Location l, const ResizedDim &r,
+                      Value i) -> Taps {
+      auto c = [&](double v) { return scalarConst(b, l, f64, v); };
+      Value xo = resizeCoordinate(b, l, coordMode, r, toF64(b, l, i));
+      Value last = b.create<arith::SubIOp>(l, r.in, indexConst(b, l, 1));
+      auto clamped = [&](Value f) -> Value {
+        Value idx = b.create<arith::IndexCastOp>(
+            l, b.getIndexType(),
+            b.create<arith::FPToSIOp>(l, b.getI64Type(), f));
+        return b.create<arith::MinSIOp>(
+            l, b.create<arith::MaxSIOp>(l, idx, indexConst(b, l, 0)), last);
+      };
+      Value base = b.create<math::FloorOp>(l, xo);
+      Value ratio = b.create<arith::SubFOp>(l, xo, base);
+      if (mode == ResizeMode::nearest) {
+        Value f;
+        switch (nearestMode) {
+        case NearestMode::floor:
+          f = base;
+          break;
+        case NearestMode::ceil:
+          f = b.create<math::CeilOp>(l, xo);
+          break;
+        case NearestMode::round_prefer_floor:
+        case NearestMode::round_prefer_ceil: {
+          Value up = b.create<arith::CmpFOp>(
+              l,
+              nearestMode == NearestMode::round_prefer_floor
+                  ? arith::CmpFPredicate::OGT
+                  : arith::CmpFPredicate::OGE,
+              ratio, c(.5));
+          f = b.create<arith::AddFOp>(
+              l, base,
+              b.create<arith::SelectOp>(l, up, c(1), c(0)).getResult());
+          break;
+        }
+        }
+        return {{clamped(f), Value()}};
+      }
+      // A whole x: base x - 1 and ratio 1, as the reference.
+      Value whole =
+          b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, ratio, c(0));
+      base = b.create<arith::SelectOp>(
+          l, whole, b.create<arith::SubFOp>(l, base, c(1)), base);
+      Value t = b.create<arith::SelectOp>(l, whole, c(1), ratio);
+      auto add = [&](Value p, Value q) -> Value {
+        return b.create<arith::AddFOp>(l, p, q);
+      };
+      auto mul = [&](Value p, Value q) -> Value {
+        return b.create<arith::MulFOp>(l, p, q);
+      };
+      auto sub = [&](Value p, Value q) -> Value {
+        return b.create<arith::SubFOp>(l, p, q);
+      };
+      SmallVector<Value> weights;
+      int64_t first;
+      if (mode == ResizeMode::linear) {
+        weights = {sub(c(1), t), t};
+        first = 0;
+      } else {
+        // The reference's cubic_coeffs: the kernel at distances 1 + t, t,
+        // 1 - t and 2 - t.
+        Value s = sub(c(1), t);
+        auto far = [&](Value u) { // 1 < |d| < 2, u = d
+          Value v = add(mul(sub(mul(c(a), u), c(5 * a)), u), c(8 * a));
+          return sub(mul(v, u), c(4 * a));
+        };
+        auto near = [&](Value u) { // |d| <= 1
+          Value v = sub(mul(c(a + 2), u), c(a + 3));
+          return add(mul(mul(v, u), u), c(1));
+        };
+        weights = {far(add(t, c(1))), near(t), near(s), far(add(s, c(1)))};
+        first = -1;
+      }
+      Taps taps;
+      Value sum;
+      for (auto [k, w] : llvm::enumerate(weights)) {
+        Value f = add(base, c(first + (int64_t)k));
+        if (excludeOutside) {
+          Value inside = b.create<arith::AndIOp>(
+              l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, f, c(0)),
+              b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, f, r.inF));
+          w = b.create<arith::SelectOp>(l, inside, w, c(0));
+          sum = sum ? add(sum, w) : w;
+        }
+        taps.push_back({clamped(f), w});
+      }
+      if (excludeOutside)
+        for (auto &tap : taps)
+          tap.second = b.create<arith::DivFOp>(l, tap.second, sum);
+      return taps;
+    };
+    return tabulate(
+        rw, loc, type, outSizes,
+        [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+          SmallVector<Taps> taps;
+          for (const ResizedDim &r : resized)
+            taps.push_back(tapsOf(b, l, r, i[r.dim]));
+          SmallVector<Value> at(i);
+          // The value interpolated over resized dims [level, ...) at `at`.
+          std::function<Value(size_t)> over = [&](size_t level) -> Value {
+            if (level == resized.size()) {
+              Value v = b.create<tensor::ExtractOp>(l, x, at);
+              return mode == ResizeMode::nearest ? v
+                                                 : convertScalar(b, l, v, f64);
+            }
+            Value acc;
+            for (auto [index, weight] : taps[level]) {
+              at[resized[level].dim] = index;
+              Value v = over(level + 1);
+              if (!weight)
+                return v;
+              v = b.create<arith::MulFOp>(l, weight, v);
+              acc = acc ? b.create<arith::AddFOp>(l, acc, v) : v;
+            }
+            return acc;
+          };
+          Value v = over(0);
+          return mode == ResizeMode::nearest ? v : convertScalar(b, l, v, elem);
+        });
+  }
+
   IRRewriter &rw;
 };
 
@@ -1812,8 +2211,9 @@ struct GraphToLinalgPass
     return "Lower graph ops to linalg, tensor, arith and math on tensors";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, linalg::LinalgDialect,
-                    math::MathDialect, tensor::TensorDialect>();
+    registry
+        .insert<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
+                scf::SCFDialect, tensor::TensorDialect>();
   }
 
   void runOnOperation() override {
@@ -1826,14 +2226,8 @@ struct GraphToLinalgPass
     Lowering lowering(rw);
     bool failedAny = false;
     for (Operation *op : ops) {
-      if (op->getNumResults() != 1) {
-        op->emitError() << "'" << op->getName()
-                        << "' has no lowering to linalg yet";
-        failedAny = true;
-        continue;
-      }
       rw.setInsertionPoint(op);
-      FailureOr<Value> lowered = lowering.lower(op);
+      FailureOr<SmallVector<Value>> lowered = lowering.lowerAll(op);
       if (failed(lowered)) {
         op->emitError() << "'" << op->getName()
                         << "' has no lowering to linalg yet";

@@ -263,8 +263,81 @@ func.func @max_pool(%x: tensor<1x3x?x8xf32>) -> tensor<1x3x?x4xf32> {
 
 // -----
 
-func.func @unsupported(%x: tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
-  // expected-error @+1 {{'graph.top_k' has no lowering to linalg yet}}
+// Resize: one generic over the output; a dim with scale 1 is a plain
+// index, each resized dim computes its input coordinate in f64 and reads
+// two clamped taps (linear), four taps in all for two dims.
+// CHECK-LABEL: func.func @resize_linear
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3x4x4xf32>)
+func.func @resize_linear(%x: tensor<?x3x4x4xf32>) -> tensor<?x3x8x8xf32> {
+  // CHECK: %[[N:.*]] = tensor.dim %[[X]], %c0
+  // CHECK: tensor.empty(%[[N]]) : tensor<?x3x8x8xf32>
+  // CHECK: linalg.generic
+  // CHECK: %[[I0:.*]] = linalg.index 0
+  // CHECK: %[[I1:.*]] = linalg.index 1
+  // CHECK: math.floor %{{.*}} : f64
+  // CHECK: arith.minsi
+  // CHECK: tensor.extract %[[X]][%[[I0]], %[[I1]], %{{.*}}, %{{.*}}]
+  // CHECK: arith.extf %{{.*}} : f32 to f64
+  // CHECK-COUNT-3: tensor.extract %[[X]]
+  // CHECK-NOT: tensor.extract
+  // CHECK: arith.truncf %{{.*}} : f64 to f32
+  %0 = graph.resize %x scales = [1.0, 1.0, 2.0, 2.0] sizes = [-1, -1, -1, -1] mode = linear
+      coordinate_mode = half_pixel nearest_mode = round_prefer_floor
+      : (tensor<?x3x4x4xf32>) -> tensor<?x3x8x8xf32>
+  return %0 : tensor<?x3x8x8xf32>
+}
+
+// -----
+
+// Nearest reads one tap per resized dim, in the element type.
+// CHECK-LABEL: func.func @resize_nearest
+func.func @resize_nearest(%x: tensor<1x1x2x2xi32>) -> tensor<1x1x4x6xi32> {
+  // CHECK: linalg.generic
+  // CHECK: arith.cmpf ogt
+  // CHECK: tensor.extract %{{.*}} : tensor<1x1x2x2xi32>
+  // CHECK-NOT: tensor.extract
+  // CHECK: linalg.yield %{{.*}} : i32
+  %0 = graph.resize %x scales = [1.0, 1.0, 2.0, 3.0] sizes = [-1, -1, -1, -1] mode = nearest
+      coordinate_mode = half_pixel nearest_mode = round_prefer_floor
+      : (tensor<1x1x2x2xi32>) -> tensor<1x1x4x6xi32>
+  return %0 : tensor<1x1x4x6xi32>
+}
+
+// -----
+
+// top_k: each element's rank (a count over the axis), then output j takes
+// the element of rank j, values and indices from one generic.
+// CHECK-DAG: #[[OUTER:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[ALONG:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @top_k
+func.func @top_k(%x: tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  // CHECK: %[[RANKS:.*]] = linalg.generic {indexing_maps = [#[[OUTER]], #[[ALONG]], #[[OUTER]]], iterator_types = ["parallel", "parallel", "reduction"]}
+  // CHECK: arith.cmpf ogt
+  // CHECK: -> tensor<2x8xi64>
+  // CHECK: %[[R:.*]]:2 = linalg.generic {indexing_maps = [#[[ALONG]], #[[ALONG]], #[[OUTER]], #[[OUTER]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[RANKS]] : {{.*}})
+  // CHECK: -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  // CHECK: return %[[R]]#0, %[[R]]#1
   %v, %i = graph.top_k %x k = 3 axis = 1 : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
   return %v, %i : tensor<2x3xf32>, tensor<2x3xi64>
+}
+
+// -----
+
+// scatter_elements: a copy of data, then a loop nest over the updates
+// that inserts each one (added to the element there) at its index.
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK-SAME: (%[[D:.*]]: tensor<3x?xf32>, %[[I:.*]]: tensor<2x?xi64>, %[[U:.*]]: tensor<2x?xf32>)
+func.func @scatter_elements(%d: tensor<3x?xf32>, %i: tensor<2x?xi64>, %u: tensor<2x?xf32>) -> tensor<3x?xf32> {
+  // CHECK: %[[COPY:.*]] = linalg.copy ins(%[[D]] : tensor<3x?xf32>)
+  // CHECK: scf.for %[[A:.*]] = {{.*}} iter_args(%{{.*}} = %[[COPY]])
+  // CHECK: scf.for %[[B:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+  // CHECK: %[[V:.*]] = tensor.extract %[[U]][%[[A]], %[[B]]]
+  // CHECK: %[[IDX:.*]] = tensor.extract %[[I]][%[[A]], %[[B]]]
+  // CHECK: %[[POS:.*]] = arith.select
+  // CHECK: %[[OLD:.*]] = tensor.extract %[[ACC]][%[[POS]], %[[B]]]
+  // CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[V]]
+  // CHECK: tensor.insert %[[SUM]] into %[[ACC]][%[[POS]], %[[B]]]
+  %0 = graph.scatter_elements %d, %i, %u axis = 0 reduction = add
+      : (tensor<3x?xf32>, tensor<2x?xi64>, tensor<2x?xf32>) -> tensor<3x?xf32>
+  return %0 : tensor<3x?xf32>
 }
