@@ -73,7 +73,10 @@ bool liveRange(memref::AllocOp alloc, Block &block,
         b.deallocs.push_back(user);
         continue;
       }
-      if (isa<func::ReturnOp>(user))
+      // Returned, or taken apart into pointers (a dynamic-ownership
+      // dealloc would free it through them): left to malloc.
+      if (isa<func::ReturnOp, memref::ExtractStridedMetadataOp,
+              memref::ExtractAlignedPointerAsIndexOp>(user))
         return false;
       if (auto call = dyn_cast<func::CallOp>(user))
         if (!call.getCallee().starts_with("loom_"))
