@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # CPU inference latency, Loom against ONNX Runtime in the same run: the MLP
-# (1024-4096-4096-1024) at batch 1 and 64, and the GPT-2-style and
-# ResNet-style models of test/models. Each case runs ROUNDS times, Loom and
+# (1024-4096-4096-1024) at batch 1 and 64, the GPT-2-style and
+# ResNet-style models of test/models, and, when PyTorch is installed
+# (apt-get install python3-torch), larger ones made from the same classes
+# (make_torch_models.py: GPT-2-style 4 layers x 256 wide, 128 tokens;
+# ResNet-style at 64x64, batch 8). Each case runs ROUNDS times, Loom and
 # ORT interleaved, RUNS timed runs each; the figure is the median of the
 # rounds' medians. Prints one line per case with the Loom / ORT ratio.
 #
@@ -22,7 +25,14 @@ out="$root/build/bench/cpu_inference"
 bin="$root/build/bin"
 mkdir -p "$out"
 /usr/bin/python3 "$root/bench/cpu_inference/make_models.py" "$out"
-for m in mlp gpt2 resnet; do
+models="mlp gpt2 resnet"
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  /usr/bin/python3 "$root/bench/cpu_inference/make_torch_models.py" "$out"
+  models="$models gpt2_large resnet_large"
+else
+  echo "(PyTorch not installed: the larger GPT-2 and ResNet cases are skipped)"
+fi
+for m in $models; do
   "$bin/loomc" compile "$out/$m.onnx" -o "$out/$m.loom"
 done
 
@@ -50,3 +60,7 @@ bench_case mlp-batch1 mlp "x=$out/mlp_b1.npy"
 bench_case mlp-batch64 mlp "x=$out/mlp_b64.npy"
 bench_case gpt2 gpt2 "input_ids=$out/gpt2_in.npy"
 bench_case resnet resnet "x=$out/resnet_in.npy"
+if [ -f "$out/gpt2_large.loom" ]; then
+  bench_case gpt2-large gpt2_large "input_ids=$out/gpt2_large_in.npy"
+  bench_case resnet-large resnet_large "x=$out/resnet_large_in.npy"
+fi

@@ -131,7 +131,8 @@ struct CpuMathApproximationPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuMathApproximationPass)
   StringRef getArgument() const final { return "loom-cpu-math-approximation"; }
   StringRef getDescription() const final {
-    return "transcendental math ops as inline polynomials";
+    return "transcendental math ops as inline polynomials; fast-math flags "
+           "(contract; reassoc in reductions) in linalg bodies";
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -139,6 +140,19 @@ struct CpuMathApproximationPass
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
+    // Reductions may reassociate (so LLVM vectorizes them, as every BLAS
+    // and ORT do) and multiply-adds may contract into FMAs.
+    getOperation()->walk([](linalg::GenericOp op) {
+      bool reduction = llvm::is_contained(op.getIteratorTypesArray(),
+                                          utils::IteratorType::reduction);
+      auto flags = arith::FastMathFlags::contract;
+      if (reduction)
+        flags = flags | arith::FastMathFlags::reassoc;
+      op.getRegion().walk([&](arith::ArithFastMathInterface math) {
+        math->setAttr(math.getFastMathAttrName(),
+                      arith::FastMathFlagsAttr::get(op.getContext(), flags));
+      });
+    });
   }
 };
 
