@@ -14,6 +14,7 @@
 #include "runtime/src/CpuModule.h"
 #include "runtime/src/Profile.h"
 #include "runtime/src/RunContext.h"
+#include "runtime/src/ThreadPool.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -119,7 +120,7 @@ struct loom_tensor_s {
 };
 
 struct loom_instance_s {
-  int32_t numThreads;
+  int32_t numThreads; // 0: OpenMP's default (one per core)
 };
 
 struct loom_session_s {
@@ -393,6 +394,11 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   std::unique_ptr<loom::runtime::RunContext> context =
       session->contexts.acquire();
   loom::runtime::ActiveRun active(context.get());
+  // The generated loops' parallel chunks use the instance's thread count.
+  struct ThreadsScope {
+    explicit ThreadsScope(int n) { loom::runtime::setCurrentThreads(n); }
+    ~ThreadsScope() { loom::runtime::setCurrentThreads(0); }
+  } threadsScope(session->instance->numThreads);
   if (profile) {
     int64_t start = loom::runtime::nowNs();
     std::vector<loom::runtime::KernelEvent> events;

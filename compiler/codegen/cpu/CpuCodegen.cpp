@@ -95,6 +95,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   pm.addPass(createCSEPass());
   pm.addPass(createCpuMemoryPlanPass());
+  pm.addPass(createCpuParallelLoopsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());
@@ -299,7 +300,8 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
   buildCpuLoweringPipeline(pm);
   if (failed(pm.run(module)))
     return failure();
-  if (failed(addEntryWrapper(module, entry, hasResults)))
+  if (failed(addEntryWrapper(module, entry, hasResults)) ||
+      failed(addParallelDispatchers(module)))
     return failure();
   CpuCode code;
   if (auto plans = module->getAttrOfType<ArrayAttr>(kMemoryPlanAttr)) {

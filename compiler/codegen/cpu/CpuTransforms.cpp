@@ -368,6 +368,7 @@ void registerCpuPasses() {
   PassRegistration<CpuLibraryCallsPass>();
   PassRegistration<CpuProfileHooksPass>();
   registerPass([] { return createCpuMemoryPlanPass(); });
+  registerCpuParallelLoopsPass();
 }
 
 std::unique_ptr<Pass> createCpuProfileHooksPass() {

@@ -3,6 +3,7 @@
 #ifndef LOOM_COMPILER_CODEGEN_CPU_CPUTRANSFORMS_H
 #define LOOM_COMPILER_CODEGEN_CPU_CPUTRANSFORMS_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
@@ -45,6 +46,14 @@ inline constexpr const char *kMemoryPlanAttr = "loom.memory_plan";
 /// "@node" for an op from an ONNX node (a NameLoc), "@file:line" for one
 /// from a file, "" otherwise.
 std::string sourceOf(mlir::Location loc);
+
+/// On buffers: outlines each linalg.generic whose outer loop is parallel
+/// into a function over a range of that loop, called through the runtime's
+/// thread pool (loom_rt_parallel_for). See ParallelLoops.cpp.
+std::unique_ptr<mlir::Pass> createCpuParallelLoopsPass();
+void registerCpuParallelLoopsPass();
+/// After lowering to LLVM: defines the dispatchers the pass above calls.
+mlir::LogicalResult addParallelDispatchers(mlir::ModuleOp module);
 
 /// Registers the passes above under their flags (loom-cpu-fusion,
 /// loom-cpu-math-approximation, loom-cpu-library-calls,

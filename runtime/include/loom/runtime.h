@@ -79,9 +79,11 @@ const char *loom_dtype_name(loom_dtype dtype);
 
 /* ---- instance ---- */
 typedef struct loom_instance_options {
-  /* Threads for CPU kernels; 0 = one per core. The GEMM libraries (oneDNN
-   * through OpenMP, OpenBLAS) keep one thread count per process: the last
-   * instance created with a non-zero num_threads sets it for all. */
+  /* Threads for CPU kernels; 0 = one per core. The generated loops of this
+   * instance's runs use at most this many of OpenMP's threads; the GEMM
+   * libraries (oneDNN through OpenMP, OpenBLAS) keep one thread count per
+   * process: the last instance created with a non-zero num_threads sets it
+   * for all. */
   int32_t num_threads;
 } loom_instance_options;
 
