@@ -453,6 +453,20 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     size_t elem = loom_dtype_size(s.dtype);
     const int64_t *sizes = d + 3, *strides = d + 3 + rank;
     char *dst = static_cast<char *>(t->data);
+    // Dense row-major (the usual case): one copy.
+    bool dense = true;
+    int64_t expect = 1;
+    for (size_t k = rank; k-- > 0;) {
+      if (sizes[k] != 1 && strides[k] != expect)
+        dense = false;
+      expect *= sizes[k];
+    }
+    if (dense) {
+      if (t->count)
+        std::memcpy(dst, aligned + d[2] * static_cast<int64_t>(elem),
+                    t->count * elem);
+      continue;
+    }
     // Odometer over the result's index space.
     std::vector<int64_t> idx(rank, 0);
     for (size_t n = 0; n < t->count; ++n) {

@@ -167,7 +167,12 @@ struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *operand) {
           auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
-          return !(consumer && linalg::isaContractionOpInterface(consumer));
+          if (consumer && linalg::isaContractionOpInterface(consumer))
+            return false;
+          // A producer with several users is computed once and stored,
+          // not recomputed inside each of them (softmax's three passes
+          // would each redo the scaling, masking and exp).
+          return operand->get().hasOneUse();
         });
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <cblas.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -198,7 +199,7 @@ _mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
   int64_t rows = C * KH * KW, cols = OH * OW;
   if (N == 0 || F == 0 || cols == 0)
     return;
-  std::vector<float> packW, col(static_cast<size_t>(rows * cols)), packO;
+  std::vector<float> packW, col, packO;
   // The filter as an F x (C*KH*KW) matrix: itself when dense, else packed.
   const float *w = W.data;
   if (!(W.strides[3] == 1 && W.strides[2] == KW && W.strides[1] == KH * KW &&
@@ -215,7 +216,12 @@ _mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
   }
   bool denseOut =
       O.strides[3] == 1 && O.strides[2] == OW && O.strides[1] == cols;
-  for (int64_t n = 0; n < N; ++n) {
+  // One image per thread when there are several (each with its own
+  // im2col buffer; the GEMM inside then runs on that thread); a single
+  // image gets the GEMM's own threads.
+  auto image = [&](int64_t n, std::vector<float> &col,
+                   std::vector<float> &packO) {
+    col.resize(static_cast<size_t>(rows * cols));
     const float *in = I.data + n * I.strides[0];
     for (int64_t c = 0; c < C; ++c)
       for (int64_t i = 0; i < KH; ++i)
@@ -248,6 +254,18 @@ _mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
           for (int64_t x = 0; x < OW; ++x)
             out[f * O.strides[1] + y * O.strides[2] + x * O.strides[3]] =
                 packO[(f * OH + y) * OW + x];
+  };
+  if (N == 1 || omp_get_max_threads() == 1) {
+    for (int64_t n = 0; n < N; ++n)
+      image(n, col, packO);
+    return;
+  }
+#pragma omp parallel
+  {
+    std::vector<float> myCol, myPack;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < N; ++n)
+      image(n, myCol, myPack);
   }
 }
 

@@ -20,3 +20,16 @@ func.func @f(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>, %b: tensor<2xf32>) -> ten
   %4 = graph.relu %3 : tensor<4x2xf32>
   return %4 : tensor<4x2xf32>
 }
+
+// A producer with two users is computed once, not fused into both.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[E:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[E]]
+// CHECK: linalg.generic {{.*}} ins(%[[E]]
+func.func @shared(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %0 = graph.exp %x : tensor<64xf32>
+  %1 = graph.neg %0 : tensor<64xf32>
+  %2 = graph.sqrt %0 : tensor<64xf32>
+  return %1, %2 : tensor<64xf32>, tensor<64xf32>
+}
