@@ -187,9 +187,10 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   if (report)
     report->memoryPlan = code->memoryPlan;
 
-  bytes = artifact::header();
-  if (!out.AppendToString(&bytes))
+  std::string body;
+  if (!out.SerializeToString(&body))
     return module.emitError("serializing the artifact failed (over 2 GiB?)");
+  bytes = artifact::header(body) + body;
   return success();
 }
 

@@ -12,10 +12,32 @@
 
 namespace loom::artifact {
 
-std::string header() {
+static uint64_t fnv1a(const char *data, size_t size) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static void putLE(std::string &out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+static uint64_t getLE(const char *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+std::string header(const std::string &body) {
   std::string h(kMagic, sizeof(kMagic));
-  for (int i = 0; i < 4; ++i)
-    h.push_back(static_cast<char>((kFormatVersion >> (8 * i)) & 0xff));
+  putLE(h, kFormatVersion, 4);
+  putLE(h, body.size(), 8);
+  putLE(h, fnv1a(body.data(), body.size()), 8);
   return h;
 }
 
@@ -67,21 +89,34 @@ static bool checkSignature(const TensorSignature &sig, const char *what,
 
 bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
   const char *bytes = static_cast<const char *>(data);
-  if (size < kHeaderSize || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+  if (size < 12 || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
     error = "not a Loom artifact (no LOOMARTF header)";
     return false;
   }
-  uint32_t version = 0;
-  for (int i = 0; i < 4; ++i)
-    version |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[8 + i]))
-               << (8 * i);
+  uint64_t version = getLE(bytes + 8, 4);
   if (version != kFormatVersion) {
     error = "artifact format version " + std::to_string(version) +
             " is not supported by this runtime (it reads version " +
             std::to_string(kFormatVersion) + "); recompile the model";
     return false;
   }
+  if (size < kHeaderSize) {
+    error = "artifact is truncated (" + std::to_string(size) +
+            " bytes, shorter than its header)";
+    return false;
+  }
   size_t body = size - kHeaderSize;
+  uint64_t declared = getLE(bytes + 12, 8);
+  if (declared != body) {
+    error = "artifact is truncated or corrupt (its header says " +
+            std::to_string(declared) + " bytes follow, the file has " +
+            std::to_string(body) + ")";
+    return false;
+  }
+  if (getLE(bytes + 20, 8) != fnv1a(bytes + kHeaderSize, body)) {
+    error = "artifact is corrupt (checksum mismatch)";
+    return false;
+  }
   if (body > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !out.ParseFromArray(bytes + kHeaderSize, static_cast<int>(body))) {
     error = "artifact is truncated or corrupt (its message does not parse)";

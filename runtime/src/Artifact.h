@@ -17,19 +17,21 @@
 
 namespace loom::artifact {
 
-/// The file starts with these 8 bytes, then the format version (uint32,
+/// The file starts with these 8 bytes, then the format version (uint32),
+/// the message's length and its FNV-1a 64-bit checksum (uint64 each, all
 /// little endian), then the Artifact message.
 inline constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'A', 'R', 'T', 'F'};
 /// Bump on every change a reader of the previous version cannot read.
-inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr size_t kHeaderSize = 12;
+/// 2: length and checksum in the header.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr size_t kHeaderSize = 28;
 
-/// The header for `kFormatVersion`.
-std::string header();
+/// The header for a serialized Artifact `body`.
+std::string header(const std::string &body);
 
 /// Parses and validates a whole file's bytes into `out`. On failure
 /// returns false and a message naming what is wrong (foreign file, version,
-/// truncated message, inconsistent signature or weights).
+/// truncated file, checksum, inconsistent signature or weights).
 bool parse(const void *data, size_t size, Artifact &out, std::string &error);
 
 /// Bytes per element of `dtype`, 0 when unknown.
