@@ -3,11 +3,13 @@
 #include "runtime/src/CpuModule.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace loom::runtime {
 
@@ -76,12 +78,14 @@ std::unique_ptr<CpuModule> CpuModule::load(const std::string &sharedObject,
   // The code calls library kernels (runtime/src/cpu/Kernels.cpp) that this
   // library exports: make sure its symbols are in the global scope even
   // when the runtime itself was dlopen'ed with RTLD_LOCAL.
+  // (The promotion outlives the handle, which is closed at once.)
   Dl_info self;
   if (dladdr(reinterpret_cast<void *>(&CpuModule::load), &self) &&
       self.dli_fname)
-    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    if (void *h = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL))
+      dlclose(h);
 
-  // dlopen needs a file: an anonymous in-memory one, gone with the process.
+  // dlopen needs a file: an anonymous in-memory one.
   int fd = memfd_create("loom-cpu-code", MFD_CLOEXEC);
   if (fd < 0) {
     error = std::string("memfd_create failed: ") + std::strerror(errno);
@@ -101,23 +105,49 @@ std::unique_ptr<CpuModule> CpuModule::load(const std::string &sharedObject,
     }
     written += static_cast<size_t>(n);
   }
+  // The loader knows objects by name, and /proc/self/fd/N names repeat
+  // when fds are reused: a name it already knows would hand back another
+  // model's code. The fd stays open while the module lives (so no live
+  // module shares it), and a name still known from an unloaded module is
+  // skipped by moving to another fd.
+  std::vector<int> skipped;
   std::string path = "/proc/self/fd/" + std::to_string(fd);
+  for (int tries = 0; tries < 64; ++tries) {
+    void *stale = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!stale)
+      break;
+    dlclose(stale);
+    skipped.push_back(fd);
+    fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+      break;
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  for (int old : skipped)
+    close(old);
+  if (fd < 0) {
+    error = std::string("cannot duplicate the CPU code's fd: ") +
+            std::strerror(errno);
+    return nullptr;
+  }
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!handle) {
     const char *msg = dlerror();
     error = std::string("loading the CPU code failed: ") +
             (msg ? msg : "unknown dlopen error");
+    close(fd);
     return nullptr;
   }
   void *sym = dlsym(handle, entrySymbol.c_str());
   if (!sym) {
     error = "the CPU code has no entry '" + entrySymbol + "'";
     dlclose(handle);
+    close(fd);
     return nullptr;
   }
   std::unique_ptr<CpuModule> module(new CpuModule());
   module->handle_ = handle;
+  module->fd_ = fd;
   module->entry_ = reinterpret_cast<CpuEntry>(sym);
   return module;
 }
@@ -125,6 +155,8 @@ std::unique_ptr<CpuModule> CpuModule::load(const std::string &sharedObject,
 CpuModule::~CpuModule() {
   if (handle_)
     dlclose(handle_);
+  if (fd_ >= 0)
+    close(fd_);
 }
 
 } // namespace loom::runtime

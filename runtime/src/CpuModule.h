@@ -37,6 +37,7 @@ public:
 private:
   CpuModule() = default;
   void *handle_ = nullptr;
+  int fd_ = -1; // the code's memfd, open while the module is loaded
   CpuEntry entry_ = nullptr;
 };
 

@@ -50,7 +50,13 @@ struct AlignedFree {
 };
 using AlignedBuffer = std::unique_ptr<void, AlignedFree>;
 
+/// The largest tensor the runtime makes: sizes past it wrap in pointer
+/// arithmetic.
+constexpr size_t kMaxTensorBytes = static_cast<size_t>(PTRDIFF_MAX) / 2;
+
 AlignedBuffer alignedAlloc(size_t bytes) {
+  if (bytes > kMaxTensorBytes)
+    return AlignedBuffer(nullptr);
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   return AlignedBuffer(std::aligned_alloc(64, rounded));
 }
@@ -395,8 +401,14 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
       session->contexts.acquire();
   loom::runtime::ActiveRun active(context.get());
   // The generated loops' parallel chunks use the instance's thread count.
+  // OpenMP's thread count is per calling thread: set it for this run's
+  // GEMMs and convolutions too.
   struct ThreadsScope {
-    explicit ThreadsScope(int n) { loom::runtime::setCurrentThreads(n); }
+    explicit ThreadsScope(int n) {
+      loom::runtime::setCurrentThreads(n);
+      if (n > 0)
+        omp_set_num_threads(n);
+    }
     ~ThreadsScope() { loom::runtime::setCurrentThreads(0); }
   } threadsScope(session->instance->numThreads);
   if (profile) {
@@ -601,7 +613,8 @@ loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
       return makeStatus(LOOM_INVALID_ARGUMENT,
                         "loom_tensor_create: negative dim in " +
                             shapeString(shape, rank));
-    if (shape[i] && count > SIZE_MAX / elem / static_cast<size_t>(shape[i]))
+    if (shape[i] &&
+        count > kMaxTensorBytes / elem / static_cast<size_t>(shape[i]))
       return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_create: shape " +
                                                    shapeString(shape, rank) +
                                                    " is too large");
@@ -632,8 +645,8 @@ loom_status loom_tensor_wrap(loom_dtype dtype, size_t rank,
     return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_wrap: unknown dtype");
   size_t count = 1;
   for (size_t i = 0; i < rank; ++i) {
-    if (shape[i] < 0 ||
-        (shape[i] && count > SIZE_MAX / elem / static_cast<size_t>(shape[i])))
+    if (shape[i] < 0 || (shape[i] && count > kMaxTensorBytes / elem /
+                                                 static_cast<size_t>(shape[i])))
       return makeStatus(LOOM_INVALID_ARGUMENT,
                         "loom_tensor_wrap: invalid shape " +
                             shapeString(shape, rank));

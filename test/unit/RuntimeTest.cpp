@@ -17,29 +17,32 @@ using namespace loom;
 
 namespace {
 
-/// y = relu(x @ w) with x: [batch, 3], w: [3, 2] as inputs, compiled to a
-/// temporary .loom file.
+/// Compiles y = relu(x @ w) (x: [batch, 3], w: [3, 2] inputs), or with
+/// `negate` y = -(x @ w), to a temporary .loom file.
+std::string compileDense(bool negate) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  GraphBuilder b(ctx, "dense");
+  mlir::Value x = b.input("x", {kDyn, 3}, DType::f32, {"batch", ""});
+  mlir::Value w = b.input("w", {3, 2});
+  mlir::Value y = b.matmul(x, w);
+  b.output("y", negate ? b.neg(y) : b.relu(y));
+  auto module = b.finish();
+  EXPECT_TRUE(succeeded(module)) << b.error();
+  std::string bytes;
+  EXPECT_TRUE(succeeded(compileToArtifact(**module, {}, bytes)));
+  llvm::SmallString<128> path;
+  EXPECT_FALSE(
+      llvm::sys::fs::createTemporaryFile("runtime-test", "loom", path));
+  std::ofstream(path.str().str(), std::ios::binary) << bytes;
+  return path.str().str();
+}
+
 class RuntimeTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    mlir::DialectRegistry registry;
-    registerAllDialects(registry);
-    mlir::MLIRContext ctx(registry);
-    ctx.loadAllAvailableDialects();
-    GraphBuilder b(ctx, "dense");
-    mlir::Value x = b.input("x", {kDyn, 3}, DType::f32, {"batch", ""});
-    mlir::Value w = b.input("w", {3, 2});
-    b.output("y", b.relu(b.matmul(x, w)));
-    auto module = b.finish();
-    ASSERT_TRUE(succeeded(module)) << b.error();
-    std::string bytes;
-    ASSERT_TRUE(succeeded(compileToArtifact(**module, {}, bytes)));
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(
-        llvm::sys::fs::createTemporaryFile("runtime-test", "loom", path));
-    path_ = path.str().str();
-    std::ofstream(path_, std::ios::binary) << bytes;
-  }
+  void SetUp() override { path_ = compileDense(false); }
   void TearDown() override { llvm::sys::fs::remove(path_); }
   std::string path_;
 };
@@ -106,6 +109,44 @@ TEST_F(RuntimeTest, OneSessionManyThreads) {
     EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
+/// Runs `session` on x = [[1, 2, 3]], w = [[1, -1], [0.5, 0], [0, 2]]:
+/// x @ w = [[2, 5]].
+std::vector<float> runOnce(const Session &session) {
+  float xs[] = {1, 2, 3};
+  float ws[] = {1, -1, 0.5, 0, 0, 2};
+  Tensor x = Tensor::wrap(LOOM_DTYPE_F32, {1, 3}, xs, sizeof(xs));
+  Tensor w = Tensor::wrap(LOOM_DTYPE_F32, {3, 2}, ws, sizeof(ws));
+  std::vector<Tensor> out;
+  if (!session.run({&x, &w}, out))
+    return {};
+  return {out[0].data<float>()[0], out[0].data<float>()[1]};
+}
+
+TEST_F(RuntimeTest, SessionsKeepTheirOwnCode) {
+  // Two models open at once, and a model loaded after another was
+  // released: each session runs its own code (the loader must never hand
+  // back another model's code for a reused name).
+  std::string negPath = compileDense(true);
+  Instance instance;
+  {
+    Session relu, neg;
+    ASSERT_TRUE(Session::load(instance, path_, relu));
+    ASSERT_TRUE(Session::load(instance, negPath, neg));
+    EXPECT_EQ(runOnce(relu), (std::vector<float>{2, 5}));
+    EXPECT_EQ(runOnce(neg), (std::vector<float>{-2, -5}));
+  }
+  for (int i = 0; i < 3; ++i) {
+    Session a, b;
+    ASSERT_TRUE(Session::load(instance, i % 2 ? negPath : path_, a));
+    EXPECT_EQ(runOnce(a), i % 2 ? (std::vector<float>{-2, -5})
+                                : (std::vector<float>{2, 5}));
+    ASSERT_TRUE(Session::load(instance, i % 2 ? path_ : negPath, b));
+    EXPECT_EQ(runOnce(b), i % 2 ? (std::vector<float>{2, 5})
+                                : (std::vector<float>{-2, -5}));
+  }
+  llvm::sys::fs::remove(negPath);
+}
+
 TEST_F(RuntimeTest, BadInputsAreStatuses) {
   Instance instance;
   Session session;
@@ -126,6 +167,12 @@ TEST_F(RuntimeTest, BadInputsAreStatuses) {
   Tensor t = Tensor::zeros(LOOM_DTYPE_F32, {-1}, &bad);
   EXPECT_FALSE(bad);
   EXPECT_EQ(t.get(), nullptr);
+  // Sizes near the address space are refused, not wrapped around.
+  for (int64_t huge : {int64_t(4611686018427387903), int64_t(1) << 61}) {
+    Tensor h = Tensor::zeros(LOOM_DTYPE_F32, {huge}, &bad);
+    EXPECT_EQ(bad.code(), LOOM_INVALID_ARGUMENT) << huge;
+    EXPECT_EQ(h.get(), nullptr);
+  }
   float small[2];
   Tensor v = Tensor::wrap(LOOM_DTYPE_F32, {4}, small, sizeof(small), &bad);
   EXPECT_EQ(bad.message(),

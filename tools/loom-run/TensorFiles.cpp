@@ -4,9 +4,12 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 #include <vector>
@@ -57,6 +60,28 @@ static loom_tensor *makeTensor(loom_dtype dtype,
     return nullptr;
   }
   return t;
+}
+
+/// Whether `available` data bytes are exactly what `shape` of `dtype`
+/// needs (overflow-checked); sets `error` otherwise.
+static bool fitsData(const std::vector<int64_t> &shape, loom_dtype dtype,
+                     size_t available, const std::string &path,
+                     std::string &error) {
+  uint64_t need = loom_dtype_size(dtype);
+  for (int64_t d : shape) {
+    if (d < 0 || (d && need > std::numeric_limits<uint64_t>::max() /
+                                  static_cast<uint64_t>(d))) {
+      error = "'" + path + "' has an impossible shape";
+      return false;
+    }
+    need *= static_cast<uint64_t>(d);
+  }
+  if (need != available) {
+    error = "'" + path + "' holds " + std::to_string(available) +
+            " data bytes, its shape needs " + std::to_string(need);
+    return false;
+  }
+  return true;
 }
 
 // ---- .npy ----
@@ -132,20 +157,28 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
   }
   std::stringstream dims(shapeText.substr(open + 1, close - open - 1));
   std::string item;
-  while (std::getline(dims, item, ','))
-    if (item.find_first_not_of(" ") != std::string::npos)
-      shape.push_back(std::stoll(item));
+  while (std::getline(dims, item, ',')) {
+    if (item.find_first_not_of(" ") == std::string::npos)
+      continue;
+    char *end = nullptr;
+    errno = 0;
+    long long d = std::strtoll(item.c_str(), &end, 10);
+    while (end && *end == ' ')
+      ++end;
+    if (errno || !end || *end || d < 0) {
+      error = "'" + path + "' has a bad dim '" + item + "' in its shape";
+      return nullptr;
+    }
+    shape.push_back(d);
+  }
+  // Check the file holds the data before allocating for it.
+  size_t data = start + headerLen;
+  if (!fitsData(shape, dtype, bytes.size() - data, path, error))
+    return nullptr;
   loom_tensor *t = makeTensor(dtype, shape, path, error);
   if (!t)
     return nullptr;
   size_t need = loom_tensor_size_bytes(t);
-  size_t data = start + headerLen;
-  if (bytes.size() - data != need) {
-    error = "'" + path + "' holds " + std::to_string(bytes.size() - data) +
-            " data bytes, its shape needs " + std::to_string(need);
-    loom_tensor_release(t);
-    return nullptr;
-  }
   std::memcpy(loom_tensor_data(t), bytes.data() + data, need);
   return t;
 }
@@ -230,6 +263,28 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
     return nullptr;
   }
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  if (proto.has_raw_data() &&
+      !fitsData(shape, dtype, proto.raw_data().size(), path, error))
+    return nullptr;
+  if (!proto.has_raw_data()) {
+    // Typed fields: one value per element.
+    uint64_t count = 1;
+    for (int64_t d : shape) {
+      if (d < 0 || (d && count > (1ull << 40) / static_cast<uint64_t>(d))) {
+        error = "'" + path + "' has an impossible shape";
+        return nullptr;
+      }
+      count *= static_cast<uint64_t>(d);
+    }
+    size_t values =
+        static_cast<size_t>(proto.float_data_size() + proto.double_data_size() +
+                            proto.int64_data_size() + proto.int32_data_size());
+    if (count != values) {
+      error = "'" + path + "' holds " + std::to_string(values) +
+              " values, its dims need " + std::to_string(count);
+      return nullptr;
+    }
+  }
   loom_tensor *t = makeTensor(dtype, shape, path, error);
   if (!t)
     return nullptr;

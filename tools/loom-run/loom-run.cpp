@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -305,20 +306,24 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a == "--rtol" || a == "--atol" || a == "--bench" ||
                a == "--warmup" || a == "--threads") {
       ok = value(v);
+      if (!ok)
+        return fail(a + " needs a value");
       char *end = nullptr;
-      double d = ok ? std::strtod(v.c_str(), &end) : 0;
-      if (ok && (end == v.c_str() || *end || d < 0))
-        return fail(a + " takes a non-negative number, not '" + v + "'");
-      if (a == "--rtol")
-        o.rtol = d;
-      else if (a == "--atol")
-        o.atol = d;
-      else if (a == "--bench")
-        o.bench = static_cast<int>(d);
-      else if (a == "--warmup")
-        o.warmup = static_cast<int>(d);
-      else
-        o.threads = static_cast<int>(d);
+      errno = 0;
+      if (a == "--rtol" || a == "--atol") {
+        double d = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end || errno || !std::isfinite(d) || d < 0)
+          return fail(a + " takes a non-negative number, not '" + v + "'");
+        (a == "--rtol" ? o.rtol : o.atol) = d;
+      } else {
+        long n = std::strtol(v.c_str(), &end, 10);
+        if (end == v.c_str() || *end || errno || n < 0 || n > 1000000)
+          return fail(a + " takes a whole number from 0 to 1000000, not '" + v +
+                      "'");
+        (a == "--bench"    ? o.bench
+         : a == "--warmup" ? o.warmup
+                           : o.threads) = static_cast<int>(n);
+      }
     } else if (a == "--print") {
       o.print = true;
     } else if (a == "-h" || a == "--help") {

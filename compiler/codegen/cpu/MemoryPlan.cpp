@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <algorithm>
@@ -81,6 +82,15 @@ bool liveRange(memref::AllocOp alloc, Block &block,
       if (auto call = dyn_cast<func::CallOp>(user))
         if (!call.getCallee().starts_with("loom_"))
           return false;
+      // Any other op that hands out a memref (scf.yield into a loop's
+      // results, arith.select, ...) may carry the buffer past the range
+      // seen here: leave it to malloc.
+      bool viewLike = isa<ViewLikeOpInterface, memref::CastOp>(user);
+      if (!viewLike && !isa<func::CallOp>(user) &&
+          (llvm::any_of(user->getResultTypes(),
+                        [](Type t) { return isa<BaseMemRefType>(t); }) ||
+           isa<RegionBranchTerminatorOpInterface>(user)))
+        return false;
       if (auto view = dyn_cast<ViewLikeOpInterface>(user))
         if (view.getViewSource() == v)
           for (Value r : user->getResults())
