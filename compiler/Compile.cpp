@@ -8,10 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <unistd.h>
 
 using namespace mlir;
 
@@ -191,38 +188,6 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   if (!out.SerializeToString(&body))
     return module.emitError("serializing the artifact failed (over 2 GiB?)");
   bytes = artifact::header(body) + body;
-  return success();
-}
-
-LogicalResult writeFileAtomically(StringRef path, StringRef bytes,
-                                  std::string &error) {
-  SmallString<256> model(path);
-  model += ".tmp-%%%%%%";
-  SmallString<256> temp;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp)) {
-    error = "cannot create a file beside '" + path.str() + "': " + ec.message();
-    return failure();
-  }
-  bool ok;
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
-    os << bytes;
-    os.flush();
-    ok = !os.has_error() && ::fsync(fd) == 0;
-    os.clear_error();
-  }
-  ok = ::close(fd) == 0 && ok;
-  if (!ok) {
-    llvm::sys::fs::remove(temp);
-    error = "writing '" + temp.str().str() + "' failed";
-    return failure();
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    error = "cannot rename to '" + path.str() + "': " + ec.message();
-    return failure();
-  }
   return success();
 }
 

@@ -43,12 +43,6 @@ mlir::LogicalResult compileToArtifact(mlir::ModuleOp module,
                                       std::string &artifact,
                                       CompileReport *report = nullptr);
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a
-/// rename, so a reader never sees a half-written artifact.
-mlir::LogicalResult writeFileAtomically(llvm::StringRef path,
-                                        llvm::StringRef bytes,
-                                        std::string &error);
-
 } // namespace loom
 
 #endif // LOOM_COMPILER_COMPILE_H

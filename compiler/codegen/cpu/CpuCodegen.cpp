@@ -150,45 +150,38 @@ static std::string formatBytes(int64_t bytes) {
 /// The plan MemoryPlan.cpp recorded, for people: planned peak of the
 /// static buffers against no reuse, the dynamic slots, the largest buffers.
 static std::string formatMemoryPlan(DictionaryAttr plan) {
-  auto get = [&](StringRef key) {
-    return cast<IntegerAttr>(plan.get(key)).getInt();
+  auto intOf = [](DictionaryAttr d, StringRef key) {
+    return cast<IntegerAttr>(d.get(key)).getInt();
   };
-  auto buffers = cast<ArrayAttr>(plan.get("buffers"));
+  SmallVector<DictionaryAttr> buffers;
+  for (Attribute a : cast<ArrayAttr>(plan.get("buffers")))
+    buffers.push_back(cast<DictionaryAttr>(a));
   std::string out;
   llvm::raw_string_ostream os(out);
-  int64_t arena = get("arena_bytes"), unshared = get("unshared_bytes");
   os << "memory plan of '" << cast<StringAttr>(plan.get("function")).getValue()
      << "': " << buffers.size() << " intermediate buffers\n";
-  os << "  planned peak (static-size buffers): " << formatBytes(arena)
-     << " in one arena (" << formatBytes(unshared) << " without reuse)\n";
-  int64_t dynamicCount = 0;
-  for (Attribute a : buffers)
-    dynamicCount +=
-        cast<IntegerAttr>(cast<DictionaryAttr>(a).get("bytes")).getInt() < 0;
+  os << "  planned peak (static-size buffers): "
+     << formatBytes(intOf(plan, "arena_bytes")) << " in one arena ("
+     << formatBytes(intOf(plan, "unshared_bytes")) << " without reuse)\n";
+  int64_t dynamicCount = llvm::count_if(
+      buffers, [&](DictionaryAttr d) { return intOf(d, "bytes") < 0; });
   os << "  dynamic-size buffers: " << dynamicCount << " in "
-     << get("dynamic_slots")
+     << intOf(plan, "dynamic_slots")
      << " reused slots (each as large as its largest buffer at run time)\n";
-  SmallVector<DictionaryAttr> sorted;
-  for (Attribute a : buffers)
-    sorted.push_back(cast<DictionaryAttr>(a));
-  auto bytesOf = [](DictionaryAttr d) {
-    return cast<IntegerAttr>(d.get("bytes")).getInt();
-  };
-  std::stable_sort(sorted.begin(), sorted.end(),
+  std::stable_sort(buffers.begin(), buffers.end(),
                    [&](DictionaryAttr a, DictionaryAttr b) {
-                     return bytesOf(a) > bytesOf(b);
+                     return intOf(a, "bytes") > intOf(b, "bytes");
                    });
   os << "  largest buffers:\n";
-  for (DictionaryAttr d : ArrayRef(sorted).take_front(10)) {
-    int64_t bytes = bytesOf(d);
-    auto i = [&](StringRef k) { return cast<IntegerAttr>(d.get(k)).getInt(); };
+  for (DictionaryAttr d : ArrayRef(buffers).take_front(10)) {
+    int64_t bytes = intOf(d, "bytes");
     os << "    " << (bytes >= 0 ? formatBytes(bytes) : std::string("dynamic"))
        << "  " << cast<TypeAttr>(d.get("type")).getValue();
-    if (i("slot") == 0)
-      os << "  arena offset " << i("offset");
+    if (intOf(d, "slot") == 0)
+      os << "  arena offset " << intOf(d, "offset");
     else
-      os << "  slot " << i("slot");
-    os << "  live ops " << i("first") << "-" << i("last")
+      os << "  slot " << intOf(d, "slot");
+    os << "  live ops " << intOf(d, "first") << "-" << intOf(d, "last")
        << cast<StringAttr>(d.get("source")).getValue() << "\n";
   }
   return out;

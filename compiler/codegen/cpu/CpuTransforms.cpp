@@ -121,8 +121,6 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
       return std::nullopt;
     flags |= trans ? 2 : 0;
   }
-  if ((lhsVec && !batchOk(lhs, 1)) || (rhsVec && !batchOk(rhs, 1)))
-    return std::nullopt;
   return flags;
 }
 
@@ -188,29 +186,17 @@ struct CpuLibraryCallsPass
   StringRef getDescription() const final {
     return "f32 matmuls and convolutions to the runtime's kernels";
   }
-  /// Declares `name(memref<*xf32> x3, i64 x ints)` with a C interface.
-  static void declare(ModuleOp module, StringRef name, unsigned ints) {
-    if (module.lookupSymbol<func::FuncOp>(name))
-      return;
-    OpBuilder b(module.getBodyRegion());
-    auto unranked = UnrankedMemRefType::get(b.getF32Type(), 0);
-    SmallVector<Type> args(3, unranked);
-    args.append(ints, b.getI64Type());
-    auto decl = b.create<func::FuncOp>(module.getLoc(), name,
-                                       b.getFunctionType(args, {}));
-    decl.setPrivate();
-    decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                  b.getUnitAttr());
-  }
-
-  /// Replaces `op` by a call of `name` on its three memref operands (as
-  /// unranked memrefs) and `ints`.
+  /// Replaces `op` by a call of `name(memref<*xf32> x3, i64 x ints)` on
+  /// its three memref operands (as unranked memrefs) and `ints`.
   static void replaceByCall(ModuleOp module, Operation *op, StringRef name,
                             ArrayRef<int64_t> ints) {
-    declare(module, name, ints.size());
     OpBuilder b(op);
     Location loc = op->getLoc();
     auto unranked = UnrankedMemRefType::get(b.getF32Type(), 0);
+    SmallVector<Type> types(3, unranked);
+    types.append(ints.size(), b.getI64Type());
+    declareRuntimeFunction(module, name, b.getFunctionType(types, {}),
+                           /*cInterface=*/true);
     SmallVector<Value> args;
     for (Value v : op->getOperands())
       args.push_back(b.create<memref::CastOp>(loc, unranked, v));
@@ -252,6 +238,25 @@ struct CpuLibraryCallsPass
 };
 
 } // namespace
+
+func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
+                                    FunctionType type, bool cInterface) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  // After the declarations already at the top, so they keep their order.
+  Block *body = module.getBody();
+  auto at = llvm::find_if(*body, [](Operation &op) {
+    auto f = dyn_cast<func::FuncOp>(op);
+    return !f || !f.isDeclaration();
+  });
+  OpBuilder b(body, at);
+  auto decl = b.create<func::FuncOp>(module.getLoc(), name, type);
+  decl.setPrivate();
+  if (cInterface)
+    decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  b.getUnitAttr());
+  return decl;
+}
 
 std::string sourceOf(Location loc) {
   if (auto fused = dyn_cast<FusedLoc>(loc))
@@ -334,13 +339,9 @@ struct CpuProfileHooksPass
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     Type i64 = b.getI64Type();
-    for (StringRef hook : {"loom_rt_profile_begin", "loom_rt_profile_end"}) {
-      if (module.lookupSymbol<func::FuncOp>(hook))
-        continue;
-      auto decl = b.create<func::FuncOp>(module.getLoc(), hook,
-                                         b.getFunctionType({i64}, {}));
-      decl.setPrivate();
-    }
+    for (StringRef hook : {"loom_rt_profile_begin", "loom_rt_profile_end"})
+      declareRuntimeFunction(module, hook, b.getFunctionType({i64}, {}),
+                             /*cInterface=*/false);
     SmallVector<Attribute> names;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isDeclaration() || func.isPrivate())

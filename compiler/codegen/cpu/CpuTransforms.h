@@ -3,6 +3,7 @@
 #ifndef LOOM_COMPILER_CODEGEN_CPU_CPUTRANSFORMS_H
 #define LOOM_COMPILER_CODEGEN_CPU_CPUTRANSFORMS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -42,6 +43,15 @@ std::unique_ptr<mlir::Pass> createCpuProfileHooksPass();
 /// `loom.memory_plan`. See MemoryPlan.cpp.
 std::unique_ptr<mlir::Pass> createCpuMemoryPlanPass();
 inline constexpr const char *kMemoryPlanAttr = "loom.memory_plan";
+
+/// The private declaration of the runtime function `name` of `type` in
+/// `module` (made after the declarations at its top unless it exists),
+/// with MLIR's C interface when `cInterface` (memref arguments passed as
+/// descriptor pointers).
+mlir::func::FuncOp declareRuntimeFunction(mlir::ModuleOp module,
+                                          llvm::StringRef name,
+                                          mlir::FunctionType type,
+                                          bool cInterface);
 
 /// "@node" for an op from an ONNX node (a NameLoc), "@file:line" for one
 /// from a file, "" otherwise.

@@ -205,15 +205,10 @@ struct CpuMemoryPlanPass
     MLIRContext *ctx = func.getContext();
     OpBuilder b(ctx);
     auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-    if (!module.lookupSymbol<func::FuncOp>(kSlotHook)) {
-      b.setInsertionPointToStart(module.getBody());
-      auto decl = b.create<func::FuncOp>(
-          module.getLoc(), kSlotHook,
-          b.getFunctionType({b.getI64Type(), b.getIndexType()}, {bytesType}));
-      decl.setPrivate();
-      decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    b.getUnitAttr());
-    }
+    declareRuntimeFunction(
+        module, kSlotHook,
+        b.getFunctionType({b.getI64Type(), b.getIndexType()}, {bytesType}),
+        /*cInterface=*/true);
     Location loc = func.getLoc();
     Value arenaBuffer;
     if (arena > 0) {

@@ -194,15 +194,12 @@ struct CpuParallelLoopsPass
 
     // The dispatcher's declaration, and the call in place of the generic.
     std::string dispatchName = kDispatchPrefix + std::to_string(index);
-    b.setInsertionPointToStart(module.getBody());
     SmallVector<Type> dispatchTypes = {b.getI64Type(), b.getI64Type()};
     for (Value v : operands)
       dispatchTypes.push_back(v.getType());
-    auto decl = b.create<func::FuncOp>(loc, dispatchName,
-                                       b.getFunctionType(dispatchTypes, {}));
-    decl.setPrivate();
-    decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                  b.getUnitAttr());
+    func::FuncOp decl = declareRuntimeFunction(
+        module, dispatchName, b.getFunctionType(dispatchTypes, {}),
+        /*cInterface=*/true);
 
     b.setInsertionPoint(op);
     // n: the split loop's trip count (the first output's split dim);

@@ -274,25 +274,13 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
         return x;
       })
       .Case([&](CastOp) { return convertScalar(b, loc, a[0], elem); })
-      .Case([&](AddOp) -> Value {
-        if (fp)
-          return b.create<arith::AddFOp>(loc, a[0], a[1]);
-        return b.create<arith::AddIOp>(loc, a[0], a[1]);
+      .Case([&](AddOp) { return addScalar(b, loc, a[0], a[1]); })
+      .Case([&](SubOp) {
+        return floatOrInt<arith::SubFOp, arith::SubIOp>(b, loc, a[0], a[1]);
       })
-      .Case([&](SubOp) -> Value {
-        if (fp)
-          return b.create<arith::SubFOp>(loc, a[0], a[1]);
-        return b.create<arith::SubIOp>(loc, a[0], a[1]);
-      })
-      .Case([&](MulOp) -> Value {
-        if (fp)
-          return b.create<arith::MulFOp>(loc, a[0], a[1]);
-        return b.create<arith::MulIOp>(loc, a[0], a[1]);
-      })
-      .Case([&](DivOp) -> Value {
-        if (fp)
-          return b.create<arith::DivFOp>(loc, a[0], a[1]);
-        return b.create<arith::DivSIOp>(loc, a[0], a[1]);
+      .Case([&](MulOp) { return mulScalar(b, loc, a[0], a[1]); })
+      .Case([&](DivOp) {
+        return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, a[0], a[1]);
       })
       .Case([&](PowOp) { return b.create<math::PowFOp>(loc, a[0], a[1]); })
       .Case([&](MaxOp) { return maxScalar(b, loc, a[0], a[1]); })
