@@ -597,40 +597,52 @@ loom_status loom_profile_write_chrome_trace(const loom_profile *profile,
   return nullptr;
 }
 
+/// A tensor header for `dtype` and `shape`, checked (known dtype, no
+/// negative dim, at most kMaxTensorBytes); no data yet. `api` names the
+/// caller in messages.
+static loom_status newTensor(const char *api, loom_dtype dtype, size_t rank,
+                             const int64_t *shape,
+                             std::unique_ptr<loom_tensor_s> &t) {
+  size_t elem = loom_dtype_size(dtype);
+  if (!elem)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      std::string(api) + ": unknown dtype " +
+                          std::to_string(static_cast<int>(dtype)));
+  size_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return makeStatus(LOOM_INVALID_ARGUMENT, std::string(api) +
+                                                   ": negative dim in " +
+                                                   shapeString(shape, rank));
+    if (shape[i] &&
+        count > kMaxTensorBytes / elem / static_cast<size_t>(shape[i]))
+      return makeStatus(LOOM_INVALID_ARGUMENT, std::string(api) + ": shape " +
+                                                   shapeString(shape, rank) +
+                                                   " is too large");
+    count *= static_cast<size_t>(shape[i]);
+  }
+  t = std::make_unique<loom_tensor_s>();
+  t->dtype = dtype;
+  t->shape.assign(shape, shape + rank);
+  t->count = count;
+  return nullptr;
+}
+
 loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
                                const int64_t *shape, loom_tensor **out) {
   if (!out || (rank && !shape))
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_tensor_create: null argument");
-  size_t elem = loom_dtype_size(dtype);
-  if (!elem)
-    return makeStatus(LOOM_INVALID_ARGUMENT,
-                      "loom_tensor_create: unknown dtype " +
-                          std::to_string(static_cast<int>(dtype)));
-  size_t count = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    if (shape[i] < 0)
-      return makeStatus(LOOM_INVALID_ARGUMENT,
-                        "loom_tensor_create: negative dim in " +
-                            shapeString(shape, rank));
-    if (shape[i] &&
-        count > kMaxTensorBytes / elem / static_cast<size_t>(shape[i]))
-      return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_create: shape " +
-                                                   shapeString(shape, rank) +
-                                                   " is too large");
-    count *= static_cast<size_t>(shape[i]);
-  }
-  auto t = std::make_unique<loom_tensor_s>();
-  t->dtype = dtype;
-  t->shape.assign(shape, shape + rank);
-  t->count = count;
-  t->owned = alignedAlloc(count * elem);
+  std::unique_ptr<loom_tensor_s> t;
+  if (loom_status s = newTensor("loom_tensor_create", dtype, rank, shape, t))
+    return s;
+  size_t bytes = t->count * loom_dtype_size(dtype);
+  t->owned = alignedAlloc(bytes);
   if (!t->owned)
     return makeStatus(LOOM_INTERNAL, "out of memory for a tensor of " +
-                                         std::to_string(count * elem) +
-                                         " bytes");
+                                         std::to_string(bytes) + " bytes");
   t->data = t->owned.get();
-  std::memset(t->data, 0, count * elem);
+  std::memset(t->data, 0, bytes);
   *out = t.release();
   return nullptr;
 }
@@ -640,28 +652,16 @@ loom_status loom_tensor_wrap(loom_dtype dtype, size_t rank,
                              size_t size_bytes, loom_tensor **out) {
   if (!out || (rank && !shape) || !data)
     return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_wrap: null argument");
-  size_t elem = loom_dtype_size(dtype);
-  if (!elem)
-    return makeStatus(LOOM_INVALID_ARGUMENT, "loom_tensor_wrap: unknown dtype");
-  size_t count = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    if (shape[i] < 0 || (shape[i] && count > kMaxTensorBytes / elem /
-                                                 static_cast<size_t>(shape[i])))
-      return makeStatus(LOOM_INVALID_ARGUMENT,
-                        "loom_tensor_wrap: invalid shape " +
-                            shapeString(shape, rank));
-    count *= static_cast<size_t>(shape[i]);
-  }
-  if (count * elem > size_bytes)
+  std::unique_ptr<loom_tensor_s> t;
+  if (loom_status s = newTensor("loom_tensor_wrap", dtype, rank, shape, t))
+    return s;
+  size_t bytes = t->count * loom_dtype_size(dtype);
+  if (bytes > size_bytes)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_tensor_wrap: shape " + shapeString(shape, rank) +
-                          " needs " + std::to_string(count * elem) +
+                          " needs " + std::to_string(bytes) +
                           " bytes, the buffer has " +
                           std::to_string(size_bytes));
-  auto t = std::make_unique<loom_tensor_s>();
-  t->dtype = dtype;
-  t->shape.assign(shape, shape + rank);
-  t->count = count;
   t->data = data;
   *out = t.release();
   return nullptr;

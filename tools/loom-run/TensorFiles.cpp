@@ -217,23 +217,31 @@ bool writeNpy(const std::string &path, const loom_tensor *t,
 
 // ---- ONNX TensorProto ----
 
+/// Copies the typed field's values (as many as `t` has elements, checked
+/// by the caller) into `t`.
 template <typename Field>
-static bool copyTyped(const Field &field, loom_tensor *t, size_t elem,
-                      const std::string &path, std::string &error) {
-  size_t count = loom_tensor_element_count(t);
-  if (static_cast<size_t>(field.size()) != count) {
-    error = "'" + path + "' holds " + std::to_string(field.size()) +
-            " values, its dims need " + std::to_string(count);
-    return false;
-  }
+static void copyTyped(const Field &field, loom_tensor *t, size_t elem) {
   char *out = static_cast<char *>(loom_tensor_data(t));
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < loom_tensor_element_count(t); ++i) {
     auto v = field.Get(static_cast<int>(i));
     // Little endian: the low `elem` bytes of the stored value (int32_data
     // holds bool, int8, int16, f16 and bf16 bits this way).
     std::memcpy(out + i * elem, &v, elem);
   }
-  return true;
+}
+
+/// How many values the typed field that holds `dtype` has.
+static size_t typedValues(const onnx::TensorProto &proto, loom_dtype dtype) {
+  switch (dtype) {
+  case LOOM_DTYPE_F32:
+    return static_cast<size_t>(proto.float_data_size());
+  case LOOM_DTYPE_F64:
+    return static_cast<size_t>(proto.double_data_size());
+  case LOOM_DTYPE_I64:
+    return static_cast<size_t>(proto.int64_data_size());
+  default:
+    return static_cast<size_t>(proto.int32_data_size());
+  }
 }
 
 loom_tensor *readTensorProto(const std::string &path, std::string &name,
@@ -263,55 +271,26 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
     return nullptr;
   }
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
-  if (proto.has_raw_data() &&
-      !fitsData(shape, dtype, proto.raw_data().size(), path, error))
+  // The data must fit the dims before anything is allocated: raw bytes,
+  // or one typed value per element (checked as bytes of `elem` each).
+  size_t available = proto.has_raw_data() ? proto.raw_data().size()
+                                          : typedValues(proto, dtype) * elem;
+  if (!fitsData(shape, dtype, available, path, error))
     return nullptr;
-  if (!proto.has_raw_data()) {
-    // Typed fields: one value per element.
-    uint64_t count = 1;
-    for (int64_t d : shape) {
-      if (d < 0 || (d && count > (1ull << 40) / static_cast<uint64_t>(d))) {
-        error = "'" + path + "' has an impossible shape";
-        return nullptr;
-      }
-      count *= static_cast<uint64_t>(d);
-    }
-    size_t values =
-        static_cast<size_t>(proto.float_data_size() + proto.double_data_size() +
-                            proto.int64_data_size() + proto.int32_data_size());
-    if (count != values) {
-      error = "'" + path + "' holds " + std::to_string(values) +
-              " values, its dims need " + std::to_string(count);
-      return nullptr;
-    }
-  }
   loom_tensor *t = makeTensor(dtype, shape, path, error);
   if (!t)
     return nullptr;
-  bool ok = true;
-  if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != loom_tensor_size_bytes(t)) {
-      error =
-          "'" + path + "' holds " + std::to_string(proto.raw_data().size()) +
-          " bytes, its dims need " + std::to_string(loom_tensor_size_bytes(t));
-      ok = false;
-    } else {
-      std::memcpy(loom_tensor_data(t), proto.raw_data().data(),
-                  proto.raw_data().size());
-    }
-  } else if (dtype == LOOM_DTYPE_F32) {
-    ok = copyTyped(proto.float_data(), t, elem, path, error);
-  } else if (dtype == LOOM_DTYPE_F64) {
-    ok = copyTyped(proto.double_data(), t, elem, path, error);
-  } else if (dtype == LOOM_DTYPE_I64) {
-    ok = copyTyped(proto.int64_data(), t, elem, path, error);
-  } else {
-    ok = copyTyped(proto.int32_data(), t, elem, path, error);
-  }
-  if (!ok) {
-    loom_tensor_release(t);
-    return nullptr;
-  }
+  if (proto.has_raw_data())
+    std::memcpy(loom_tensor_data(t), proto.raw_data().data(),
+                proto.raw_data().size());
+  else if (dtype == LOOM_DTYPE_F32)
+    copyTyped(proto.float_data(), t, elem);
+  else if (dtype == LOOM_DTYPE_F64)
+    copyTyped(proto.double_data(), t, elem);
+  else if (dtype == LOOM_DTYPE_I64)
+    copyTyped(proto.int64_data(), t, elem);
+  else
+    copyTyped(proto.int32_data(), t, elem);
   return t;
 }
 

@@ -35,7 +35,9 @@ std::string tensorProtoBytes(const std::string &name, const loom_tensor *t);
 /// Reads FILE.npy or FILE.pb (a TensorProto), by extension.
 loom_tensor *readTensorFile(const std::string &path, std::string &error);
 
-/// Writes `path` through a temporary file and a rename.
+/// Writes `path` through a temporary file beside it, fsynced and renamed,
+/// so a reader never sees a half-written file (loom-run's outputs, loomc's
+/// artifacts).
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
                          std::string &error);
 

@@ -101,6 +101,18 @@ std::string selfDir() {
   return p.substr(0, p.rfind('/'));
 }
 
+/// `mkdir -p path`, without a shell.
+bool makeDirs(const std::string &path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/')
+      continue;
+    std::string prefix = path.substr(0, pos);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  return fileExists(path);
+}
+
 /// FNV-1a, 64 bits: a content hash for the compile cache.
 uint64_t fnv1a(const std::string &bytes, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : bytes) {
@@ -150,8 +162,7 @@ bool compileOnnx(const std::string &model, std::string &artifact,
                       : home      ? std::string(home) + "/.cache/loom"
                                   : std::string("/tmp/loom-cache");
   cache += "/compiled";
-  std::string mkdir = "mkdir -p '" + cache + "'";
-  if (std::system(mkdir.c_str()) != 0) {
+  if (!makeDirs(cache)) {
     error = "cannot create the compile cache " + cache;
     return false;
   }

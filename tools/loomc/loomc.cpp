@@ -191,7 +191,7 @@ static int runCompile(MLIRContext &ctx) {
     return 1;
   if (printMemoryPlan)
     llvm::outs() << report.memoryPlan;
-  if (failed(loom::writeFileAtomically(outputPath, bytes, error))) {
+  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
