@@ -1161,6 +1161,256 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// Run-time shape parameters
+//
+// Ops that take shapes, axes, bounds or pads as tensor operands (ONNX's
+// form). Their values are known only when the code runs, so these rules
+// check what the types say: parameter tensors are 1-D (or a scalar, for an
+// axis) of static length, and the lengths agree with the ranks.
+//===----------------------------------------------------------------------===//
+
+/// The static length of the 1-D parameter tensor `v` named `what`.
+static FailureOr<int64_t> paramLength(Failure fail, Value v, StringRef what) {
+  auto t = tensorOf(v);
+  if (t.getRank() != 1)
+    return fail(what + " must be a 1-D tensor, got rank " + Twine(t.getRank()));
+  if (t.isDynamicDim(0))
+    return fail(what + " must have a static length");
+  return t.getDimSize(0);
+}
+
+/// Checks that `param` holds `perDim` entries per dim of `x`.
+static LogicalResult checkPerDim(Failure fail, Value param, StringRef what,
+                                 RankedTensorType x, int64_t perDim) {
+  auto n = paramLength(fail, param, what);
+  if (failed(n))
+    return failure();
+  if (*n != perDim * x.getRank())
+    return fail(what + " has " + Twine(*n) + " entries for a tensor of rank " +
+                Twine(x.getRank()) +
+                (perDim == 1 ? "" : " (" + Twine(perDim) + " per dim)"));
+  return success();
+}
+
+/// A tensor of `rank` dynamic dims like `x`.
+static RankedTensorType dynamicLike(RankedTensorType x, int64_t rank) {
+  return RankedTensorType::get(SmallVector<int64_t>(rank, kDyn),
+                               x.getElementType());
+}
+
+LogicalResult DynamicReshapeOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  // dynamic_reshape_c1: the shape is 1-D of static length.
+  auto n = paramLength({loc, getOperationName()}, adaptor.getShape(), "shape");
+  if (failed(n))
+    return failure();
+  types.push_back(dynamicLike(tensorOf(adaptor.getX()), *n));
+  return success();
+}
+
+LogicalResult
+DynamicUnsqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  // dynamic_unsqueeze_c1: the axes are 1-D of static length.
+  auto k = paramLength({loc, getOperationName()}, adaptor.getAxes(), "axes");
+  if (failed(k))
+    return failure();
+  auto x = tensorOf(adaptor.getX());
+  types.push_back(dynamicLike(x, x.getRank() + *k));
+  return success();
+}
+
+LogicalResult DynamicSqueezeOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  // dynamic_squeeze_c1: the axes are 1-D of static length.
+  auto k = paramLength(fail, adaptor.getAxes(), "axes");
+  if (failed(k))
+    return failure();
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_squeeze_c2: no more axes than dims.
+  if (*k > x.getRank())
+    return fail(Twine(*k) + " axes for a tensor of rank " + Twine(x.getRank()));
+  types.push_back(dynamicLike(x, x.getRank() - *k));
+  return success();
+}
+
+LogicalResult DynamicSliceOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_slice_c1: starts, ends, axes and steps are 1-D of one static
+  // length, at most the rank.
+  auto k = paramLength(fail, adaptor.getStarts(), "starts");
+  if (failed(k))
+    return failure();
+  for (auto [v, what] : {std::pair<Value, StringRef>{adaptor.getEnds(), "ends"},
+                         {adaptor.getAxes(), "axes"},
+                         {adaptor.getSteps(), "steps"}}) {
+    auto n = paramLength(fail, v, what);
+    if (failed(n))
+      return failure();
+    if (*n != *k)
+      return fail(what + " has " + Twine(*n) + " entries but starts has " +
+                  Twine(*k));
+  }
+  if (*k > x.getRank())
+    return fail(Twine(*k) + " sliced axes for a tensor of rank " +
+                Twine(x.getRank()));
+  types.push_back(dynamicLike(x, x.getRank()));
+  return success();
+}
+
+LogicalResult
+DynamicReduceSumOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  // dynamic_reduce_sum_c1: the axes are 1-D of static length.
+  auto k = paramLength(fail, adaptor.getAxes(), "axes");
+  if (failed(k))
+    return failure();
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_reduce_sum_c2: no more axes than dims.
+  if (*k > x.getRank())
+    return fail(Twine(*k) + " axes for a tensor of rank " + Twine(x.getRank()));
+  int64_t rank = x.getRank();
+  if (!adaptor.getKeepdims())
+    rank -= *k == 0 ? (adaptor.getNoopWithEmptyAxes() ? 0 : rank) : *k;
+  types.push_back(dynamicLike(x, rank));
+  return success();
+}
+
+LogicalResult DynamicCumSumOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  // dynamic_cumsum_c1: the axis is one integer (rank 0, or 1-D of one).
+  auto axis = tensorOf(adaptor.getAxis());
+  if (axis.getRank() > 1 || axis.getNumElements() != 1)
+    return Failure{loc,
+                   getOperationName()}("axis must hold exactly one integer");
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_cumsum_c2: the operand is not a scalar.
+  if (x.getRank() == 0)
+    return Failure{loc, getOperationName()}("operand must have rank >= 1");
+  types.push_back(x);
+  return success();
+}
+
+LogicalResult DynamicFillOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  // dynamic_fill_c1: the shape is 1-D of static length.
+  auto n = paramLength(fail, adaptor.getShape(), "shape");
+  if (failed(n))
+    return failure();
+  // dynamic_fill_c2: the value is a float or integer scalar of a graph
+  // element type.
+  auto value = dyn_cast<TypedAttr>(adaptor.getValue());
+  Type elem = value ? value.getType() : Type();
+  if (!value || !isa<FloatAttr, IntegerAttr>(value) ||
+      !(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isF64() ||
+        elem.isSignlessInteger(1) || elem.isSignlessInteger(8) ||
+        elem.isSignlessInteger(32) || elem.isSignlessInteger(64)))
+    return fail(
+        "value must be a float or integer scalar of a graph element type");
+  types.push_back(RankedTensorType::get(SmallVector<int64_t>(*n, kDyn), elem));
+  return success();
+}
+
+LogicalResult
+DynamicBroadcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  // dynamic_broadcast_c1: the shape is 1-D of static length.
+  auto n = paramLength({loc, getOperationName()}, adaptor.getShape(), "shape");
+  if (failed(n))
+    return failure();
+  auto x = tensorOf(adaptor.getX());
+  int64_t rank = std::max<int64_t>(x.getRank(), *n);
+  SmallVector<int64_t> shape(rank, kDyn);
+  // Aligned on the right: a static x dim other than 1 is the result's.
+  for (int64_t i = 0; i < x.getRank(); ++i) {
+    int64_t d = x.getDimSize(i);
+    if (!ShapedType::isDynamic(d) && d != 1)
+      shape[rank - x.getRank() + i] = d;
+  }
+  types.push_back(x.clone(shape));
+  return success();
+}
+
+LogicalResult RangeOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  // range_c1: start, limit and delta are scalars.
+  for (Value v : adaptor.getOperands())
+    if (tensorOf(v).getRank() != 0)
+      return Failure{loc, getOperationName()}(
+          "start, limit and delta must be scalars (rank 0)");
+  types.push_back(tensorOf(adaptor.getStart()).clone({kDyn}));
+  return success();
+}
+
+LogicalResult DynamicTileOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_tile_c1: one repeat per dim.
+  if (failed(checkPerDim(fail, adaptor.getRepeats(), "repeats", x, 1)))
+    return failure();
+  types.push_back(dynamicLike(x, x.getRank()));
+  return success();
+}
+
+LogicalResult DynamicPadOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_pad_c1: two pads per dim.
+  if (failed(checkPerDim(fail, adaptor.getPads(), "pads", x, 2)))
+    return failure();
+  // dynamic_pad_c2: the value is a scalar of x's element type.
+  auto value = tensorOf(adaptor.getValue());
+  if (value.getRank() != 0 || value.getElementType() != x.getElementType())
+    return fail("value must be a scalar of the operand's element type");
+  types.push_back(dynamicLike(x, x.getRank()));
+  return success();
+}
+
+LogicalResult DynamicResizeOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  // dynamic_resize_c1: one scale or size per dim.
+  if (failed(
+          checkPerDim(fail, adaptor.getParam(), "the scales or sizes", x, 1)))
+    return failure();
+  // dynamic_resize_c2: sizes are i64, scales a float type.
+  Type elem = tensorOf(adaptor.getParam()).getElementType();
+  if (isa<IntegerType>(elem) && !elem.isSignlessInteger(64))
+    return fail("sizes must be i64");
+  types.push_back(dynamicLike(x, x.getRank()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Custom assembly
 //===----------------------------------------------------------------------===//
 

@@ -1067,4 +1067,273 @@ def Graph_MseLossOp : Graph_InferredOp<"mse_loss", [SameOperandsElementType]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Run-time shape parameters
+//===----------------------------------------------------------------------===//
+//
+// The ops above take shapes, axes and bounds as attributes, known when the
+// model is compiled. ONNX lets a model pass them as tensors computed (or
+// given as graph inputs) at run time. The ops below take them as operands:
+// the dims they produce are dynamic, and the values are checked when the
+// code runs (the lowering clamps, or the runtime reports, what ONNX calls
+// undefined). Parameter tensors are 1-D of static length, i32 or i64.
+
+class Graph_DynamicOp<string mnemonic, list<Trait> traits = []>
+    : Graph_InferredOp<mnemonic, traits>;
+
+def Graph_DynamicReshapeOp : Graph_DynamicOp<"dynamic_reshape"> {
+  let summary = "reshape to a shape given as a tensor";
+  let description = [{
+    ONNX `Reshape` with its shape known only at run time: the result has
+    one dim per entry of `shape`, each dynamic. As in `reshape`, a `0`
+    copies the input's dim at the same position (unless `allowzero`, where
+    it means a zero-size dim) and one `-1` is inferred from the element
+    count. The element count must not change.
+
+    ```mlir
+    %y = graph.dynamic_reshape %x, %shape
+        : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$shape,
+                       UnitAttr:$allowzero);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $shape (`allowzero` $allowzero^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_DynamicUnsqueezeOp : Graph_DynamicOp<"dynamic_unsqueeze"> {
+  let summary = "inserts size-1 dims at positions given as a tensor";
+  let description = [{
+    ONNX `Unsqueeze` with its axes known only at run time: `axes` (length
+    `k`, positions in the result, negative ones counted from its end) must
+    be distinct. The result has rank `rank(x) + k`, every dim dynamic.
+
+    ```mlir
+    %y = graph.dynamic_unsqueeze %x, %axes
+        : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$axes);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `,` $axes attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_DynamicSqueezeOp : Graph_DynamicOp<"dynamic_squeeze"> {
+  let summary = "removes size-1 dims at positions given as a tensor";
+  let description = [{
+    ONNX `Squeeze` with its axes known only at run time: `axes` (length
+    `k <= rank(x)`, negative ones counted from the end) must be distinct
+    and name dims of size 1. The result has rank `rank(x) - k`, every dim
+    dynamic.
+
+    ```mlir
+    %y = graph.dynamic_squeeze %x, %axes
+        : (tensor<1x3x1xf32>, tensor<2xi64>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$axes);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `,` $axes attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_DynamicSliceOp : Graph_DynamicOp<"dynamic_slice"> {
+  let summary = "strided slice with bounds given as tensors";
+  let description = [{
+    ONNX `Slice` with `starts`, `ends`, `axes` and `steps` known only at
+    run time, all of the same static length. For each listed axis (negative
+    ones counted from the end; distinct), `slice`'s rules apply: negative
+    starts and ends count from the end and are clamped to the dim, a
+    negative step walks backwards, a zero step is an error. Unlisted dims
+    are taken whole. Every result dim is dynamic.
+
+    ```mlir
+    %y = graph.dynamic_slice %x, %starts, %ends, %axes, %steps
+        : (tensor<4x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>,
+           tensor<1xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$starts,
+                       Graph_IndexTensor:$ends, Graph_IndexTensor:$axes,
+                       Graph_IndexTensor:$steps);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $starts `,` $ends `,` $axes `,` $steps attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_DynamicReduceSumOp : Graph_DynamicOp<"dynamic_reduce_sum"> {
+  let summary = "sum over axes given as a tensor";
+  let description = [{
+    ONNX `ReduceSum` (opset 13) with its axes known only at run time:
+    `axes` (negative ones counted from the end) must be distinct. An empty
+    `axes` reduces every dim, or none with `noop_with_empty_axes`. With
+    `keepdims` the result has the operand's rank, else `rank(x) - k`; every
+    dim is dynamic.
+
+    ```mlir
+    %y = graph.dynamic_reduce_sum %x, %axes keepdims
+        : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, Graph_IndexTensor:$axes,
+                       UnitAttr:$keepdims, UnitAttr:$noop_with_empty_axes);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $axes (`keepdims` $keepdims^)?
+    (`noop_with_empty_axes` $noop_with_empty_axes^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_DynamicCumSumOp : Graph_DynamicOp<"dynamic_cumsum"> {
+  let summary = "cumulative sum along an axis given as a tensor";
+  let description = [{
+    ONNX `CumSum` with its axis known only at run time: `axis` holds one
+    integer (rank 0 or 1), negative counted from the end. Otherwise as
+    `cumsum`.
+
+    ```mlir
+    %y = graph.dynamic_cumsum %x, %axis reverse
+        : (tensor<2x3xf32>, tensor<i32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, Graph_IndexTensor:$axis,
+                       UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_DynamicFillOp : Graph_DynamicOp<"dynamic_fill"> {
+  let summary = "a tensor of a shape given as a tensor, filled with a value";
+  let description = [{
+    ONNX `ConstantOfShape` of a run-time shape: one dynamic dim per entry
+    of `shape` (each `>= 0`), every element `value`.
+
+    ```mlir
+    %y = graph.dynamic_fill %shape {value = 1.0 : f32}
+        : (tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_IndexTensor:$shape, TypedAttrInterface:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$shape attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_DynamicBroadcastOp : Graph_DynamicOp<"dynamic_broadcast"> {
+  let summary = "broadcast to a shape given as a tensor (ONNX Expand)";
+  let description = [{
+    ONNX `Expand`: `x` and a tensor of shape `shape` broadcast together
+    under NumPy rules (either side may be 1). The result has rank
+    `max(rank(x), k)`; a dim keeps `x`'s static size when that is not 1,
+    and is dynamic otherwise.
+
+    ```mlir
+    %y = graph.dynamic_broadcast %x, %shape
+        : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<3x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$shape);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `,` $shape attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_RangeOp : Graph_DynamicOp<"range", [SameOperandsElementType]> {
+  let summary = "evenly spaced values from start towards limit";
+  let description = [{
+    ONNX `Range`: `max(ceil((limit - start) / delta), 0)` elements,
+    `start + i * delta`. The three operands are scalars (rank 0) of one
+    numeric type; a zero `delta` is an error.
+
+    ```mlir
+    %y = graph.range %start, %limit, %delta
+        : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$start, Graph_NumericTensor:$limit,
+                       Graph_NumericTensor:$delta);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $start `,` $limit `,` $delta attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_DynamicTileOp : Graph_DynamicOp<"dynamic_tile"> {
+  let summary = "repeats a tensor a run-time number of times along each dim";
+  let description = [{
+    ONNX `Tile`: `repeats` has one non-negative entry per dim of `x`;
+    result dim `d` is `x.dim(d) * repeats[d]`, dynamic.
+
+    ```mlir
+    %y = graph.dynamic_tile %x, %repeats
+        : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$repeats);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$x `,` $repeats attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_DynamicPadOp : Graph_DynamicOp<"dynamic_pad"> {
+  let summary = "pads every dim by amounts given as a tensor";
+  let description = [{
+    ONNX `Pad` (opset 11) with its pads known only at run time: `pads`
+    holds `2 * rank(x)` entries, the begin pads of every dim then the end
+    pads; negative pads crop. `value` (rank 0, of `x`'s element type) fills
+    in `constant` mode; `reflect` and `edge` as in `pad`. Every result dim
+    is dynamic.
+
+    ```mlir
+    %y = graph.dynamic_pad %x, %pads, %value mode = constant
+        : (tensor<2x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_IndexTensor:$pads,
+                       Graph_Tensor:$value, Graph_PadModeAttr:$mode);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $pads `,` $value `mode` `=` `` $mode attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_DynamicResizeOp : Graph_DynamicOp<"dynamic_resize"> {
+  let summary = "resamples a tensor by run-time scales or sizes";
+  let description = [{
+    ONNX `Resize` with its scales (a float `param`) or its sizes (an
+    integer `param`) known only at run time, one entry per dim; otherwise
+    as `resize`. Every result dim is dynamic. Scales must be positive and
+    sizes non-negative.
+
+    ```mlir
+    %y = graph.dynamic_resize %x, %scales mode = nearest
+        coordinate_mode = asymmetric nearest_mode = floor
+        : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, Graph_NumericTensor:$param,
+                       Graph_ResizeModeAttr:$mode,
+                       Graph_CoordinateModeAttr:$coordinate_mode,
+                       Graph_NearestModeAttr:$nearest_mode,
+                       DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+                       UnitAttr:$exclude_outside);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $param `mode` `=` `` $mode
+    `coordinate_mode` `=` `` $coordinate_mode `nearest_mode` `=` ``
+    $nearest_mode attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 #endif // LOOM_DIALECTS_GRAPH_GRAPHOPS_TD

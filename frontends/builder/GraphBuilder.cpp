@@ -627,24 +627,42 @@ Value GraphBuilder::trilu(Value x, bool upper, int64_t k) {
   return build<TriluOp>(x, attrs);
 }
 
+/// The attributes resize and dynamic_resize share.
+static SmallVector<NamedAttribute>
+resizeAttrs(Builder &b, ResizeMode mode, CoordinateMode coordinates,
+            NearestMode nearest, double cubicCoeffA, bool excludeOutside) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("mode", ResizeModeAttr::get(ctx, mode)),
+      b.getNamedAttr("coordinate_mode",
+                     CoordinateModeAttr::get(ctx, coordinates)),
+      b.getNamedAttr("nearest_mode", NearestModeAttr::get(ctx, nearest))};
+  if (cubicCoeffA != -0.75)
+    attrs.push_back(
+        b.getNamedAttr("cubic_coeff_a", b.getF64FloatAttr(cubicCoeffA)));
+  if (excludeOutside)
+    attrs.push_back(b.getNamedAttr("exclude_outside", b.getUnitAttr()));
+  return attrs;
+}
+
+Value GraphBuilder::dynamicResize(Value x, Value param, ResizeMode mode,
+                                  CoordinateMode coordinates,
+                                  NearestMode nearest, double cubicCoeffA,
+                                  bool excludeOutside) {
+  return build<DynamicResizeOp>(
+      {x, param}, resizeAttrs(builder_, mode, coordinates, nearest, cubicCoeffA,
+                              excludeOutside));
+}
+
 Value GraphBuilder::resize(Value x, ArrayRef<double> scales,
                            ArrayRef<int64_t> sizes, ResizeMode mode,
                            CoordinateMode coordinates, NearestMode nearest,
                            double cubicCoeffA, bool excludeOutside) {
-  SmallVector<NamedAttribute> attrs = {
-      builder_.getNamedAttr("scales", builder_.getDenseF64ArrayAttr(scales)),
-      builder_.getNamedAttr("sizes", builder_.getDenseI64ArrayAttr(sizes)),
-      builder_.getNamedAttr("mode", ResizeModeAttr::get(&ctx_, mode)),
-      builder_.getNamedAttr("coordinate_mode",
-                            CoordinateModeAttr::get(&ctx_, coordinates)),
-      builder_.getNamedAttr("nearest_mode",
-                            NearestModeAttr::get(&ctx_, nearest))};
-  if (cubicCoeffA != -0.75)
-    attrs.push_back(builder_.getNamedAttr(
-        "cubic_coeff_a", builder_.getF64FloatAttr(cubicCoeffA)));
-  if (excludeOutside)
-    attrs.push_back(
-        builder_.getNamedAttr("exclude_outside", builder_.getUnitAttr()));
+  SmallVector<NamedAttribute> attrs = resizeAttrs(
+      builder_, mode, coordinates, nearest, cubicCoeffA, excludeOutside);
+  attrs.append(
+      {builder_.getNamedAttr("scales", builder_.getDenseF64ArrayAttr(scales)),
+       builder_.getNamedAttr("sizes", builder_.getDenseI64ArrayAttr(sizes))});
   return build<ResizeOp>(x, attrs);
 }
 
@@ -791,6 +809,69 @@ Value GraphBuilder::pad(Value x, ArrayRef<int64_t> pads, PadMode mode,
 
 Value GraphBuilder::embedding(Value table, Value ids) {
   return build<EmbeddingOp>({table, ids});
+}
+
+Value GraphBuilder::dynamicReshape(Value x, Value shape, bool allowzero) {
+  SmallVector<NamedAttribute> attrs;
+  if (allowzero)
+    attrs.push_back(builder_.getNamedAttr("allowzero", builder_.getUnitAttr()));
+  return build<DynamicReshapeOp>({x, shape}, attrs);
+}
+
+Value GraphBuilder::dynamicUnsqueeze(Value x, Value axes) {
+  return build<DynamicUnsqueezeOp>({x, axes});
+}
+
+Value GraphBuilder::dynamicSqueeze(Value x, Value axes) {
+  return build<DynamicSqueezeOp>({x, axes});
+}
+
+Value GraphBuilder::dynamicSlice(Value x, Value starts, Value ends, Value axes,
+                                 Value steps) {
+  return build<DynamicSliceOp>({x, starts, ends, axes, steps});
+}
+
+Value GraphBuilder::dynamicReduceSum(Value x, Value axes, bool keepdims,
+                                     bool noopWithEmptyAxes) {
+  SmallVector<NamedAttribute> attrs;
+  if (keepdims)
+    attrs.push_back(builder_.getNamedAttr("keepdims", builder_.getUnitAttr()));
+  if (noopWithEmptyAxes)
+    attrs.push_back(
+        builder_.getNamedAttr("noop_with_empty_axes", builder_.getUnitAttr()));
+  return build<DynamicReduceSumOp>({x, axes}, attrs);
+}
+
+Value GraphBuilder::dynamicCumSum(Value x, Value axis, bool exclusive,
+                                  bool reverse) {
+  SmallVector<NamedAttribute> attrs;
+  if (exclusive)
+    attrs.push_back(builder_.getNamedAttr("exclusive", builder_.getUnitAttr()));
+  if (reverse)
+    attrs.push_back(builder_.getNamedAttr("reverse", builder_.getUnitAttr()));
+  return build<DynamicCumSumOp>({x, axis}, attrs);
+}
+
+Value GraphBuilder::dynamicFill(Value shape, TypedAttr value) {
+  return build<DynamicFillOp>({shape}, {builder_.getNamedAttr("value", value)});
+}
+
+Value GraphBuilder::dynamicBroadcast(Value x, Value shape) {
+  return build<DynamicBroadcastOp>({x, shape});
+}
+
+Value GraphBuilder::range(Value start, Value limit, Value delta) {
+  return build<RangeOp>({start, limit, delta});
+}
+
+Value GraphBuilder::dynamicTile(Value x, Value repeats) {
+  return build<DynamicTileOp>({x, repeats});
+}
+
+Value GraphBuilder::dynamicPad(Value x, Value pads, Value value, PadMode mode) {
+  return build<DynamicPadOp>(
+      {x, pads, value},
+      {builder_.getNamedAttr("mode", PadModeAttr::get(&ctx_, mode))});
 }
 
 Value GraphBuilder::crossEntropy(Value logits, Value labels,

@@ -214,6 +214,36 @@ public:
                   double value = 0.0);
   mlir::Value embedding(mlir::Value table, mlir::Value ids);
 
+  //===--------------------------------------------------------------------===//
+  // Run-time shape parameters: shapes, axes, bounds and pads as tensors
+  // (ONNX's form), for values known only when the model runs. Axes may be
+  // negative; the results' dims are dynamic.
+  //===--------------------------------------------------------------------===//
+
+  mlir::Value dynamicReshape(mlir::Value x, mlir::Value shape,
+                             bool allowzero = false);
+  mlir::Value dynamicUnsqueeze(mlir::Value x, mlir::Value axes);
+  mlir::Value dynamicSqueeze(mlir::Value x, mlir::Value axes);
+  mlir::Value dynamicSlice(mlir::Value x, mlir::Value starts, mlir::Value ends,
+                           mlir::Value axes, mlir::Value steps);
+  mlir::Value dynamicReduceSum(mlir::Value x, mlir::Value axes, bool keepdims,
+                               bool noopWithEmptyAxes = false);
+  mlir::Value dynamicCumSum(mlir::Value x, mlir::Value axis,
+                            bool exclusive = false, bool reverse = false);
+  /// ONNX ConstantOfShape: `value` in every element of a `shape` tensor.
+  mlir::Value dynamicFill(mlir::Value shape, mlir::TypedAttr value);
+  /// ONNX Expand.
+  mlir::Value dynamicBroadcast(mlir::Value x, mlir::Value shape);
+  mlir::Value range(mlir::Value start, mlir::Value limit, mlir::Value delta);
+  mlir::Value dynamicTile(mlir::Value x, mlir::Value repeats);
+  mlir::Value dynamicPad(mlir::Value x, mlir::Value pads, mlir::Value value,
+                         graph::PadMode mode = graph::PadMode::constant);
+  /// ONNX Resize by run-time scales (a float `param`) or sizes (i64).
+  mlir::Value
+  dynamicResize(mlir::Value x, mlir::Value param, graph::ResizeMode mode,
+                graph::CoordinateMode coordinates, graph::NearestMode nearest,
+                double cubicCoeffA = -0.75, bool excludeOutside = false);
+
   mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels,
                            graph::Reduction reduction = graph::Reduction::mean,
                            std::optional<int64_t> ignoreIndex = std::nullopt);

@@ -277,6 +277,37 @@ LogicalResult Exporter::emit(Operation *op) {
   auto elemOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();
   };
+  // Resize's attributes, from resize or dynamic_resize.
+  auto setResizeAttrs = [&](onnx::NodeProto *n, auto o) -> LogicalResult {
+    setString(n, "mode", stringifyResizeMode(o.getMode()));
+    setString(n, "coordinate_transformation_mode",
+              stringifyCoordinateMode(o.getCoordinateMode()));
+    setString(n, "nearest_mode", stringifyNearestMode(o.getNearestMode()));
+    setFloat(n, "cubic_coeff_a", o.getCubicCoeffA().convertToDouble());
+    setInt(n, "exclude_outside", o.getExcludeOutside());
+    if (o.getCoordinateMode() == CoordinateMode::half_pixel_symmetric)
+      return o->emitError("coordinate mode half_pixel_symmetric needs ONNX "
+                          "opset 19");
+    return success();
+  };
+  // Operand `i` as int64 (a Cast when it is i32).
+  auto int64In = [&](unsigned i) {
+    if (elemOf(op->getOperand(i)).isInteger(64))
+      return in(i);
+    onnx::NodeProto *cast;
+    std::string r = tmp("Cast", {in(i)}, &cast);
+    setInt(cast, "to", onnx::TensorProto::INT64);
+    return r;
+  };
+  // ConstantOfShape's `value` attribute: one element of `value`.
+  auto setFillValue = [&](onnx::NodeProto *n, Attribute value) {
+    auto *a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto typed = cast<TypedAttr>(value);
+    auto type = RankedTensorType::get({1}, typed.getType());
+    fillTensor(*a->mutable_t(), DenseElementsAttr::get(type, typed));
+  };
   // ONNX Runtime has no boolean Where: where on i1 (how And and Or import)
   // goes out as the logic it computes, Or(And(c, x), And(Not(c), y)), with
   // the constant-operand cases as one And or Or.
@@ -362,13 +393,7 @@ LogicalResult Exporter::emit(Operation *op) {
       })
       .Case([&](FillLikeOp o) {
         std::string shape = tmp("Shape", {in(0)});
-        n = node("ConstantOfShape", {shape}, {out()});
-        auto *a = n->add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto::TENSOR);
-        auto typed = cast<TypedAttr>(o.getValue());
-        auto type = RankedTensorType::get({1}, typed.getType());
-        fillTensor(*a->mutable_t(), DenseElementsAttr::get(type, typed));
+        setFillValue(node("ConstantOfShape", {shape}, {out()}), o.getValue());
         return success();
       })
       .Case([&](RsqrtOp) {
@@ -634,6 +659,13 @@ LogicalResult Exporter::emit(Operation *op) {
         setInt(n, "upper", o.getUpper());
         return success();
       })
+      .Case([&](DynamicResizeOp o) -> LogicalResult {
+        bool bySizes = isa<IntegerType>(elemOf(o.getParam()));
+        n = node("Resize",
+                 {in(0), "", bySizes ? "" : in(1), bySizes ? in(1) : ""},
+                 {out()});
+        return setResizeAttrs(n, o);
+      })
       .Case([&](ResizeOp o) -> LogicalResult {
         ArrayRef<int64_t> sizes = o.getSizes();
         std::string scalesIn, sizesIn;
@@ -653,16 +685,7 @@ LogicalResult Exporter::emit(Operation *op) {
           sizesIn = ints(result.getShape());
         }
         n = node("Resize", {in(0), "", scalesIn, sizesIn}, {out()});
-        setString(n, "mode", stringifyResizeMode(o.getMode()));
-        setString(n, "coordinate_transformation_mode",
-                  stringifyCoordinateMode(o.getCoordinateMode()));
-        setString(n, "nearest_mode", stringifyNearestMode(o.getNearestMode()));
-        setFloat(n, "cubic_coeff_a", o.getCubicCoeffA().convertToDouble());
-        setInt(n, "exclude_outside", o.getExcludeOutside());
-        if (o.getCoordinateMode() == CoordinateMode::half_pixel_symmetric)
-          return op->emitError("coordinate mode half_pixel_symmetric needs "
-                               "ONNX opset 19");
-        return success();
+        return setResizeAttrs(n, o);
       })
       .Case([&](SqueezeOp o) {
         node("Squeeze", {in(0), ints(o.getAxes())}, {out()});
@@ -683,6 +706,61 @@ LogicalResult Exporter::emit(Operation *op) {
         if (o.getMode() == PadMode::constant)
           ins.push_back(scalar(o.getValue().convertToDouble(), elem));
         n = node("Pad", ins, {out()});
+        setString(n, "mode", stringifyPadMode(o.getMode()));
+        return success();
+      })
+      // Run-time shape parameters: the ONNX ops that take them as inputs
+      // (which want int64 where our operand may be i32).
+      .Case([&](DynamicReshapeOp o) {
+        n = node("Reshape", {in(0), int64In(1)}, {out()});
+        if (o.getAllowzero())
+          setInt(n, "allowzero", 1);
+        return success();
+      })
+      .Case([&](DynamicUnsqueezeOp) {
+        node("Unsqueeze", {in(0), int64In(1)}, {out()});
+        return success();
+      })
+      .Case([&](DynamicSqueezeOp) {
+        node("Squeeze", {in(0), int64In(1)}, {out()});
+        return success();
+      })
+      .Case([&](DynamicSliceOp) {
+        node("Slice", {in(0), in(1), in(2), in(3), in(4)}, {out()});
+        return success();
+      })
+      .Case([&](DynamicReduceSumOp o) {
+        n = node("ReduceSum", {in(0), int64In(1)}, {out()});
+        setInt(n, "keepdims", o.getKeepdims());
+        if (o.getNoopWithEmptyAxes())
+          setInt(n, "noop_with_empty_axes", 1);
+        return success();
+      })
+      .Case([&](DynamicCumSumOp o) {
+        n = node("CumSum", {in(0), in(1)}, {out()});
+        setInt(n, "exclusive", o.getExclusive());
+        setInt(n, "reverse", o.getReverse());
+        return success();
+      })
+      .Case([&](DynamicFillOp o) {
+        setFillValue(node("ConstantOfShape", {int64In(0)}, {out()}),
+                     o.getValue());
+        return success();
+      })
+      .Case([&](DynamicBroadcastOp) {
+        node("Expand", {in(0), int64In(1)}, {out()});
+        return success();
+      })
+      .Case([&](RangeOp) {
+        node("Range", {in(0), in(1), in(2)}, {out()});
+        return success();
+      })
+      .Case([&](DynamicTileOp) {
+        node("Tile", {in(0), int64In(1)}, {out()});
+        return success();
+      })
+      .Case([&](DynamicPadOp o) {
+        n = node("Pad", {in(0), int64In(1), in(2)}, {out()});
         setString(n, "mode", stringifyPadMode(o.getMode()));
         return success();
       })

@@ -88,6 +88,17 @@ std::optional<double> knownScalar(ImportContext &c, int i) {
   return (double)(*v->value_begin<APInt>()).getSExtValue();
 }
 
+/// True when input `i` is given and its value is known only at run time:
+/// neither known at import nor a shape vector tracked symbolically. Such
+/// parameters (a Reshape shape, Unsqueeze axes, Slice bounds given as graph
+/// inputs) go to the graph ops that take them as operands.
+bool atRunTime(ImportContext &c, int i) {
+  if (!c.hasInput(i))
+    return false;
+  const std::string &name = c.node->input(i);
+  return !c.known.count(name) && !c.symbolic.count(name);
+}
+
 /// Identity; of a tensor known at import, the output is known too (so a
 /// shape passed through Identity still folds).
 LogicalResult identity(ImportContext &c) {
@@ -428,6 +439,18 @@ enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 template <ReduceKind kind, bool axesInput>
 LogicalResult reduce(ImportContext &c) {
   Value x = c.input(0);
+  if (axesInput && atRunTime(c, 1)) {
+    if (kind != ReduceKind::Sum)
+      return c.error("axes known only at run time are supported for "
+                     "ReduceSum only");
+    if (rankOf(x) == 0) {
+      c.setOutput(0, x);
+      return success();
+    }
+    c.setOutput(0, c.b.dynamicReduceSum(x, c.input(1), c.attrInt("keepdims", 1),
+                                        c.attrInt("noop_with_empty_axes", 0)));
+    return success();
+  }
   auto knownAxes = axesOf(c, axesInput);
   if (failed(knownAxes))
     return failure();
@@ -504,6 +527,11 @@ template <bool isMax> LogicalResult argReduce(ImportContext &c) {
 
 LogicalResult reshape(ImportContext &c) {
   Value x = c.input(0);
+  if (atRunTime(c, 1)) {
+    c.setOutput(0,
+                c.b.dynamicReshape(x, c.input(1), c.attrInt("allowzero", 0)));
+    return success();
+  }
   if (auto sym = c.symbolicInput(1); sym && x && !c.knownInput(1)) {
     auto target = reshapeTarget(c, x, *sym);
     if (failed(target))
@@ -546,6 +574,10 @@ LogicalResult concat(ImportContext &c) {
 
 template <bool axesInput> LogicalResult squeeze(ImportContext &c) {
   Value x = c.input(0);
+  if (axesInput && atRunTime(c, 1)) {
+    c.setOutput(0, c.b.dynamicSqueeze(x, c.input(1)));
+    return success();
+  }
   auto knownAxes = axesOf(c, axesInput);
   if (failed(knownAxes))
     return failure();
@@ -568,6 +600,10 @@ template <bool axesInput> LogicalResult squeeze(ImportContext &c) {
 }
 
 template <bool axesInput> LogicalResult unsqueeze(ImportContext &c) {
+  if (axesInput && atRunTime(c, 1)) {
+    c.setOutput(0, c.b.dynamicUnsqueeze(c.input(0), c.input(1)));
+    return success();
+  }
   auto axes = axesOf(c, axesInput);
   if (failed(axes))
     return failure();
@@ -581,7 +617,32 @@ LogicalResult sliceV1(ImportContext &c) {
   return success();
 }
 
+/// Slice with bounds known only at run time; absent axes are [0, k) and
+/// absent steps 1.
+LogicalResult dynamicSlice(ImportContext &c) {
+  Value x = c.input(0), starts = c.input(1), ends = c.input(2);
+  if (!x || !starts || !ends)
+    return failure();
+  int64_t k = cast<RankedTensorType>(starts.getType()).getDimSize(0);
+  if (ShapedType::isDynamic(k))
+    return c.error("the starts of Slice must have a static length");
+  auto i64s = [&](ArrayRef<int64_t> values) {
+    auto type = RankedTensorType::get({(int64_t)values.size()},
+                                      IntegerType::get(&c.ctx, 64));
+    return c.b.constant(DenseElementsAttr::get(type, values));
+  };
+  SmallVector<int64_t> iota, ones(k, 1);
+  for (int64_t i = 0; i < k; ++i)
+    iota.push_back(i);
+  Value axes = c.hasInput(3) ? c.input(3) : i64s(iota);
+  Value steps = c.hasInput(4) ? c.input(4) : i64s(ones);
+  c.setOutput(0, c.b.dynamicSlice(x, starts, ends, axes, steps));
+  return success();
+}
+
 LogicalResult sliceV10(ImportContext &c) {
+  if (atRunTime(c, 1) || atRunTime(c, 2) || atRunTime(c, 3) || atRunTime(c, 4))
+    return dynamicSlice(c);
   auto starts = c.intsInput(1, "starts");
   auto ends = c.intsInput(2, "ends");
   if (failed(starts) || failed(ends))
@@ -759,6 +820,10 @@ LogicalResult expand(ImportContext &c) {
   Value x = c.input(0);
   if (!x)
     return failure();
+  if (atRunTime(c, 1)) {
+    c.setOutput(0, c.b.dynamicBroadcast(x, c.input(1)));
+    return success();
+  }
   FailureOr<SmallVector<int64_t>> shape = failure();
   if (auto sym = c.symbolicInput(1); sym && !c.knownInput(1)) {
     // A dynamic entry keeps x's dim at that (right-aligned) position when
@@ -811,6 +876,18 @@ LogicalResult pad(ImportContext &c) {
                                        : graph::PadMode::constant;
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return c.error("unsupported pad mode '" + mode + "'");
+  if (c.hasInput(3))
+    return c.error("the axes input of Pad is not supported");
+  if (atRunTime(c, 1) || atRunTime(c, 2)) {
+    Value x = c.input(0);
+    if (!x)
+      return failure();
+    Value value = c.hasInput(2) ? c.input(2) : scalarLike(c, x, 0);
+    if (value && cast<RankedTensorType>(value.getType()).getRank() != 0)
+      value = c.b.reshape(value, {});
+    c.setOutput(0, c.b.dynamicPad(x, c.input(1), value, m));
+    return success();
+  }
   auto pads = c.intsInput(1, "pads");
   if (failed(pads))
     return failure();
@@ -822,8 +899,6 @@ LogicalResult pad(ImportContext &c) {
                      "import");
     value = *v;
   }
-  if (c.hasInput(3))
-    return c.error("the axes input of Pad is not supported");
   c.setOutput(0, c.b.pad(c.input(0), *pads, m, value));
   return success();
 }
@@ -1046,6 +1121,10 @@ LogicalResult constantOfShape(ImportContext &c) {
     elem = dense.getElementType();
     scalar = *dense.value_begin<Attribute>();
   }
+  if (atRunTime(c, 0)) {
+    c.setOutput(0, c.b.dynamicFill(c.input(0), cast<TypedAttr>(scalar)));
+    return success();
+  }
   if (auto sym = c.symbolicInput(0); sym && !c.knownInput(0)) {
     double v = 0;
     if (auto f = dyn_cast<FloatAttr>(scalar))
@@ -1066,8 +1145,13 @@ LogicalResult constantOfShape(ImportContext &c) {
   return success();
 }
 
-/// Range with start, limit and delta known at import.
+/// Range: with start, limit and delta known at import, a known tensor;
+/// else graph.range.
 LogicalResult range(ImportContext &c) {
+  if (atRunTime(c, 0) || atRunTime(c, 1) || atRunTime(c, 2)) {
+    c.setOutput(0, c.b.range(c.input(0), c.input(1), c.input(2)));
+    return success();
+  }
   std::optional<double> v[3];
   for (int i = 0; i < 3; ++i) {
     v[i] = knownScalar(c, i);
@@ -1136,6 +1220,11 @@ template <bool splitInput> LogicalResult split(ImportContext &c) {
 /// the repeat count, and merge the pairs.
 LogicalResult tile(ImportContext &c) {
   Value x = c.input(0);
+  if (x && (atRunTime(c, 1) ||
+            !cast<RankedTensorType>(x.getType()).hasStaticShape())) {
+    c.setOutput(0, c.b.dynamicTile(x, c.input(1)));
+    return success();
+  }
   auto repeats = c.intsInput(1, "repeats");
   if (!x || failed(repeats))
     return failure();
@@ -1144,8 +1233,6 @@ LogicalResult tile(ImportContext &c) {
   if ((int64_t)repeats->size() != rank)
     return c.error("repeats has " + Twine(repeats->size()) +
                    " entries for rank " + Twine(rank));
-  if (!type.hasStaticShape())
-    return c.error("Tile of a tensor with dynamic dims is not supported");
   SmallVector<int64_t> axes, target, merged;
   for (int64_t i = 0; i < rank; ++i) {
     axes.push_back(2 * i);
@@ -1177,6 +1264,12 @@ LogicalResult modOp(ImportContext &c) {
 
 /// The axis input of CumSum (a scalar known at import).
 LogicalResult cumsum(ImportContext &c) {
+  if (atRunTime(c, 1)) {
+    c.setOutput(0, c.b.dynamicCumSum(c.input(0), c.input(1),
+                                     c.attrInt("exclusive", 0),
+                                     c.attrInt("reverse", 0)));
+    return success();
+  }
   auto axis = c.intsInput(1, "the axis of CumSum");
   if (failed(axis))
     return failure();
@@ -1331,7 +1424,21 @@ template <int version> LogicalResult resize(ImportContext &c) {
   if (!m || !cm || !nm)
     return c.error("unsupported mode '" + mode + "', coordinate mode '" +
                    coord + "' or nearest mode '" + nearest + "'");
-  auto scales = floatsInput(c, old ? 1 : 2, "the scales of Resize");
+  // Scales or sizes known only at run time.
+  int scalesAt = old ? 1 : 2;
+  bool sizesAtRunTime = !old && atRunTime(c, 3);
+  if (sizesAtRunTime || atRunTime(c, scalesAt)) {
+    if (!c.attrInts("axes").empty() ||
+        c.attrString("keep_aspect_ratio_policy", "stretch") != "stretch")
+      return c.error("Resize with run-time scales or sizes takes neither axes "
+                     "nor a keep_aspect_ratio_policy");
+    c.setOutput(0, c.b.dynamicResize(x, c.input(sizesAtRunTime ? 3 : scalesAt),
+                                     *m, *cm, *nm,
+                                     c.attrFloat("cubic_coeff_a", -0.75f),
+                                     c.attrInt("exclude_outside", 0)));
+    return success();
+  }
+  auto scales = floatsInput(c, scalesAt, "the scales of Resize");
   if (failed(scales))
     return failure();
   SmallVector<int64_t> sizes;

@@ -32,6 +32,17 @@ void *RunContext::slot(int64_t slot, int64_t bytes) {
   return s.data;
 }
 
+void RunContext::fail(const char *message) {
+  if (failure_.empty())
+    failure_ = message && *message ? message : "a run-time check failed";
+}
+
+std::string RunContext::takeFailure() {
+  std::string f;
+  f.swap(failure_);
+  return f;
+}
+
 size_t RunContext::bytes() const {
   size_t total = 0;
   for (const Slot &s : slots_)
@@ -81,4 +92,14 @@ _mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
     std::abort();
   }
   *result = {p, p, 0, bytes, 1};
+}
+
+/// Called by the generated code when a run-time check fails (a shape or
+/// axis given as an input that the model cannot take): the run's status
+/// carries `message`. The code goes on with safe sizes and returns.
+extern "C" __attribute__((visibility("default"))) void
+loom_rt_fail(const char *message) {
+  using loom::runtime::current;
+  static thread_local loom::runtime::RunContext fallback;
+  (current ? current : &fallback)->fail(message);
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace loom::runtime {
@@ -29,6 +30,11 @@ public:
   /// of memory.
   void *slot(int64_t slot, int64_t bytes);
   size_t bytes() const;
+  /// Records a failed run-time check of the code (the first one of a run
+  /// wins); see loom_rt_fail.
+  void fail(const char *message);
+  /// The recorded failure, or empty; clears it.
+  std::string takeFailure();
 
 private:
   struct Slot {
@@ -36,6 +42,7 @@ private:
     size_t capacity = 0;
   };
   std::vector<Slot> slots_;
+  std::string failure_;
 };
 
 /// Makes `context` the calling thread's current run context while alive.

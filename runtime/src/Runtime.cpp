@@ -433,6 +433,7 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   } else {
     session->cpu->entry()(args.data());
   }
+  std::string failure = context->takeFailure();
   session->contexts.release(std::move(context));
 
   // Copy each result out (its strides may be any), then free what the
@@ -498,6 +499,9 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     std::free(p);
   if (status)
     return status;
+  if (!failure.empty())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "the model rejected an input value: " + failure);
   for (size_t i = 0; i < num_outputs; ++i)
     outputs[i] = made[i].release();
   return nullptr;

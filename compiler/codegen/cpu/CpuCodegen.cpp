@@ -81,6 +81,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   // linalg.generic: one loop nest, no intermediate buffers.
   pm.addPass(createCpuFusionPass());
   pm.addPass(createCpuMathApproximationPass());
+  // Checks of run-time shape parameters report a status, never abort.
+  pm.addPass(createCpuRuntimeChecksPass());
 
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

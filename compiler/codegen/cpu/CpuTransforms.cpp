@@ -375,6 +375,7 @@ void registerCpuPasses() {
   PassRegistration<CpuProfileHooksPass>();
   registerPass([] { return createCpuMemoryPlanPass(); });
   registerCpuParallelLoopsPass();
+  registerCpuRuntimeChecksPass();
 }
 
 std::unique_ptr<Pass> createCpuProfileHooksPass() {

@@ -65,6 +65,12 @@ void registerCpuParallelLoopsPass();
 /// After lowering to LLVM: defines the dispatchers the pass above calls.
 mlir::LogicalResult addParallelDispatchers(mlir::ModuleOp module);
 
+/// Turns each cf.assert (a run-time check of a lowering) into a call of the
+/// runtime's loom_rt_fail(message) when it fails: the run returns an error
+/// status instead of aborting the process. See RuntimeChecks.cpp.
+std::unique_ptr<mlir::Pass> createCpuRuntimeChecksPass();
+void registerCpuRuntimeChecksPass();
+
 /// Registers the passes above under their flags (loom-cpu-fusion,
 /// loom-cpu-math-approximation, loom-cpu-library-calls,
 /// loom-cpu-profile-hooks, loom-cpu-memory-plan) for loom-opt.

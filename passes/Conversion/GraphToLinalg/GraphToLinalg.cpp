@@ -21,6 +21,7 @@
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -715,6 +716,34 @@ public:
         .Case([&](ResizeOp o) -> FailureOr<Value> { return resize(o); })
         .Case([&](TriluOp o) -> FailureOr<Value> { return trilu(o); })
         .Case([&](CumSumOp o) -> FailureOr<Value> { return cumsum(o); })
+        .Case([&](DynamicReshapeOp o) -> FailureOr<Value> {
+          return dynamicReshape(o);
+        })
+        .Case([&](DynamicUnsqueezeOp o) -> FailureOr<Value> {
+          return dynamicUnsqueeze(o);
+        })
+        .Case([&](DynamicSqueezeOp o) -> FailureOr<Value> {
+          return dynamicSqueeze(o);
+        })
+        .Case([&](DynamicSliceOp o) -> FailureOr<Value> {
+          return dynamicSlice(o);
+        })
+        .Case([&](DynamicReduceSumOp o) { return dynamicReduceSum(o); })
+        .Case([&](DynamicCumSumOp o) -> FailureOr<Value> {
+          return dynamicCumSum(o);
+        })
+        .Case(
+            [&](DynamicFillOp o) -> FailureOr<Value> { return dynamicFill(o); })
+        .Case([&](DynamicBroadcastOp o) -> FailureOr<Value> {
+          return dynamicBroadcast(o);
+        })
+        .Case([&](RangeOp o) -> FailureOr<Value> { return range(o); })
+        .Case(
+            [&](DynamicTileOp o) -> FailureOr<Value> { return dynamicTile(o); })
+        .Case([&](DynamicPadOp o) -> FailureOr<Value> { return dynamicPad(o); })
+        .Case([&](DynamicResizeOp o) -> FailureOr<Value> {
+          return dynamicResize(o);
+        })
         .Case([&](ConvOp o) -> FailureOr<Value> { return conv(o); })
         .Case([&](MaxPoolOp o) -> FailureOr<Value> {
           return pool(loc, o.getX(), o.getKernel(), o.getStrides(),
@@ -1435,12 +1464,14 @@ private:
   /// dim j along the axis. Quadratic in the axis length; fine for the
   /// sequence lengths cumsum sees (position ids, masks).
   Value cumsum(CumSumOp o) {
-    Location loc = o.getLoc();
-    MLIRContext *ctx = o.getContext();
-    Value x = o.getX();
-    RankedTensorType type = o.getType();
+    return cumsumAlong(o.getLoc(), o.getX(), o.getType(), o.getAxis(),
+                       o.getExclusive(), o.getReverse());
+  }
+  Value cumsumAlong(Location loc, Value x, RankedTensorType type, int64_t axis,
+                    bool exclusive, bool reverse) {
+    MLIRContext *ctx = rw.getContext();
     Type elem = type.getElementType();
-    int64_t rank = type.getRank(), axis = o.getAxis();
+    int64_t rank = type.getRank();
     SmallVector<AffineExpr> in;
     for (int64_t d = 0; d < rank; ++d)
       in.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
@@ -1452,11 +1483,10 @@ private:
     iterators[rank] = utils::IteratorType::reduction;
     Value init = filled(rw, loc, type, dynamicDimsOf(rw, loc, x),
                         scalarConst(rw, loc, elem, 0));
-    arith::CmpIPredicate p =
-        o.getReverse() ? (o.getExclusive() ? arith::CmpIPredicate::ugt
-                                           : arith::CmpIPredicate::uge)
-                       : (o.getExclusive() ? arith::CmpIPredicate::ult
-                                           : arith::CmpIPredicate::ule);
+    arith::CmpIPredicate p = reverse ? (exclusive ? arith::CmpIPredicate::ugt
+                                                  : arith::CmpIPredicate::uge)
+                                     : (exclusive ? arith::CmpIPredicate::ult
+                                                  : arith::CmpIPredicate::ule);
     return generic(rw, loc, init, x, maps, iterators,
                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                      Value taken = b.create<arith::CmpIOp>(
@@ -2019,15 +2049,100 @@ private:
     Location loc = o.getLoc();
     Value x = o.getX();
     RankedTensorType xt = tensorType(x), type = o.getType();
-    Type elem = type.getElementType(), f64 = rw.getF64Type();
-    int64_t rank = type.getRank();
+    Type f64 = rw.getF64Type();
     ArrayRef<double> scales = o.getScales();
     ArrayRef<int64_t> sizes = o.getSizes();
-    ResizeMode mode = o.getMode();
-    CoordinateMode coordMode = o.getCoordinateMode();
-    NearestMode nearestMode = o.getNearestMode();
-    double a = o.getCubicCoeffA().convertToDouble();
-    bool excludeOutside = o.getExcludeOutside();
+    return resizeWith(
+        loc, x, type, o.getMode(), o.getCoordinateMode(), o.getNearestMode(),
+        o.getCubicCoeffA().convertToDouble(), o.getExcludeOutside(),
+        [&](int64_t d, Value in, Value inF) -> std::optional<ResizeSize> {
+          if (scales[d] == 1 && (sizes[d] < 0 || sizes[d] == xt.getDimSize(d)))
+            return std::nullopt; // not resized
+          Value out;
+          if (!type.isDynamicDim(d)) {
+            out = indexConst(rw, loc, type.getDimSize(d));
+          } else {
+            // floor(in * scale); a dynamic output dim has no size.
+            Value f = rw.create<math::FloorOp>(
+                loc, rw.create<arith::MulFOp>(
+                         loc, inF, scalarConst(rw, loc, f64, scales[d])));
+            out = rw.create<arith::IndexCastOp>(
+                loc, rw.getIndexType(),
+                rw.create<arith::FPToSIOp>(loc, rw.getI64Type(), f));
+          }
+          Value scale =
+              scales[d] > 0 ? scalarConst(rw, loc, f64, scales[d]) : Value();
+          return ResizeSize{out, scale};
+        });
+  }
+
+  /// A resized dim's output size (index) and scale (f64; null for out /
+  /// in).
+  struct ResizeSize {
+    Value out, scale;
+  };
+
+  /// graph.dynamic_resize: every dim resized by the run-time scales (a
+  /// float operand) or sizes (an integer one).
+  Value dynamicResize(DynamicResizeOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Type f64 = rw.getF64Type();
+    Value param = o.getParam();
+    bool bySizes = isa<IntegerType>(tensorType(param).getElementType());
+    int64_t rank = o.getType().getRank();
+    SmallVector<Value> sizes, scales;
+    Value ok = ix.yes();
+    for (int64_t d = 0; d < rank; ++d) {
+      Value v = rw.create<tensor::ExtractOp>(
+          loc, param, ValueRange{indexConst(rw, loc, d)});
+      if (bySizes) {
+        Value n = rw.create<arith::IndexCastOp>(loc, rw.getIndexType(), v);
+        ok = ix.both(ok, ix.le(ix.c(0), n));
+        sizes.push_back(n);
+        continue;
+      }
+      v = convertScalar(rw, loc, v, f64);
+      // A positive, finite scale whose output size fits.
+      Value in = dimOf(rw, loc, o.getX(), d);
+      Value inF = rw.create<arith::SIToFPOp>(
+          loc, f64, rw.create<arith::IndexCastOp>(loc, rw.getI64Type(), in));
+      Value f =
+          rw.create<math::FloorOp>(loc, rw.create<arith::MulFOp>(loc, inF, v));
+      Value good = rw.create<arith::AndIOp>(
+          loc,
+          rw.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, v,
+                                   scalarConst(rw, loc, f64, 0)),
+          rw.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, f,
+                                   scalarConst(rw, loc, f64, 1e15)));
+      ok = ix.both(ok, good);
+      f = rw.create<arith::SelectOp>(loc, good, f,
+                                     scalarConst(rw, loc, f64, 0));
+      sizes.push_back(rw.create<arith::IndexCastOp>(
+          loc, rw.getIndexType(),
+          rw.create<arith::FPToSIOp>(loc, rw.getI64Type(), f)));
+      scales.push_back(v);
+    }
+    check(o, ok,
+          bySizes ? "a size is negative"
+                  : "a scale is not positive, or too large");
+    return resizeWith(
+        loc, o.getX(), o.getType(), o.getMode(), o.getCoordinateMode(),
+        o.getNearestMode(), o.getCubicCoeffA().convertToDouble(),
+        o.getExcludeOutside(),
+        [&](int64_t d, Value, Value) -> std::optional<ResizeSize> {
+          return ResizeSize{ix.sel(ok, sizes[d], ix.c(0)),
+                            bySizes ? Value() : scales[d]};
+        });
+  }
+
+  Value resizeWith(
+      Location loc, Value x, RankedTensorType type, ResizeMode mode,
+      CoordinateMode coordMode, NearestMode nearestMode, double a,
+      bool excludeOutside,
+      function_ref<std::optional<ResizeSize>(int64_t, Value, Value)> sizeOf) {
+    Type elem = type.getElementType(), f64 = rw.getF64Type();
+    int64_t rank = type.getRank();
     auto toF64 = [&](OpBuilder &b, Location l, Value index) -> Value {
       return b.create<arith::SIToFPOp>(
           l, f64, b.create<arith::IndexCastOp>(l, b.getI64Type(), index));
@@ -2035,29 +2150,18 @@ private:
     SmallVector<Value> outSizes;
     SmallVector<ResizedDim> resized;
     for (int64_t d = 0; d < rank; ++d) {
-      Value in = dimOf(rw, loc, x, d), inF = toF64(rw, loc, in), out;
-      bool identity =
-          scales[d] == 1 && (sizes[d] < 0 || sizes[d] == xt.getDimSize(d));
-      if (!type.isDynamicDim(d)) {
-        out = indexConst(rw, loc, type.getDimSize(d));
-      } else if (identity) {
-        out = in;
-        outSizes.push_back(out);
-      } else {
-        // floor(in * scale); a dynamic output dim has no size.
-        Value f = rw.create<math::FloorOp>(
-            loc, rw.create<arith::MulFOp>(
-                     loc, inF, scalarConst(rw, loc, f64, scales[d])));
-        out = rw.create<arith::IndexCastOp>(
-            loc, rw.getIndexType(),
-            rw.create<arith::FPToSIOp>(loc, rw.getI64Type(), f));
-        outSizes.push_back(out);
-      }
-      if (identity)
+      Value in = dimOf(rw, loc, x, d), inF = toF64(rw, loc, in);
+      std::optional<ResizeSize> size = sizeOf(d, in, inF);
+      if (!size) {
+        if (type.isDynamicDim(d))
+          outSizes.push_back(in);
         continue;
-      Value outF = toF64(rw, loc, out);
-      Value scale = scales[d] > 0
-                        ? scalarConst(rw, loc, f64, scales[d])
+      }
+      if (type.isDynamicDim(d))
+        outSizes.push_back(size->out);
+      Value outF = toF64(rw, loc, size->out);
+      Value scale = size->scale
+                        ? size->scale
                         : rw.create<arith::DivFOp>(loc, outF, inF).getResult();
       Value width = rw.create<arith::MulFOp>(loc, scale, inF);
       resized.push_back({d, in, inF, scale, width, outF});
@@ -2187,6 +2291,551 @@ private:
         });
   }
 
+  //===------------------------------------------------------------------===//
+  // Run-time shape parameters
+  //
+  // The parameters are read with tensor.extract and turned into index
+  // values. What ONNX calls an error (an axis out of range, a shape whose
+  // element count differs) becomes a cf.assert naming the op, which the
+  // CPU pipeline turns into a run-time error status (loom_rt_fail); the
+  // code goes on with sizes clamped to zero, so it never reads or writes
+  // out of bounds. Ops whose loop structure depends on an axis (a reduction
+  // over run-time axes, a cumsum along a run-time axis) switch over every
+  // possible axis set with scf.index_switch.
+  //===------------------------------------------------------------------===//
+
+  /// Index arithmetic at the rewriter's insertion point.
+  struct Ix {
+    OpBuilder &b;
+    Location loc;
+    Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+    Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+    Value sub(Value x, Value y) { return b.create<arith::SubIOp>(loc, x, y); }
+    Value mul(Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y); }
+    Value max(Value x, Value y) { return b.create<arith::MaxSIOp>(loc, x, y); }
+    Value min(Value x, Value y) { return b.create<arith::MinSIOp>(loc, x, y); }
+    Value clamp(Value x, Value lo, Value hi) { return min(max(x, lo), hi); }
+    Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+      return b.create<arith::CmpIOp>(loc, p, x, y);
+    }
+    Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+    Value lt(Value x, Value y) { return cmp(arith::CmpIPredicate::slt, x, y); }
+    Value le(Value x, Value y) { return cmp(arith::CmpIPredicate::sle, x, y); }
+    Value sel(Value c, Value x, Value y) {
+      return b.create<arith::SelectOp>(loc, c, x, y);
+    }
+    Value both(Value x, Value y) { return b.create<arith::AndIOp>(loc, x, y); }
+    Value either(Value x, Value y) { return b.create<arith::OrIOp>(loc, x, y); }
+    Value no(Value x) {
+      return b.create<arith::XOrIOp>(loc, x,
+                                     b.create<arith::ConstantIntOp>(loc, 1, 1));
+    }
+    Value yes() { return b.create<arith::ConstantIntOp>(loc, 1, 1); }
+    /// x / y for x >= 0 and y > 0.
+    Value div(Value x, Value y) { return b.create<arith::DivSIOp>(loc, x, y); }
+    /// `v` when >= 0, else v + n (an axis or bound counted from the end).
+    Value fromEnd(Value v, Value n) { return sel(lt(v, c(0)), add(v, n), v); }
+    /// values[i] for a run-time i (0 when out of range).
+    Value pick(ArrayRef<Value> values, Value i) {
+      Value r = c(0);
+      for (auto [j, v] : llvm::enumerate(values))
+        r = sel(eq(i, c(j)), v, r);
+      return r;
+    }
+  };
+
+  /// The entries of the integer parameter tensor `t` (rank 0 or 1, static
+  /// length) as index values.
+  SmallVector<Value> entries(Location loc, Value t) {
+    RankedTensorType type = tensorType(t);
+    SmallVector<Value> out;
+    int64_t n = type.getRank() == 0 ? 1 : type.getDimSize(0);
+    for (int64_t i = 0; i < n; ++i) {
+      SmallVector<Value> at;
+      if (type.getRank() == 1)
+        at.push_back(indexConst(rw, loc, i));
+      Value v = rw.create<tensor::ExtractOp>(loc, t, at);
+      out.push_back(rw.create<arith::IndexCastOp>(loc, rw.getIndexType(), v));
+    }
+    return out;
+  }
+
+  /// A run-time check: when `ok` is false the run fails with `what`,
+  /// prefixed with the op and its ONNX node.
+  void check(Operation *op, Value ok, const Twine &what) {
+    std::string where = op->getName().getStringRef().str();
+    Location loc = op->getLoc();
+    if (auto fused = dyn_cast<FusedLoc>(loc);
+        fused && !fused.getLocations().empty())
+      loc = fused.getLocations().front();
+    if (auto name = dyn_cast<NameLoc>(loc))
+      where += " (node '" + name.getName().str() + "')";
+    rw.create<cf::AssertOp>(op->getLoc(), ok, (where + ": " + what).str());
+  }
+
+  /// Axes `raw` normalized against `rank`, and whether all are in range and
+  /// distinct.
+  std::pair<SmallVector<Value>, Value> axesIn(Ix &ix, ArrayRef<Value> raw,
+                                              Value rank) {
+    SmallVector<Value> axes;
+    Value ok = ix.yes();
+    for (Value a : raw) {
+      Value n = ix.fromEnd(a, rank);
+      ok = ix.both(ok, ix.both(ix.le(ix.c(0), n), ix.lt(n, rank)));
+      for (Value prev : axes)
+        ok = ix.both(ok, ix.no(ix.eq(prev, n)));
+      axes.push_back(n);
+    }
+    return {axes, ok};
+  }
+
+  /// Sizes of `type`'s dynamic dims among `dims`.
+  static SmallVector<Value> dynamicOnly(RankedTensorType type,
+                                        ArrayRef<Value> dims) {
+    SmallVector<Value> out;
+    for (auto [i, d] : llvm::enumerate(dims))
+      if (type.isDynamicDim(i))
+        out.push_back(d);
+    return out;
+  }
+
+  /// `x` reshaped to `dims` (index values, one per result dim); zero dims
+  /// when `ok` is false, so a failed check reads nothing.
+  Value reshapeChecked(Location loc, Value x, RankedTensorType type,
+                       SmallVector<Value> dims, Value ok) {
+    Ix ix{rw, loc};
+    for (Value &d : dims)
+      d = ix.sel(ok, d, ix.c(0));
+    auto shapeType = RankedTensorType::get({type.getRank()}, rw.getIndexType());
+    Value shape = rw.create<tensor::FromElementsOp>(loc, shapeType, dims);
+    return rw.create<tensor::ReshapeOp>(loc, type, x, shape);
+  }
+
+  SmallVector<Value> dimsOf(Location loc, Value x) {
+    SmallVector<Value> dims;
+    for (int64_t i = 0; i < tensorType(x).getRank(); ++i)
+      dims.push_back(dimOf(rw, loc, x, i));
+    return dims;
+  }
+
+  Value product(Ix &ix, ArrayRef<Value> values) {
+    Value p = ix.c(1);
+    for (Value v : values)
+      p = ix.mul(p, v);
+    return p;
+  }
+
+  Value dynamicReshape(DynamicReshapeOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    SmallVector<Value> in = dimsOf(loc, x), dims = entries(loc, o.getShape());
+    Value ok = ix.yes(), inferred = ix.c(0), known = ix.c(1);
+    Value minusOne = ix.c(-1);
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      // 0 copies the input's dim (unless allowzero).
+      if (!o.getAllowzero())
+        d = ix.sel(ix.eq(d, ix.c(0)), i < in.size() ? in[i] : ix.c(0), d);
+      ok = ix.both(ok, ix.le(minusOne, d));
+      known = ix.mul(known, ix.sel(ix.eq(d, minusOne), ix.c(1), d));
+      inferred = ix.add(inferred, ix.sel(ix.eq(d, minusOne), ix.c(1), ix.c(0)));
+    }
+    Value numel = product(ix, in);
+    ok = ix.both(ok, ix.le(inferred, ix.c(1)));
+    // The -1 dim: the element count over the others (0 when they are).
+    Value safeKnown = ix.sel(ix.eq(known, ix.c(0)), ix.c(1), known);
+    Value missing =
+        ix.sel(ix.eq(known, ix.c(0)), ix.c(0), ix.div(numel, safeKnown));
+    for (Value &d : dims)
+      d = ix.sel(ix.eq(d, minusOne), missing, d);
+    ok = ix.both(ok, ix.eq(product(ix, dims), numel));
+    check(o, ok,
+          "the shape has a negative entry, more than one -1, or another "
+          "element count than the input");
+    return reshapeChecked(loc, x, o.getType(), dims, ok);
+  }
+
+  Value dynamicUnsqueeze(DynamicUnsqueezeOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    SmallVector<Value> in = dimsOf(loc, x);
+    int64_t rank = o.getType().getRank();
+    auto [axes, ok] = axesIn(ix, entries(loc, o.getAxes()), ix.c(rank));
+    check(o, ok, "the axes are out of range or repeat one");
+    SmallVector<Value> dims;
+    Value before = ix.c(0); // axes before position p
+    for (int64_t p = 0; p < rank; ++p) {
+      Value isAxis = ix.no(ix.yes());
+      for (Value a : axes)
+        isAxis = ix.either(isAxis, ix.eq(a, ix.c(p)));
+      dims.push_back(
+          ix.sel(isAxis, ix.c(1), ix.pick(in, ix.sub(ix.c(p), before))));
+      before = ix.add(before, ix.sel(isAxis, ix.c(1), ix.c(0)));
+    }
+    return reshapeChecked(loc, x, o.getType(), dims, ok);
+  }
+
+  Value dynamicSqueeze(DynamicSqueezeOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    SmallVector<Value> in = dimsOf(loc, x);
+    int64_t rank = in.size(), outRank = o.getType().getRank();
+    auto [axes, ok] = axesIn(ix, entries(loc, o.getAxes()), ix.c(rank));
+    for (Value a : axes)
+      ok = ix.both(ok, ix.eq(ix.pick(in, a), ix.c(1)));
+    check(o, ok,
+          "the axes are out of range, repeat one, or name a dim "
+          "that is not 1");
+    SmallVector<Value> dims(outRank, ix.c(0));
+    Value before = ix.c(0);
+    for (int64_t p = 0; p < rank; ++p) {
+      Value isAxis = ix.no(ix.yes());
+      for (Value a : axes)
+        isAxis = ix.either(isAxis, ix.eq(a, ix.c(p)));
+      Value q = ix.sub(ix.c(p), before); // p's position in the result
+      for (int64_t j = 0; j < outRank; ++j)
+        dims[j] =
+            ix.sel(ix.both(ix.no(isAxis), ix.eq(q, ix.c(j))), in[p], dims[j]);
+      before = ix.add(before, ix.sel(isAxis, ix.c(1), ix.c(0)));
+    }
+    return reshapeChecked(loc, x, o.getType(), dims, ok);
+  }
+
+  Value dynamicSlice(DynamicSliceOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    SmallVector<Value> in = dimsOf(loc, x);
+    int64_t rank = in.size();
+    SmallVector<Value> starts = entries(loc, o.getStarts()),
+                       ends = entries(loc, o.getEnds()),
+                       steps = entries(loc, o.getSteps());
+    auto [axes, ok] = axesIn(ix, entries(loc, o.getAxes()), ix.c(rank));
+    for (Value st : steps)
+      ok = ix.both(ok, ix.no(ix.eq(st, ix.c(0))));
+    check(o, ok, "the axes are out of range or repeat one, or a step is 0");
+    SmallVector<Value> first, step, sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value n = in[d];
+      // The bounds of dim d: the entry whose axis is d, else all of it.
+      Value s = ix.c(0), e = n, k = ix.c(1);
+      for (size_t j = 0; j < axes.size(); ++j) {
+        Value mine = ix.eq(axes[j], ix.c(d));
+        s = ix.sel(mine, starts[j], s);
+        e = ix.sel(mine, ends[j], e);
+        k = ix.sel(mine, steps[j], k);
+      }
+      k = ix.sel(ix.eq(k, ix.c(0)), ix.c(1), k);
+      s = ix.fromEnd(s, n);
+      e = ix.fromEnd(e, n);
+      Value forward = ix.lt(ix.c(0), k);
+      Value last = ix.sub(n, ix.c(1));
+      // Forward: [s, e) clamped to [0, n]; backward: (e, s] clamped to
+      // [-1, n - 1]. Length: (span - 1) / |k| + 1 when span > 0.
+      Value sf = ix.clamp(s, ix.c(0), n), ef = ix.clamp(e, ix.c(0), n);
+      Value sb = ix.clamp(s, ix.c(0), last), eb = ix.clamp(e, ix.c(-1), last);
+      Value span = ix.sel(forward, ix.sub(ef, sf), ix.sub(sb, eb));
+      Value absK = ix.sel(forward, k, ix.sub(ix.c(0), k));
+      Value len =
+          ix.sel(ix.lt(ix.c(0), span),
+                 ix.add(ix.div(ix.sub(span, ix.c(1)), absK), ix.c(1)), ix.c(0));
+      first.push_back(ix.sel(forward, sf, sb));
+      step.push_back(k);
+      sizes.push_back(ix.sel(ok, len, ix.c(0)));
+    }
+    return tabulate(rw, loc, o.getType(), sizes,
+                    [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+                      Ix bx{b, l};
+                      SmallVector<Value> at;
+                      for (int64_t d = 0; d < rank; ++d)
+                        at.push_back(bx.add(first[d], bx.mul(i[d], step[d])));
+                      return b.create<tensor::ExtractOp>(l, x, at);
+                    });
+  }
+
+  /// An scf.index_switch on `key` with one case per entry of `cases`, each
+  /// building its `type` result with `build(case)`; the default yields an
+  /// empty tensor (the run has failed a check by then).
+  Value switchOn(Location loc, Value key, ArrayRef<int64_t> cases,
+                 RankedTensorType type, function_ref<Value(int64_t)> build) {
+    auto sw = rw.create<scf::IndexSwitchOp>(loc, TypeRange{type}, key, cases,
+                                            cases.size());
+    OpBuilder::InsertionGuard guard(rw);
+    for (auto [i, c] : llvm::enumerate(cases)) {
+      rw.createBlock(&sw.getCaseRegions()[i]);
+      Value v = build(c);
+      if (v.getType() != type)
+        v = rw.create<tensor::CastOp>(loc, type, v);
+      rw.create<scf::YieldOp>(loc, v);
+    }
+    rw.createBlock(&sw.getDefaultRegion());
+    SmallVector<Value> zeros(type.getNumDynamicDims(), indexConst(rw, loc, 0));
+    rw.create<scf::YieldOp>(loc, emptyOf(rw, loc, type, zeros));
+    return sw.getResult(0);
+  }
+
+  FailureOr<Value> dynamicReduceSum(DynamicReduceSumOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    RankedTensorType xt = tensorType(x), type = o.getType();
+    int64_t rank = xt.getRank();
+    bool keepdims = o.getKeepdims();
+    // The static result type of reducing `axes`.
+    auto reducedType = [&](ArrayRef<int64_t> axes) {
+      SmallVector<int64_t> shape;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!llvm::is_contained(axes, d))
+          shape.push_back(xt.getDimSize(d));
+        else if (keepdims)
+          shape.push_back(1);
+      }
+      return xt.clone(shape);
+    };
+    auto reduceOver = [&](ArrayRef<int64_t> axes) -> Value {
+      if (axes.empty())
+        return x;
+      return reduce(loc, ReduceKind::Sum, x, axes, keepdims, reducedType(axes));
+    };
+    SmallVector<Value> raw = entries(loc, o.getAxes());
+    if (raw.empty()) {
+      Value r = o.getNoopWithEmptyAxes() ? x : reduceOver(dimRange(0, rank));
+      return rw.create<tensor::CastOp>(loc, type, r).getResult();
+    }
+    // Every set of k distinct axes, keyed by its bit mask.
+    int64_t k = raw.size();
+    SmallVector<int64_t> masks;
+    for (int64_t m = 0; m < (int64_t(1) << rank); ++m)
+      if (llvm::popcount(uint64_t(m)) == k)
+        masks.push_back(m);
+    if (masks.size() > 256)
+      return o.emitError() << "run-time axes over rank " << rank
+                           << " have too many possible sets to compile";
+    auto [axes, ok] = axesIn(ix, raw, ix.c(rank));
+    check(o, ok, "the axes are out of range or repeat one");
+    Value key = ix.c(0);
+    for (Value a : axes)
+      key = ix.add(key, rw.create<arith::ShLIOp>(loc, ix.c(1), a));
+    return switchOn(loc, key, masks, type, [&](int64_t m) {
+      SmallVector<int64_t> set;
+      for (int64_t d = 0; d < rank; ++d)
+        if (m & (int64_t(1) << d))
+          set.push_back(d);
+      return reduceOver(set);
+    });
+  }
+
+  Value dynamicCumSum(DynamicCumSumOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    RankedTensorType type = o.getType();
+    int64_t rank = type.getRank();
+    auto [axes, ok] = axesIn(ix, entries(loc, o.getAxis()), ix.c(rank));
+    check(o, ok, "the axis is out of range");
+    return switchOn(loc, axes.front(), dimRange(0, rank), type,
+                    [&](int64_t axis) {
+                      return cumsumAlong(loc, o.getX(), type, axis,
+                                         o.getExclusive(), o.getReverse());
+                    });
+  }
+
+  Value dynamicFill(DynamicFillOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    SmallVector<Value> dims = entries(loc, o.getShape());
+    Value ok = ix.yes();
+    for (Value &d : dims) {
+      ok = ix.both(ok, ix.le(ix.c(0), d));
+      d = ix.max(d, ix.c(0));
+    }
+    check(o, ok, "the shape has a negative entry");
+    Value value =
+        rw.create<arith::ConstantOp>(loc, cast<TypedAttr>(o.getValue()));
+    return filled(rw, loc, o.getType(), dims, value);
+  }
+
+  Value dynamicBroadcast(DynamicBroadcastOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    RankedTensorType type = o.getType();
+    SmallVector<Value> in = dimsOf(loc, x), shape = entries(loc, o.getShape());
+    int64_t rank = type.getRank(), xr = in.size(), n = shape.size();
+    SmallVector<Value> dims, xOne;
+    Value ok = ix.yes();
+    for (int64_t p = 0; p < rank; ++p) {
+      Value xd = p - (rank - xr) >= 0 ? in[p - (rank - xr)] : ix.c(1);
+      Value sd = p - (rank - n) >= 0 ? shape[p - (rank - n)] : ix.c(1);
+      Value one = ix.eq(xd, ix.c(1));
+      ok = ix.both(
+          ok, ix.either(one, ix.either(ix.eq(sd, ix.c(1)), ix.eq(sd, xd))));
+      ok = ix.both(ok, ix.le(ix.c(0), sd));
+      dims.push_back(ix.sel(one, ix.max(sd, ix.c(0)), xd));
+      if (p - (rank - xr) >= 0)
+        xOne.push_back(one);
+    }
+    check(o, ok, "the shape does not broadcast with the input");
+    for (Value &d : dims)
+      d = ix.sel(ok, d, ix.c(0));
+    return tabulate(rw, loc, type, dynamicOnly(type, dims),
+                    [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+                      Ix bx{b, l};
+                      SmallVector<Value> at;
+                      for (int64_t d = 0; d < xr; ++d)
+                        at.push_back(
+                            bx.sel(xOne[d], bx.c(0), i[rank - xr + d]));
+                      return b.create<tensor::ExtractOp>(l, x, at);
+                    });
+  }
+
+  Value range(RangeOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Type elem = o.getType().getElementType();
+    auto scalar = [&](Value t) -> Value {
+      return rw.create<tensor::ExtractOp>(loc, t, ValueRange{});
+    };
+    Value start = scalar(o.getStart()), limit = scalar(o.getLimit()),
+          delta = scalar(o.getDelta());
+    Value zero = scalarConst(rw, loc, elem, 0), count, ok;
+    if (isa<FloatType>(elem)) {
+      ok =
+          rw.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, delta, zero);
+      Value q = rw.create<arith::DivFOp>(
+          loc, rw.create<arith::SubFOp>(loc, limit, start), delta);
+      q = rw.create<math::CeilOp>(loc, q);
+      // NaN or huge counts become 0 with the failed check below.
+      Value f64 = convertScalar(rw, loc, q, rw.getF64Type());
+      Value finite = rw.create<arith::CmpFOp>(
+          loc, arith::CmpFPredicate::OLT, f64,
+          rw.create<arith::ConstantOp>(loc, rw.getF64FloatAttr(1e15)));
+      ok = ix.both(ok, finite);
+      f64 = rw.create<arith::SelectOp>(
+          loc, finite, f64,
+          rw.create<arith::ConstantOp>(loc, rw.getF64FloatAttr(0)));
+      count = rw.create<arith::IndexCastOp>(
+          loc, rw.getIndexType(),
+          rw.create<arith::FPToSIOp>(loc, rw.getI64Type(), f64));
+    } else {
+      ok = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, delta, zero);
+      Value one = scalarConst(rw, loc, elem, 1);
+      Value safe = rw.create<arith::SelectOp>(loc, ok, delta, one);
+      // ceil((limit - start) / delta): the truncated quotient, one up when
+      // the remainder is left and has delta's sign.
+      Value span = rw.create<arith::SubIOp>(loc, limit, start);
+      Value q = rw.create<arith::DivSIOp>(loc, span, safe);
+      Value rem = rw.create<arith::RemSIOp>(loc, span, safe);
+      auto negative = [&](Value v) -> Value {
+        return rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v,
+                                        zero);
+      };
+      Value up = rw.create<arith::AndIOp>(
+          loc,
+          rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, rem, zero),
+          rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, negative(rem),
+                                   negative(safe)));
+      q = rw.create<arith::SelectOp>(loc, up,
+                                     rw.create<arith::AddIOp>(loc, q, one), q);
+      count = rw.create<arith::IndexCastOp>(loc, rw.getIndexType(), q);
+    }
+    check(o, ok, "delta is 0, or the count is not finite");
+    count = ix.sel(ok, ix.max(count, ix.c(0)), ix.c(0));
+    return tabulate(rw, loc, o.getType(), {count},
+                    [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+                      Value f =
+                          b.create<arith::IndexCastOp>(l, b.getI64Type(), i[0]);
+                      f = convertScalar(b, l, f, elem);
+                      return addScalar(b, l, start, mulScalar(b, l, f, delta));
+                    });
+  }
+
+  Value dynamicTile(DynamicTileOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    SmallVector<Value> in = dimsOf(loc, x), reps = entries(loc, o.getRepeats());
+    Value ok = ix.yes();
+    SmallVector<Value> dims;
+    for (auto [n, r] : llvm::zip(in, reps)) {
+      ok = ix.both(ok, ix.le(ix.c(0), r));
+      dims.push_back(ix.mul(n, ix.max(r, ix.c(0))));
+    }
+    check(o, ok, "a repeat count is negative");
+    return tabulate(rw, loc, o.getType(), dims,
+                    [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+                      SmallVector<Value> at;
+                      for (auto [d, n] : llvm::enumerate(in))
+                        at.push_back(b.create<arith::RemUIOp>(l, i[d], n));
+                      return b.create<tensor::ExtractOp>(l, x, at);
+                    });
+  }
+
+  Value dynamicPad(DynamicPadOp o) {
+    Location loc = o.getLoc();
+    Ix ix{rw, loc};
+    Value x = o.getX();
+    SmallVector<Value> in = dimsOf(loc, x), pads = entries(loc, o.getPads());
+    int64_t rank = in.size();
+    PadMode mode = o.getMode();
+    Value ok = ix.yes();
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value size = ix.add(in[d], ix.add(pads[d], pads[rank + d]));
+      ok = ix.both(ok, ix.le(ix.c(0), size));
+      // Reflect and edge read the input: it must have elements (reflect:
+      // more than the pads).
+      Value empty = ix.eq(in[d], ix.c(0));
+      if (mode != PadMode::constant)
+        ok = ix.both(ok, ix.either(ix.no(empty), ix.eq(size, ix.c(0))));
+      if (mode == PadMode::reflect)
+        ok = ix.both(
+            ok, ix.both(ix.lt(pads[d], in[d]), ix.lt(pads[rank + d], in[d])));
+      dims.push_back(size);
+    }
+    check(o, ok,
+          "the pads make a negative size or, with reflect or edge, "
+          "reach past the input");
+    for (Value &d : dims)
+      d = ix.sel(ok, d, ix.c(0));
+    Value value = rw.create<tensor::ExtractOp>(loc, o.getValue(), ValueRange{});
+    Type elem = o.getType().getElementType();
+    return tabulate(
+        rw, loc, o.getType(), dims,
+        [&](OpBuilder &b, Location l, ValueRange i) -> Value {
+          Ix bx{b, l};
+          SmallVector<Value> at;
+          Value inside = bx.yes();
+          for (int64_t d = 0; d < rank; ++d) {
+            Value p = bx.sub(i[d], pads[d]), last = bx.sub(in[d], bx.c(1));
+            if (mode == PadMode::constant) {
+              inside =
+                  bx.both(inside, bx.both(bx.le(bx.c(0), p), bx.lt(p, in[d])));
+            } else if (mode == PadMode::reflect) {
+              // |p|, then mirrored at the last element: last - |last - p|.
+              p = bx.max(p, bx.sub(bx.c(0), p));
+              Value over = bx.sub(last, p);
+              p = bx.sub(last, bx.max(over, bx.sub(bx.c(0), over)));
+            }
+            at.push_back(bx.clamp(p, bx.c(0), bx.max(last, bx.c(0))));
+          }
+          if (mode != PadMode::constant)
+            return b.create<tensor::ExtractOp>(l, x, at);
+          auto read = b.create<scf::IfOp>(
+              l, inside,
+              [&](OpBuilder &tb, Location tl) {
+                tb.create<scf::YieldOp>(
+                    tl, tb.create<tensor::ExtractOp>(tl, x, at).getResult());
+              },
+              [&](OpBuilder &eb, Location el) {
+                eb.create<scf::YieldOp>(el, value);
+              });
+          (void)elem;
+          return read.getResult(0);
+        });
+  }
+
   IRRewriter &rw;
 };
 
@@ -2199,9 +2848,9 @@ struct GraphToLinalgPass
     return "Lower graph ops to linalg, tensor, arith and math on tensors";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry
-        .insert<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
-                scf::SCFDialect, tensor::TensorDialect>();
+    registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
+                    linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                    tensor::TensorDialect>();
   }
 
   void runOnOperation() override {

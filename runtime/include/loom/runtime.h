@@ -122,7 +122,10 @@ loom_status loom_session_output_info(const loom_session *session, size_t index,
 /* Runs the model. `inputs` holds one tensor per input, in signature order;
  * their dtypes and shapes are checked (dynamic dims may take any size, and
  * dims sharing a name must agree). On success `outputs` receives one new
- * tensor per output, owned by the caller. On failure no output is set. */
+ * tensor per output, owned by the caller. On failure no output is set.
+ * Values the model checks only when it runs (a Reshape shape, Slice
+ * bounds or axes passed as inputs) give LOOM_INVALID_ARGUMENT with a
+ * message naming the op and its ONNX node. */
 loom_status loom_session_run(loom_session *session,
                              const loom_tensor *const *inputs,
                              size_t num_inputs, loom_tensor **outputs,
