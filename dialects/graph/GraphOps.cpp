@@ -1392,6 +1392,28 @@ LogicalResult DynamicPadOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult DynamicTopKOp::inferReturnTypes(MLIRContext *ctx,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto x = tensorOf(adaptor.getX());
+  int64_t axis = adaptor.getAxis();
+  // dynamic_top_k_c1: 0 <= axis < rank.
+  if (axis < 0 || axis >= x.getRank())
+    return fail("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(x.getRank()));
+  // dynamic_top_k_c2: k is one integer.
+  auto k = tensorOf(adaptor.getK());
+  if (k.getRank() > 1 || k.getNumElements() != 1)
+    return fail("k must hold exactly one integer");
+  SmallVector<int64_t> shape(x.getShape());
+  shape[axis] = kDyn;
+  types.push_back(x.clone(shape));
+  types.push_back(x.clone(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+
 LogicalResult DynamicResizeOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,

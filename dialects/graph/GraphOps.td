@@ -1336,4 +1336,25 @@ def Graph_DynamicResizeOp : Graph_DynamicOp<"dynamic_resize"> {
   }];
 }
 
+def Graph_DynamicTopKOp : Graph_DynamicOp<"dynamic_top_k"> {
+  let summary = "the k largest (or smallest) elements, k given as a tensor";
+  let description = [{
+    ONNX `TopK` with `k` known only at run time (one integer, rank 0 or 1,
+    `0 <= k <=` the axis dim); otherwise as `top_k`. The result's axis dim
+    is dynamic.
+
+    ```mlir
+    %v, %i = graph.dynamic_top_k %x, %k axis = 1
+        : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$x, Graph_IndexTensor:$k,
+                       I64Attr:$axis, UnitAttr:$smallest, UnitAttr:$unsorted);
+  let results = (outs Graph_NumericTensor:$values, Graph_IndexTensor:$indices);
+  let assemblyFormat = [{
+    $x `,` $k `axis` `=` $axis (`smallest` $smallest^)?
+    (`unsorted` $unsorted^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 #endif // LOOM_DIALECTS_GRAPH_GRAPHOPS_TD

@@ -600,23 +600,47 @@ Value GraphBuilder::cumsum(Value x, int64_t axis, bool exclusive,
   return build<CumSumOp>(x, attrs);
 }
 
+/// The attributes of top_k (with `k`) and dynamic_top_k (without).
+static SmallVector<NamedAttribute> topKAttrs(Builder &b,
+                                             std::optional<int64_t> k,
+                                             int64_t axis, bool largest,
+                                             bool sorted) {
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("axis", b.getI64IntegerAttr(axis))};
+  if (k)
+    attrs.push_back(b.getNamedAttr("k", b.getI64IntegerAttr(*k)));
+  if (!largest)
+    attrs.push_back(b.getNamedAttr("smallest", b.getUnitAttr()));
+  if (!sorted)
+    attrs.push_back(b.getNamedAttr("unsorted", b.getUnitAttr()));
+  return attrs;
+}
+
+static std::pair<Value, Value> bothResults(Operation *op) {
+  if (!op)
+    return {};
+  return {op->getResult(0), op->getResult(1)};
+}
+
 std::pair<Value, Value> GraphBuilder::topK(Value x, int64_t k, int64_t axis,
                                            bool largest, bool sorted) {
   auto t = tensorType(x, "top_k");
   int64_t a = t ? normalizeAxis(axis, t.getRank(), "top_k") : -1;
   if (a < 0)
     return {};
-  SmallVector<NamedAttribute> attrs = {
-      builder_.getNamedAttr("k", builder_.getI64IntegerAttr(k)),
-      builder_.getNamedAttr("axis", builder_.getI64IntegerAttr(a))};
-  if (!largest)
-    attrs.push_back(builder_.getNamedAttr("smallest", builder_.getUnitAttr()));
-  if (!sorted)
-    attrs.push_back(builder_.getNamedAttr("unsorted", builder_.getUnitAttr()));
-  Operation *op = buildOp<TopKOp>(x, attrs);
-  if (!op)
+  return bothResults(
+      buildOp<TopKOp>(x, topKAttrs(builder_, k, a, largest, sorted)));
+}
+
+std::pair<Value, Value> GraphBuilder::dynamicTopK(Value x, Value k,
+                                                  int64_t axis, bool largest,
+                                                  bool sorted) {
+  auto t = tensorType(x, "dynamic_top_k");
+  int64_t a = t ? normalizeAxis(axis, t.getRank(), "dynamic_top_k") : -1;
+  if (a < 0)
     return {};
-  return {op->getResult(0), op->getResult(1)};
+  return bothResults(buildOp<DynamicTopKOp>(
+      {x, k}, topKAttrs(builder_, std::nullopt, a, largest, sorted)));
 }
 
 Value GraphBuilder::trilu(Value x, bool upper, int64_t k) {

@@ -238,6 +238,11 @@ public:
   mlir::Value dynamicTile(mlir::Value x, mlir::Value repeats);
   mlir::Value dynamicPad(mlir::Value x, mlir::Value pads, mlir::Value value,
                          graph::PadMode mode = graph::PadMode::constant);
+  /// TopK with a run-time k.
+  std::pair<mlir::Value, mlir::Value> dynamicTopK(mlir::Value x, mlir::Value k,
+                                                  int64_t axis = -1,
+                                                  bool largest = true,
+                                                  bool sorted = true);
   /// ONNX Resize by run-time scales (a float `param`) or sizes (i64).
   mlir::Value
   dynamicResize(mlir::Value x, mlir::Value param, graph::ResizeMode mode,

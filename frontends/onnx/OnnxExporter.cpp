@@ -589,8 +589,13 @@ LogicalResult Exporter::emit(Operation *op) {
         setInt(n, "reverse", o.getReverse());
         return success();
       })
-      .Case([&](TopKOp o) {
-        n = node("TopK", {in(0), ints({o.getK()})}, {out(0), out(1)});
+      .Case<TopKOp, DynamicTopKOp>([&](auto o) {
+        std::string k;
+        if constexpr (std::is_same_v<decltype(o), TopKOp>)
+          k = ints({o.getK()});
+        else
+          k = int64In(1);
+        n = node("TopK", {in(0), k}, {out(0), out(1)});
         setInt(n, "axis", o.getAxis());
         setInt(n, "largest", !o.getSmallest());
         setInt(n, "sorted", !o.getUnsorted());

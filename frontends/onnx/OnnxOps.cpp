@@ -1188,6 +1188,30 @@ template <bool splitInput> LogicalResult split(ImportContext &c) {
   if (axis < 0 || axis >= type.getRank())
     return c.error("axis out of range");
   SmallVector<int64_t> sizes;
+  if (splitInput && atRunTime(c, 1)) {
+    // Run-time sizes: part i is the slice [start_i, start_i + split[i])
+    // with start = the exclusive cumsum of split.
+    Value split = c.input(1);
+    if (!split)
+      return failure();
+    auto st = cast<RankedTensorType>(split.getType());
+    if (st.getRank() != 1 || st.getDimSize(0) != c.node->output_size())
+      return c.error("Split has " + Twine(c.node->output_size()) +
+                     " outputs but its split input is not 1-D of that length");
+    Value starts = c.b.cumsum(split, 0, /*exclusive=*/true);
+    auto one = [&](int64_t v) {
+      auto t = RankedTensorType::get({1}, st.getElementType());
+      return c.b.constant(
+          DenseElementsAttr::get(t, IntegerAttr::get(st.getElementType(), v)));
+    };
+    Value axes = one(axis), steps = one(1);
+    for (int64_t i = 0; i < c.node->output_size(); ++i) {
+      Value start = c.b.slice(starts, {i}, {i + 1});
+      Value end = c.b.add(start, c.b.slice(split, {i}, {i + 1}));
+      c.setOutput(i, c.b.dynamicSlice(x, start, end, axes, steps));
+    }
+    return success();
+  }
   if (splitInput && c.hasInput(1)) {
     auto known = c.intsInput(1, "split");
     if (failed(known))
@@ -1283,6 +1307,14 @@ LogicalResult cumsum(ImportContext &c) {
 
 /// TopK: k is an attribute before opset 10, then an input known at import.
 template <bool kInput> LogicalResult topK(ImportContext &c) {
+  if (kInput && atRunTime(c, 1)) {
+    auto [values, indices] =
+        c.b.dynamicTopK(c.input(0), c.input(1), c.attrInt("axis", -1),
+                        c.attrInt("largest", 1), c.attrInt("sorted", 1));
+    c.setOutput(0, values);
+    c.setOutput(1, indices);
+    return success();
+  }
   int64_t k = c.attrInt("k", -1);
   if (kInput) {
     auto known = c.intsInput(1, "K of TopK");

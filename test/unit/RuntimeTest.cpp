@@ -191,4 +191,48 @@ TEST_F(RuntimeTest, BadInputsAreStatuses) {
   }
 }
 
+/// A run-time check that fails (a Reshape shape given as an input with
+/// another element count) is a status; the same session then runs a good
+/// shape.
+TEST(RuntimeChecksTest, FailedCheckIsAStatusAndTheSessionGoesOn) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  GraphBuilder b(ctx, "reshape");
+  mlir::Value x = b.input("x", {2, 3});
+  mlir::Value shape = b.input("shape", {2}, DType::i64);
+  b.output("y", b.dynamicReshape(x, shape));
+  auto module = b.finish();
+  ASSERT_TRUE(succeeded(module)) << b.error();
+  std::string bytes;
+  ASSERT_TRUE(succeeded(compileToArtifact(**module, {}, bytes)));
+
+  Instance instance(1);
+  Session session;
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("checks", "loom", path));
+  std::ofstream(path.str().str(), std::ios::binary) << bytes;
+  ASSERT_TRUE(Session::load(instance, path.str().str(), session));
+  llvm::sys::fs::remove(path);
+
+  float xs[] = {1, 2, 3, 4, 5, 6};
+  Tensor xt = Tensor::wrap(LOOM_DTYPE_F32, {2, 3}, xs, sizeof(xs));
+  int64_t bad[] = {4, 2}, good[] = {3, -1};
+  Tensor badShape = Tensor::wrap(LOOM_DTYPE_I64, {2}, bad, sizeof(bad));
+  Tensor goodShape = Tensor::wrap(LOOM_DTYPE_I64, {2}, good, sizeof(good));
+  std::vector<Tensor> out;
+  Status s = session.run({&xt, &badShape}, out);
+  EXPECT_EQ(s.code(), LOOM_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("graph.dynamic_reshape"), std::string::npos)
+      << s.message();
+  for (const Tensor &t : out)
+    EXPECT_EQ(t.get(), nullptr);
+  s = session.run({&xt, &goodShape}, out);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_FLOAT_EQ(out[0].data<float>()[5], 6);
+}
+
 } // namespace

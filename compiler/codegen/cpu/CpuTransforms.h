@@ -73,7 +73,8 @@ void registerCpuRuntimeChecksPass();
 
 /// Registers the passes above under their flags (loom-cpu-fusion,
 /// loom-cpu-math-approximation, loom-cpu-library-calls,
-/// loom-cpu-profile-hooks, loom-cpu-memory-plan) for loom-opt.
+/// loom-cpu-profile-hooks, loom-cpu-memory-plan, loom-cpu-parallel-loops,
+/// loom-cpu-runtime-checks) for loom-opt.
 void registerCpuPasses();
 
 /// The module attribute the profile-hooks pass writes.

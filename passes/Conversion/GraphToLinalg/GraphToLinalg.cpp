@@ -619,6 +619,8 @@ public:
   FailureOr<SmallVector<Value>> lowerAll(Operation *op) {
     if (auto o = dyn_cast<TopKOp>(op))
       return topK(o);
+    if (auto o = dyn_cast<DynamicTopKOp>(op))
+      return dynamicTopK(o);
     if (op->getNumResults() != 1)
       return failure();
     FailureOr<Value> lowered = lower(op);
@@ -1845,14 +1847,33 @@ private:
   /// permutation of [0, n); output j along the axis takes the element of
   /// rank j. The result is sorted, which `unsorted` allows.
   SmallVector<Value> topK(TopKOp o) {
+    return topKWith(o.getLoc(), o.getX(), o.getValues().getType(),
+                    o.getIndices().getType(), o.getAxis(), o.getSmallest(),
+                    Value());
+  }
+
+  /// dynamic_top_k: k checked against the axis dim, clamped into it.
+  SmallVector<Value> dynamicTopK(DynamicTopKOp o) {
     Location loc = o.getLoc();
-    MLIRContext *ctx = o.getContext();
-    Value x = o.getX();
-    RankedTensorType xt = tensorType(x), type = o.getValues().getType(),
-                     indexType = o.getIndices().getType();
+    Ix ix{rw, loc};
+    Value k = entries(loc, o.getK()).front();
+    Value dim = dimOf(rw, loc, o.getX(), o.getAxis());
+    Value ok = ix.both(ix.le(ix.c(0), k), ix.le(k, dim));
+    check(o, ok, "k is negative or larger than the axis dim");
+    return topKWith(loc, o.getX(), o.getValues().getType(),
+                    o.getIndices().getType(), o.getAxis(), o.getSmallest(),
+                    ix.sel(ok, k, ix.c(0)));
+  }
+
+  /// The top k along `axis`; `k` (an index) sizes a dynamic axis dim of
+  /// the results.
+  SmallVector<Value> topKWith(Location loc, Value x, RankedTensorType type,
+                              RankedTensorType indexType, int64_t axis,
+                              bool smallest, Value k) {
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType xt = tensorType(x);
     Type elem = xt.getElementType(), i64 = rw.getI64Type();
-    int64_t rank = xt.getRank(), axis = o.getAxis();
-    bool smallest = o.getSmallest();
+    int64_t rank = xt.getRank();
     // x with the axis dim replaced by loop dim `rank` of a rank+1 space.
     SmallVector<AffineExpr> along;
     for (int64_t d = 0; d < rank; ++d)
@@ -1908,7 +1929,8 @@ private:
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < rank; ++d)
       if (type.isDynamicDim(d))
-        sizes.push_back(rw.create<tensor::DimOp>(loc, x, d));
+        sizes.push_back(d == axis && k ? k
+                                       : rw.create<tensor::DimOp>(loc, x, d));
     Value values = filled(rw, loc, type, sizes, scalarConst(rw, loc, elem, 0));
     Value indices =
         filled(rw, loc, indexType, sizes, scalarConst(rw, loc, i64, 0));

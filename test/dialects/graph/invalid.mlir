@@ -1385,3 +1385,173 @@ func.func @resize_c2(%x: tensor<1x3x8x8xf32>) {
   %0 = graph.resize %x scales = [1.0, 1.0, 0.0, 2.0] sizes = [-1, -1, -1, -1] mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
   return
 }
+
+// -----
+
+// dynamic_reshape_c1: the shape is 1-D of static length.
+func.func @dynamic_reshape_c1(%x: tensor<2x3xf32>, %s: tensor<?xi64>) {
+  // expected-error @+2 {{'graph.dynamic_reshape' op shape must have a static length}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_reshape %x, %s : (tensor<2x3xf32>, tensor<?xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+// dynamic_unsqueeze_c1: the axes are 1-D.
+func.func @dynamic_unsqueeze_c1(%x: tensor<2x3xf32>, %a: tensor<1x1xi64>) {
+  // expected-error @+2 {{'graph.dynamic_unsqueeze' op axes must be a 1-D tensor, got rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_unsqueeze %x, %a : (tensor<2x3xf32>, tensor<1x1xi64>) -> tensor<?x?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_squeeze_c2: no more axes than dims.
+func.func @dynamic_squeeze_c2(%x: tensor<1xf32>, %a: tensor<2xi64>) {
+  // expected-error @+2 {{'graph.dynamic_squeeze' op 2 axes for a tensor of rank 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_squeeze %x, %a : (tensor<1xf32>, tensor<2xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// dynamic_slice_c1: starts, ends, axes and steps have one length.
+func.func @dynamic_slice_c1(%x: tensor<4x8xf32>, %a: tensor<1xi64>, %b: tensor<2xi64>) {
+  // expected-error @+2 {{'graph.dynamic_slice' op axes has 2 entries but starts has 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_slice %x, %a, %a, %b, %a : (tensor<4x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<2xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_reduce_sum_c2: no more axes than dims.
+func.func @dynamic_reduce_sum_c2(%x: tensor<4xf32>, %a: tensor<2xi64>) {
+  // expected-error @+2 {{'graph.dynamic_reduce_sum' op 2 axes for a tensor of rank 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_reduce_sum %x, %a keepdims : (tensor<4xf32>, tensor<2xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+// dynamic_cumsum_c1: the axis is one integer.
+func.func @dynamic_cumsum_c1(%x: tensor<4xf32>, %a: tensor<2xi64>) {
+  // expected-error @+2 {{'graph.dynamic_cumsum' op axis must hold exactly one integer}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_cumsum %x, %a : (tensor<4xf32>, tensor<2xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// dynamic_cumsum_c2: the operand is not a scalar.
+func.func @dynamic_cumsum_c2(%x: tensor<f32>, %a: tensor<i64>) {
+  // expected-error @+2 {{'graph.dynamic_cumsum' op operand must have rank >= 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_cumsum %x, %a : (tensor<f32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// dynamic_fill_c2: the value is a scalar of a graph element type.
+func.func @dynamic_fill_c2(%s: tensor<2xi64>) {
+  // expected-error @+2 {{'graph.dynamic_fill' op value must be a float or integer scalar of a graph element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_fill %s {value = 1 : i16} : (tensor<2xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_broadcast_c1: the shape is 1-D.
+func.func @dynamic_broadcast_c1(%x: tensor<3xf32>, %s: tensor<i64>) {
+  // expected-error @+2 {{'graph.dynamic_broadcast' op shape must be a 1-D tensor, got rank 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_broadcast %x, %s : (tensor<3xf32>, tensor<i64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// range_c1: start, limit and delta are scalars.
+func.func @range_c1(%a: tensor<1xf32>, %b: tensor<f32>) {
+  // expected-error @+2 {{'graph.range' op start, limit and delta must be scalars (rank 0)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.range %a, %b, %b : (tensor<1xf32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+// dynamic_tile_c1: one repeat per dim.
+func.func @dynamic_tile_c1(%x: tensor<2x3xf32>, %r: tensor<3xi64>) {
+  // expected-error @+2 {{'graph.dynamic_tile' op repeats has 3 entries for a tensor of rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_tile %x, %r : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_pad_c1: two pads per dim.
+func.func @dynamic_pad_c1(%x: tensor<2x3xf32>, %p: tensor<2xi64>, %v: tensor<f32>) {
+  // expected-error @+2 {{'graph.dynamic_pad' op pads has 2 entries for a tensor of rank 2 (2 per dim)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_pad %x, %p, %v mode = constant : (tensor<2x3xf32>, tensor<2xi64>, tensor<f32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_pad_c2: the value is a scalar of the operand's element type.
+func.func @dynamic_pad_c2(%x: tensor<2x3xf32>, %p: tensor<4xi64>, %v: tensor<i32>) {
+  // expected-error @+2 {{'graph.dynamic_pad' op value must be a scalar of the operand's element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_pad %x, %p, %v mode = constant : (tensor<2x3xf32>, tensor<4xi64>, tensor<i32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_resize_c1: one scale or size per dim.
+func.func @dynamic_resize_c1(%x: tensor<1x1x2x2xf32>, %s: tensor<2xf32>) {
+  // expected-error @+2 {{'graph.dynamic_resize' op the scales or sizes has 2 entries for a tensor of rank 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_resize %x, %s mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x1x2x2xf32>, tensor<2xf32>) -> tensor<?x?x?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_resize_c2: sizes are i64.
+func.func @dynamic_resize_c2(%x: tensor<1x1x2x2xf32>, %s: tensor<4xi32>) {
+  // expected-error @+2 {{'graph.dynamic_resize' op sizes must be i64}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dynamic_resize %x, %s mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x1x2x2xf32>, tensor<4xi32>) -> tensor<?x?x?x?xf32>
+  return
+}
+
+// -----
+
+// dynamic_top_k_c1: 0 <= axis < rank.
+func.func @dynamic_top_k_c1(%x: tensor<3x4xf32>, %k: tensor<1xi64>) {
+  // expected-error @+2 {{'graph.dynamic_top_k' op axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = graph.dynamic_top_k %x, %k axis = 2 : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  return
+}
+
+// -----
+
+// dynamic_top_k_c2: k is one integer.
+func.func @dynamic_top_k_c2(%x: tensor<3x4xf32>, %k: tensor<2xi64>) {
+  // expected-error @+2 {{'graph.dynamic_top_k' op k must hold exactly one integer}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = graph.dynamic_top_k %x, %k axis = 1 : (tensor<3x4xf32>, tensor<2xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  return
+}

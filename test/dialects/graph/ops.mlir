@@ -735,3 +735,53 @@ func.func @resize(%x: tensor<?x3x8x8xf32>) -> (tensor<?x3x16x16xf32>, tensor<?x3
   %1 = graph.resize %x scales = [1.0, 1.0, 0.625, 1.5] sizes = [-1, -1, 5, 12] mode = cubic coordinate_mode = align_corners nearest_mode = floor {cubic_coeff_a = -0.5 : f64, exclude_outside} : (tensor<?x3x8x8xf32>) -> tensor<?x3x5x12xf32>
   return %0, %1 : tensor<?x3x16x16xf32>, tensor<?x3x5x12xf32>
 }
+
+// Run-time shape parameters.
+
+// CHECK-LABEL: func.func @dynamic_shape_ops
+func.func @dynamic_shape_ops(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>,
+                             %a: tensor<1xi64>, %i: tensor<i32>,
+                             %p: tensor<6xi64>, %v: tensor<f32>) {
+  // CHECK: graph.dynamic_reshape %{{.*}}, %{{.*}} allowzero : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %0 = graph.dynamic_reshape %x, %s allowzero : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  // CHECK: graph.dynamic_unsqueeze %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?x?xf32>
+  %1 = graph.dynamic_unsqueeze %x, %a : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?x?xf32>
+  // CHECK: graph.dynamic_squeeze %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  %2 = graph.dynamic_squeeze %x, %a : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  // CHECK: graph.dynamic_slice %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %3 = graph.dynamic_slice %x, %a, %a, %a, %a : (tensor<2x3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  // CHECK: graph.dynamic_reduce_sum %{{.*}}, %{{.*}} keepdims : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %4 = graph.dynamic_reduce_sum %x, %a keepdims : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  // CHECK: graph.dynamic_reduce_sum %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  %5 = graph.dynamic_reduce_sum %x, %a : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  // CHECK: graph.dynamic_cumsum %{{.*}}, %{{.*}} exclusive reverse : (tensor<2x3x4xf32>, tensor<i32>) -> tensor<2x3x4xf32>
+  %6 = graph.dynamic_cumsum %x, %i exclusive reverse : (tensor<2x3x4xf32>, tensor<i32>) -> tensor<2x3x4xf32>
+  // CHECK: graph.dynamic_fill %{{.*}} {value = 1 : i32} : (tensor<2xi64>) -> tensor<?x?xi32>
+  %7 = graph.dynamic_fill %s {value = 1 : i32} : (tensor<2xi64>) -> tensor<?x?xi32>
+  // CHECK: graph.dynamic_broadcast %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x4xf32>
+  %8 = graph.dynamic_broadcast %x, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x4xf32>
+  // CHECK: graph.range %{{.*}}, %{{.*}}, %{{.*}} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  %9 = graph.range %v, %v, %v : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  // CHECK: graph.dynamic_pad %{{.*}}, %{{.*}}, %{{.*}} mode = reflect : (tensor<2x3x4xf32>, tensor<6xi64>, tensor<f32>) -> tensor<?x?x?xf32>
+  %10 = graph.dynamic_pad %x, %p, %v mode = reflect : (tensor<2x3x4xf32>, tensor<6xi64>, tensor<f32>) -> tensor<?x?x?xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @dynamic_tile_resize
+func.func @dynamic_tile_resize(%x: tensor<1x1x2x2xf32>, %r: tensor<4xi64>,
+                               %s: tensor<4xf32>) {
+  // CHECK: graph.dynamic_tile %{{.*}}, %{{.*}} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  %0 = graph.dynamic_tile %x, %r : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  // CHECK: graph.dynamic_resize %{{.*}}, %{{.*}} mode = linear coordinate_mode = half_pixel nearest_mode = round_prefer_floor : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<?x?x?x?xf32>
+  %1 = graph.dynamic_resize %x, %s mode = linear coordinate_mode = half_pixel nearest_mode = round_prefer_floor : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<?x?x?x?xf32>
+  // CHECK: graph.dynamic_resize %{{.*}}, %{{.*}} mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  %2 = graph.dynamic_resize %x, %r mode = nearest coordinate_mode = asymmetric nearest_mode = floor : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @dynamic_top_k
+func.func @dynamic_top_k(%x: tensor<3x4xf32>, %k: tensor<1xi64>) {
+  // CHECK: graph.dynamic_top_k %{{.*}}, %{{.*}} axis = 1 smallest : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  %v, %i = graph.dynamic_top_k %x, %k axis = 1 smallest : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  return
+}
