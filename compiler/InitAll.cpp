@@ -8,6 +8,7 @@
 #include "compiler/InitAll.h"
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
+#include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Transforms/Passes.h"
@@ -32,6 +33,7 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::LLVM::LLVMDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+  registry.insert<loom::exec::ExecDialect>();
   loom::codegen::registerCpuCodegenDialects(registry);
 }
 

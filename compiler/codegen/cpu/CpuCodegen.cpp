@@ -97,6 +97,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   pm.addPass(createCSEPass());
   pm.addPass(createCpuMemoryPlanPass());
+  pm.addPass(createExecToCpuPass());
   pm.addPass(createCpuParallelLoopsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());

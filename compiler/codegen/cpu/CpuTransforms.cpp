@@ -373,7 +373,7 @@ void registerCpuPasses() {
   PassRegistration<CpuMathApproximationPass>();
   PassRegistration<CpuLibraryCallsPass>();
   PassRegistration<CpuProfileHooksPass>();
-  registerPass([] { return createCpuMemoryPlanPass(); });
+  registerCpuCodegenPasses();
   registerCpuParallelLoopsPass();
   registerCpuRuntimeChecksPass();
 }

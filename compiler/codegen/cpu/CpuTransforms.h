@@ -36,12 +36,15 @@ std::unique_ptr<mlir::Pass> createCpuLibraryCallsPass();
 /// `loom.kernels`, indexed by id.
 std::unique_ptr<mlir::Pass> createCpuProfileHooksPass();
 
-/// On buffers, after deallocation: plans the intermediate buffers of each
-/// public function into one arena (static sizes, offsets from liveness) and
-/// reused slots (dynamic sizes), acquired from the runtime with
-/// loom_rt_slot; records the plan in the module attribute
-/// `loom.memory_plan`. See MemoryPlan.cpp.
-std::unique_ptr<mlir::Pass> createCpuMemoryPlanPass();
+/// --loom-cpu-memory-plan (MemoryPlan.cpp) and --loom-exec-to-cpu
+/// (ExecToCpu.cpp), declared in Passes.td: the memory plan as `exec` ops,
+/// then lowered to the runtime's slots.
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "compiler/codegen/cpu/Passes.h.inc"
+
+/// The module attribute where the memory plan records its plan for people
+/// (`loomc compile --print-memory-plan`).
 inline constexpr const char *kMemoryPlanAttr = "loom.memory_plan";
 
 /// The private declaration of the runtime function `name` of `type` in
@@ -73,8 +76,8 @@ void registerCpuRuntimeChecksPass();
 
 /// Registers the passes above under their flags (loom-cpu-fusion,
 /// loom-cpu-math-approximation, loom-cpu-library-calls,
-/// loom-cpu-profile-hooks, loom-cpu-memory-plan, loom-cpu-parallel-loops,
-/// loom-cpu-runtime-checks) for loom-opt.
+/// loom-cpu-profile-hooks, loom-cpu-memory-plan, loom-exec-to-cpu,
+/// loom-cpu-parallel-loops, loom-cpu-runtime-checks) for loom-opt.
 void registerCpuPasses();
 
 /// The module attribute the profile-hooks pass writes.

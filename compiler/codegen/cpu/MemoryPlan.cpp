@@ -13,20 +13,21 @@
 //    disjoint live ranges share a slot, whose size at run time is the
 //    largest of them.
 //
-// The arena is slot 0. Each slot comes from the runtime through
-// `loom_rt_slot(slot, bytes) -> memref<?xi8>`, which keeps the slots of a
-// run context across runs (runtime/src/Runtime.cpp): after the first run
-// nothing is allocated, and memory stays bounded by the plan. The plan is
-// recorded in the module attribute `loom.memory_plan`.
+// The arena is slot 0. The plan becomes IR: `exec.plan @f_plan` declares
+// the slots and each planned alloc becomes an `exec.buffer` at its place
+// (its deallocs go). --loom-exec-to-cpu (ExecToCpu.cpp) then asks the
+// runtime for the slots; a GPU backend can run the same plan as one device
+// arena. The plan is also recorded, for people, in the module attribute
+// `loom.memory_plan`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "dialects/exec/ExecOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -35,24 +36,18 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPUMEMORYPLANPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
-constexpr int64_t kAlignment = 64;
-constexpr const char *kSlotHook = "loom_rt_slot";
-
-int64_t alignUp(int64_t n) {
-  return (n + kAlignment - 1) / kAlignment * kAlignment;
-}
-
-/// Bytes per element as stored (i1 takes a byte).
-int64_t elementBytes(Type t) {
-  if (t.isIndex())
-    return 8;
-  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+int64_t alignUp(int64_t n, int64_t alignment) {
+  return (n + alignment - 1) / alignment * alignment;
 }
 
 struct Buffer {
-  memref::AllocOp alloc; // erased by the rewrite
+  memref::AllocOp alloc; // replaced by an exec.buffer
   MemRefType type;
   std::string source;          // "@node" or ""
   int64_t first = 0, last = 0; // positions in the block
@@ -111,25 +106,27 @@ bool overlaps(const Buffer &a, const Buffer &b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
-struct CpuMemoryPlanPass
-    : PassWrapper<CpuMemoryPlanPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuMemoryPlanPass)
-  StringRef getArgument() const final { return "loom-cpu-memory-plan"; }
-  StringRef getDescription() const final {
-    return "plan intermediate buffers into a reused arena and slots";
-  }
+struct CpuMemoryPlanPass : impl::CpuMemoryPlanPassBase<CpuMemoryPlanPass> {
+  using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      module.emitError("loom-cpu-memory-plan: alignment must be a power of "
+                       "two, got ")
+          << alignment;
+      return signalPassFailure();
+    }
+    SymbolTable symbols(module);
     SmallVector<Attribute> plans;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isDeclaration() && !func.isPrivate())
-        plans.push_back(plan(module, func));
+        plans.push_back(plan(symbols, func));
     module->setAttr(kMemoryPlanAttr,
                     ArrayAttr::get(module.getContext(), plans));
   }
 
-  DictionaryAttr plan(ModuleOp module, func::FuncOp func) {
+  DictionaryAttr plan(SymbolTable &symbols, func::FuncOp func) {
     MLIRContext *ctx = func.getContext();
     Block &block = func.getBody().front();
     DenseMap<Operation *, int64_t> position;
@@ -140,7 +137,9 @@ struct CpuMemoryPlanPass
     std::vector<Buffer> buffers;
     for (auto alloc : block.getOps<memref::AllocOp>()) {
       MemRefType type = alloc.getType();
-      if (!type.getLayout().isIdentity() || type.getMemorySpace())
+      Type element = type.getElementType();
+      if (!type.getLayout().isIdentity() || type.getMemorySpace() ||
+          !element.isIntOrIndexOrFloat())
         continue;
       Buffer b;
       b.alloc = alloc;
@@ -149,8 +148,7 @@ struct CpuMemoryPlanPass
       if (!liveRange(alloc, block, position, b))
         continue;
       if (type.hasStaticShape())
-        b.bytes = alignUp(type.getNumElements() *
-                          elementBytes(type.getElementType()));
+        b.bytes = alignUp(exec::getStaticBytes(type), alignment);
       buffers.push_back(std::move(b));
     }
 
@@ -195,56 +193,30 @@ struct CpuMemoryPlanPass
     }
 
     if (!buffers.empty())
-      rewrite(module, func, buffers, arena);
+      rewrite(symbols, func, buffers, arena,
+              static_cast<int64_t>(slotFreeAfter.size()));
     return report(ctx, func, buffers, arena, unshared,
                   static_cast<int64_t>(slotFreeAfter.size()));
   }
 
-  void rewrite(ModuleOp module, func::FuncOp func, std::vector<Buffer> &buffers,
-               int64_t arena) {
-    MLIRContext *ctx = func.getContext();
-    OpBuilder b(ctx);
-    auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-    declareRuntimeFunction(
-        module, kSlotHook,
-        b.getFunctionType({b.getI64Type(), b.getIndexType()}, {bytesType}),
-        /*cInterface=*/true);
-    Location loc = func.getLoc();
-    Value arenaBuffer;
-    if (arena > 0) {
-      b.setInsertionPointToStart(&func.getBody().front());
-      Value slot = b.create<arith::ConstantIntOp>(loc, 0, 64);
-      Value size = b.create<arith::ConstantIndexOp>(loc, arena);
-      arenaBuffer = b.create<func::CallOp>(loc, kSlotHook, bytesType,
-                                           ValueRange{slot, size})
-                        .getResult(0);
-    }
+  /// `exec.plan @<func>_plan` before `func`, and an exec.buffer for each
+  /// planned alloc.
+  void rewrite(SymbolTable &symbols, func::FuncOp func,
+               std::vector<Buffer> &buffers, int64_t arena, int64_t slots) {
+    OpBuilder b(func);
+    auto plan =
+        b.create<exec::PlanOp>(func.getLoc(), (func.getName() + "_plan").str(),
+                               arena, slots, alignment);
+    // Renamed if the name is taken.
+    symbols.insert(plan, Block::iterator(func));
+    StringRef planName = plan.getSymName();
     for (Buffer &buf : buffers) {
       memref::AllocOp alloc = buf.alloc;
       b.setInsertionPoint(alloc);
-      Location l = alloc.getLoc();
-      Value source = arenaBuffer, offset;
-      if (buf.bytes >= 0) {
-        offset = b.create<arith::ConstantIndexOp>(l, buf.offset);
-      } else {
-        // bytes = elements * element size, from the alloc's dynamic sizes.
-        MemRefType type = alloc.getType();
-        int64_t staticPart = elementBytes(type.getElementType());
-        for (int64_t d : type.getShape())
-          if (!ShapedType::isDynamic(d))
-            staticPart *= d;
-        Value size = b.create<arith::ConstantIndexOp>(l, staticPart);
-        for (Value d : alloc.getDynamicSizes())
-          size = b.create<arith::MulIOp>(l, size, d);
-        Value slot = b.create<arith::ConstantIntOp>(l, buf.slot, 64);
-        source = b.create<func::CallOp>(l, kSlotHook, bytesType,
-                                        ValueRange{slot, size})
-                     .getResult(0);
-        offset = b.create<arith::ConstantIndexOp>(l, 0);
-      }
-      Value view = b.create<memref::ViewOp>(l, alloc.getType(), source, offset,
-                                            alloc.getDynamicSizes());
-      alloc.getResult().replaceAllUsesWith(view);
+      Value buffer = b.create<exec::BufferOp>(
+          alloc.getLoc(), alloc.getType(), planName, buf.slot,
+          buf.bytes >= 0 ? buf.offset : 0, alloc.getDynamicSizes());
+      alloc.getResult().replaceAllUsesWith(buffer);
       for (Operation *d : buf.deallocs)
         d->erase();
       alloc.erase();
@@ -278,9 +250,4 @@ struct CpuMemoryPlanPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createCpuMemoryPlanPass() {
-  return std::make_unique<CpuMemoryPlanPass>();
-}
-
 } // namespace loom::codegen
