@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/kernel/KernelDialect.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Transforms/Passes.h"
 
@@ -26,7 +27,8 @@
 #include "mlir/Transforms/Passes.h"
 
 void loom::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<loom::graph::GraphDialect, mlir::arith::ArithDialect,
+  registry.insert<loom::graph::GraphDialect, loom::kernel::KernelDialect,
+                  mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::LLVM::LLVMDialect, mlir::linalg::LinalgDialect,
