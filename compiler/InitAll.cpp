@@ -11,6 +11,7 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/kernel/KernelDialect.h"
 #include "passes/Conversion/Passes.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -42,5 +43,6 @@ void loom::registerAllPasses() {
   mlir::registerTransformsPasses();
   loom::registerTransformsPasses();
   loom::registerConversionPasses();
+  loom::registerFusionPasses();
   loom::codegen::registerCpuCodegenPipelines();
 }
