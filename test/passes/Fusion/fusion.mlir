@@ -1,10 +1,21 @@
 // RUN: loom-opt %s --loom-fusion | FileCheck %s
+// RUN: loom-opt %s --loom-fusion=max-ops=2 | FileCheck %s --check-prefix=MAXOPS
 
 // One function per fusion rule of --loom-fusion (passes/Fusion/Fusion.cpp),
 // the must-not-fuse cases included.
 
 // An elementwise chain whose producers each have one user is one region.
 // CHECK-LABEL: func.func @elementwise_chain
+// With max-ops=2 the chain splits after two ops.
+// MAXOPS-LABEL: func.func @elementwise_chain
+// MAXOPS: %[[R:.*]] = kernel.fusion "fusion_0" elementwise
+// MAXOPS-NEXT: ^bb0
+// MAXOPS-NEXT: graph.exp
+// MAXOPS-NEXT: graph.add
+// MAXOPS-NEXT: kernel.yield
+// MAXOPS: kernel.fusion "fusion_1" elementwise(%[[R]])
+// MAXOPS-NEXT: ^bb0
+// MAXOPS-NEXT: graph.neg
 // CHECK: %[[R:.*]] = kernel.fusion "fusion_0" elementwise(%{{.*}}, %{{.*}})
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: graph.exp
