@@ -23,6 +23,33 @@ YieldOp FusionOp::getYield() {
   return cast<YieldOp>(getBody().front().getTerminator());
 }
 
+/// Whether `op` (or an op nested in it) allocates, frees, reads or writes
+/// a buffer, or has effects it does not declare. Effects on no value -- the
+/// abstract write of a run-time check such as cf.assert, which lowerings
+/// of graph ops emit inside regions -- do not count.
+static bool touchesMemory(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return false;
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  bool recursive = op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+  if (!iface && !recursive)
+    return true;
+  if (iface) {
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects)
+      if (e.getValue() ||
+          isa<MemoryEffects::Allocate, MemoryEffects::Free>(e.getEffect()))
+        return true;
+  }
+  if (recursive)
+    for (Region &region : op->getRegions())
+      for (Operation &nested : region.getOps())
+        if (touchesMemory(&nested))
+          return true;
+  return false;
+}
+
 LogicalResult FusionOp::canonicalize(FusionOp op, PatternRewriter &rewriter) {
   Block &body = op.getBody().front();
   if (body.getOperations().size() != 1)
@@ -65,9 +92,9 @@ LogicalResult FusionOp::verify() {
   // fusion_nonempty: a region computes something.
   if (body.getOperations().size() < 2)
     return emitOpError("body must hold at least one op before 'kernel.yield'");
-  // fusion_pure: the body has no side effects.
+  // fusion_pure: the body touches no memory.
   for (Operation &op : body.without_terminator())
-    if (!isMemoryEffectFree(&op))
+    if (touchesMemory(&op))
       return op.emitOpError("has side effects and cannot be in a "
                             "'kernel.fusion' body");
   return success();

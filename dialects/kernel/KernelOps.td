@@ -15,9 +15,8 @@ def Kernel_FusionOp : Kernel_Op<"fusion", [IsolatedFromAbove,
     the values the region reads; the entry block has one argument per
     operand, of the same type, and the body sees nothing else
     (`IsolatedFromAbove`). The region ends with `kernel.yield`, whose
-    operands become the op's results. Every op of the body is free of side
-    effects, so a region may be moved, duplicated or erased like the ops it
-    holds.
+    operands become the op's results. No op of the body touches memory, so
+    a region may be moved or erased like the ops it holds.
 
     `name` names the region in reports and profiles; `kind` says what it
     computes: `elementwise` (a chain of elementwise ops), `reduction` (a
@@ -28,7 +27,10 @@ def Kernel_FusionOp : Kernel_Op<"fusion", [IsolatedFromAbove,
     The verifier checks that the block arguments match the operands in
     number and type (`fusion_args`), that `kernel.yield` matches the
     results (`fusion_yield`), that the body holds at least one op
-    (`fusion_nonempty`) and that none has side effects (`fusion_pure`). A
+    (`fusion_nonempty`) and that none touches memory (`fusion_pure`: no
+    allocation, no read or write of a buffer, no undeclared effects; a
+    run-time check such as `cf.assert`, which lowerings emit inside
+    regions, is allowed). A
     body that folded away to its terminator canonicalizes to the operands
     it forwards.
 

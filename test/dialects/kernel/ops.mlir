@@ -64,3 +64,18 @@ func.func @kinds(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor
   %5 = graph.add %2, %0#1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %4, %5, %3 : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>
 }
+
+// A run-time check (cf.assert, from lowerings of run-time shape operands)
+// touches no buffer and may sit in a body.
+// CHECK-LABEL: func.func @check_in_body
+// CHECK: kernel.fusion "fusion_0" other
+// CHECK: cf.assert %{{.*}}, "reshape: element count differs"
+func.func @check_in_body(%x: tensor<4xf32>, %ok: i1) -> tensor<4xf32> {
+  %0 = kernel.fusion "fusion_0" other (%x, %ok) : (tensor<4xf32>, i1) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %c: i1):
+    cf.assert %c, "reshape: element count differs"
+    %1 = graph.neg %a : tensor<4xf32>
+    kernel.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
