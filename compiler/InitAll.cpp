@@ -10,7 +10,9 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/kernel/KernelDialect.h"
 #include "passes/Conversion/Passes.h"
+#include "passes/Fusion/Passes.h"
 #include "passes/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,7 +29,8 @@
 #include "mlir/Transforms/Passes.h"
 
 void loom::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<loom::graph::GraphDialect, mlir::arith::ArithDialect,
+  registry.insert<loom::graph::GraphDialect, loom::kernel::KernelDialect,
+                  mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::LLVM::LLVMDialect, mlir::linalg::LinalgDialect,
@@ -42,5 +45,6 @@ void loom::registerAllPasses() {
   mlir::registerTransformsPasses();
   loom::registerTransformsPasses();
   loom::registerConversionPasses();
+  loom::registerFusionPasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
 #include "passes/Conversion/Passes.h"
+#include "passes/Fusion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -75,11 +76,20 @@ struct CopyToLinalgPass
 } // namespace
 
 void buildCpuLoweringPipeline(OpPassManager &pm) {
+  // The graph-level fusion decisions: kernel.fusion regions, each lowered
+  // and fused on its own, then inlined.
+  pm.addPass(createFusionPass());
   pm.addNestedPass<func::FuncOp>(createGraphToLinalgPass());
   pm.addPass(createCanonicalizerPass());
-  // Elementwise chains (and producers into reductions) become one
-  // linalg.generic: one loop nest, no intermediate buffers.
+  // Within each region (isolated from above, so never across one):
+  // elementwise chains (and producers into reductions) become one
+  // linalg.generic: one loop nest, no intermediate buffers. Not nested on
+  // kernel.fusion: a body may fold away here, and only the parent can
+  // then replace the region by its operands.
   pm.addPass(createCpuFusionPass());
+  pm.addPass(createCpuInlineKernelsPass());
+  // Folds that span former regions (reshape pairs, shared constants).
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCpuMathApproximationPass());
   // Checks of run-time shape parameters report a status, never abort.
   pm.addPass(createCpuRuntimeChecksPass());

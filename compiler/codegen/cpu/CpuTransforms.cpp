@@ -2,6 +2,8 @@
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
 
+#include "dialects/kernel/KernelOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -158,7 +160,8 @@ struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuFusionPass)
   StringRef getArgument() const final { return "loom-cpu-fusion"; }
   StringRef getDescription() const final {
-    return "fuse elementwise linalg ops, never into a matmul";
+    return "fuse elementwise linalg ops, never into a matmul nor across a "
+           "kernel.fusion boundary";
   }
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -173,6 +176,8 @@ struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
           return operand->get().hasOneUse();
         });
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
+    // A kernel.fusion whose body folded away (x / 1) forwards its operands.
+    kernel::FusionOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
@@ -259,9 +264,11 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
 }
 
 std::string sourceOf(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      loc = fused.getLocations().front();
+  while (auto fused = dyn_cast<FusedLoc>(loc)) {
+    if (fused.getLocations().empty())
+      break;
+    loc = fused.getLocations().front();
+  }
   if (auto named = dyn_cast<NameLoc>(loc))
     return " @" + named.getName().str();
   if (auto file = dyn_cast<FileLineColLoc>(loc))
@@ -273,10 +280,26 @@ std::string sourceOf(Location loc) {
 
 namespace {
 
-/// A readable kernel name: what it computes, its shape, where it came from.
+/// The kernel.fusion region `loc` was inlined from (see
+/// CpuInlineKernelsPass), or "".
+StringRef regionOf(Location loc) {
+  for (auto fused = dyn_cast<FusedLoc>(loc); fused;
+       fused = fused.getLocations().empty()
+                   ? FusedLoc()
+                   : dyn_cast<FusedLoc>(fused.getLocations().front()))
+    if (auto name = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      return name.getValue();
+  return "";
+}
+
+/// A readable kernel name: the fused region it belongs to, what it
+/// computes, its shape, where it came from.
 std::string kernelName(Operation *op) {
   std::string name;
   llvm::raw_string_ostream os(name);
+  StringRef region = regionOf(op->getLoc());
+  if (!region.empty())
+    os << region << ": ";
   if (auto call = dyn_cast<func::CallOp>(op)) {
     os << call.getCallee().drop_front(strlen("loom_cpu_"));
   } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
@@ -366,10 +389,41 @@ struct CpuProfileHooksPass
   }
 };
 
+struct CpuInlineKernelsPass
+    : PassWrapper<CpuInlineKernelsPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuInlineKernelsPass)
+  StringRef getArgument() const final { return "loom-cpu-inline-kernels"; }
+  StringRef getDescription() const final {
+    return "inline each kernel.fusion body into its parent, its ops' "
+           "locations tagged with the region's name";
+  }
+  void runOnOperation() override {
+    SmallVector<kernel::FusionOp> fusions;
+    getOperation()->walk([&](kernel::FusionOp op) { fusions.push_back(op); });
+    for (kernel::FusionOp fusion : fusions) {
+      Block &body = fusion.getBody().front();
+      for (auto [arg, operand] :
+           llvm::zip(body.getArguments(), fusion.getInputs()))
+        arg.replaceAllUsesWith(operand);
+      kernel::YieldOp yield = fusion.getYield();
+      fusion.replaceAllUsesWith(yield.getValues());
+      // The profile hooks name each kernel after its region.
+      StringAttr name = fusion.getNameAttr();
+      for (Operation &op :
+           llvm::make_early_inc_range(body.without_terminator())) {
+        op.setLoc(FusedLoc::get(op.getContext(), {op.getLoc()}, name));
+        op.moveBefore(fusion);
+      }
+      fusion.erase();
+    }
+  }
+};
+
 } // namespace
 
 void registerCpuPasses() {
   PassRegistration<CpuFusionPass>();
+  PassRegistration<CpuInlineKernelsPass>();
   PassRegistration<CpuMathApproximationPass>();
   PassRegistration<CpuLibraryCallsPass>();
   PassRegistration<CpuProfileHooksPass>();
@@ -388,6 +442,10 @@ std::unique_ptr<Pass> createCpuMathApproximationPass() {
 
 std::unique_ptr<Pass> createCpuFusionPass() {
   return std::make_unique<CpuFusionPass>();
+}
+
+std::unique_ptr<Pass> createCpuInlineKernelsPass() {
+  return std::make_unique<CpuInlineKernelsPass>();
 }
 
 std::unique_ptr<Pass> createCpuLibraryCallsPass() {

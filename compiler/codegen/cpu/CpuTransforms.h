@@ -15,8 +15,16 @@ namespace loom::codegen {
 /// On tensors: fuses elementwise linalg.generic producers into their
 /// consumers (an elementwise chain, or a chain feeding a reduction, becomes
 /// one loop nest), except into a matmul contraction, which stays a library
-/// call.
+/// call. kernel.fusion regions are isolated from above, so nothing fuses
+/// across their boundaries; a region whose body folds away is replaced by
+/// the operands it forwards.
 std::unique_ptr<mlir::Pass> createCpuFusionPass();
+
+/// Inlines the body of each kernel.fusion into its parent, once the ops
+/// of each region are lowered and fused among themselves; each inlined op's
+/// location becomes a FusedLoc whose metadata is the region's name, so the
+/// profile hooks can name kernels after their region.
+std::unique_ptr<mlir::Pass> createCpuInlineKernelsPass();
 
 /// Replaces tanh, exp, log, erf and the other transcendental math ops by
 /// MLIR's polynomial approximations (inline arithmetic that LLVM can
@@ -75,6 +83,7 @@ std::unique_ptr<mlir::Pass> createCpuRuntimeChecksPass();
 void registerCpuRuntimeChecksPass();
 
 /// Registers the passes above under their flags (loom-cpu-fusion,
+/// loom-cpu-inline-kernels,
 /// loom-cpu-math-approximation, loom-cpu-library-calls,
 /// loom-cpu-profile-hooks, loom-cpu-memory-plan, loom-exec-to-cpu,
 /// loom-cpu-parallel-loops, loom-cpu-runtime-checks) for loom-opt.

@@ -19,6 +19,7 @@
 #include "passes/Conversion/Passes.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/KernelOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -29,6 +30,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -2896,7 +2898,22 @@ struct GraphToLinalgPass
       rw.replaceOp(op, *lowered);
     }
     if (failedAny)
-      signalPassFailure();
+      return signalPassFailure();
+    // Ops nested in kernel.fusion regions are lowered in place. A region
+    // whose ops all lowered to their operands (inference dropout, a
+    // broadcast to the same shape) is replaced by what it forwards: an
+    // empty body is invalid.
+    SmallVector<Operation *> fusions;
+    getOperation().walk(
+        [&](loom::kernel::FusionOp op) { fusions.push_back(op); });
+    if (fusions.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    loom::kernel::FusionOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingOps;
+    (void)applyOpPatternsAndFold(fusions, std::move(patterns), config);
   }
 };
 

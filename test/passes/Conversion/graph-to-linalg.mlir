@@ -341,3 +341,31 @@ func.func @scatter_elements(%d: tensor<3x?xf32>, %i: tensor<2x?xi64>, %u: tensor
       : (tensor<3x?xf32>, tensor<2x?xi64>, tensor<2x?xf32>) -> tensor<3x?xf32>
   return %0 : tensor<3x?xf32>
 }
+
+// -----
+
+// Ops nested in kernel.fusion regions (from --loom-fusion) are lowered in
+// place; a region whose ops all lower to their operand (inference dropout)
+// is replaced by what it forwards.
+// CHECK-LABEL: func.func @fusion_regions
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[R:.*]] = kernel.fusion "fusion_0" elementwise(%[[X]])
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x8xf32>):
+// CHECK: linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xf32>)
+// CHECK: math.exp
+// CHECK: kernel.yield
+// CHECK-NOT: kernel.fusion
+// CHECK: return %[[X]], %[[R]]
+func.func @fusion_regions(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = kernel.fusion "fusion_0" elementwise (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %1 = graph.exp %a : tensor<4x8xf32>
+    kernel.yield %1 : tensor<4x8xf32>
+  }
+  %2 = kernel.fusion "fusion_1" elementwise (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %3 = graph.dropout %a {ratio = 0.25 : f64} : tensor<4x8xf32>
+    kernel.yield %3 : tensor<4x8xf32>
+  }
+  return %2, %0 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -33,3 +33,49 @@ func.func @shared(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
   %2 = graph.sqrt %0 : tensor<64xf32>
   return %1, %2 : tensor<64xf32>, tensor<64xf32>
 }
+
+// kernel.fusion regions (from --loom-fusion) are lowered in place by
+// --graph-to-linalg and bound the fusion: a chain fuses within its region,
+// never across two (each region is isolated from above).
+// CHECK-LABEL: func.func @regions
+// CHECK: %[[A:.*]] = kernel.fusion "fusion_0" elementwise
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK: arith.negf
+// CHECK-NOT: linalg.generic
+// CHECK: kernel.yield
+// CHECK: kernel.fusion "fusion_1" elementwise(%[[A]])
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: kernel.yield
+func.func @regions(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = kernel.fusion "fusion_0" elementwise (%x) : (tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64xf32>):
+    %1 = graph.exp %a : tensor<64xf32>
+    %2 = graph.neg %1 : tensor<64xf32>
+    kernel.yield %2 : tensor<64xf32>
+  }
+  %3 = kernel.fusion "fusion_1" elementwise (%0) : (tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64xf32>):
+    %4 = graph.mul %a, %a : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+    kernel.yield %4 : tensor<64xf32>
+  }
+  return %3 : tensor<64xf32>
+}
+
+// A region whose body folds away (x / 1: the generic becomes an identity)
+// is replaced by the operand it forwards.
+// CHECK-LABEL: func.func @region_folds_away
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+// CHECK-NOT: kernel.fusion
+// CHECK: return %[[X]]
+func.func @region_folds_away(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = kernel.fusion "fusion_0" elementwise (%x) : (tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%a: tensor<3xf32>):
+    %c = graph.constant dense<1.0> : tensor<f32>
+    %1 = graph.div %a, %c : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+    kernel.yield %1 : tensor<3xf32>
+  }
+  return %0 : tensor<3xf32>
+}

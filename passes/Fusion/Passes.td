@@ -1,0 +1,43 @@
+//===- Passes.td - graph-level fusion ----------------------*- tablegen -*-===//
+
+#ifndef LOOM_PASSES_FUSION_PASSES_TD
+#define LOOM_PASSES_FUSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FusionPass : Pass<"loom-fusion", "mlir::ModuleOp"> {
+  let summary = "Group graph ops into kernel.fusion regions";
+  let description = [{
+    Puts every graph op (constants aside) of each function into exactly one
+    `kernel.fusion` region, the unit every backend compiles:
+
+    * an elementwise producer with a single user fuses into that user when
+      the user is elementwise or a reduction, softmax, norm or pooling
+      (the region's prologue);
+    * an elementwise user of a reduction, softmax, norm or matmul result
+      that has no other user fuses into that op's region (its epilogue):
+      matmul + bias + gelu/relu is one region;
+    * a region holds at most one non-elementwise op (its root), never
+      fuses into a matmul's or convolution's operands, and stays acyclic:
+      two ops are never fused when a path between them leaves the region;
+    * everything else is a region of one op (kind `other`).
+
+    Constants smaller than 1 KiB (and splats) are cloned into each region
+    that uses them; larger ones stay outside and are passed in.
+
+    `report=FILE.json` writes the regions (name, kind, ops and their source
+    locations) and every fusion decision with its reason; `summary` prints
+    the same for people on stderr.
+  }];
+  let dependentDialects = ["loom::kernel::KernelDialect"];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"",
+           "write the regions and fusion decisions as JSON to this file">,
+    Option<"summary", "summary", "bool", /*default=*/"false",
+           "print a readable summary of the regions and decisions to stderr">,
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"0",
+           "the most graph ops in one region (0: no limit)">,
+  ];
+}
+
+#endif // LOOM_PASSES_FUSION_PASSES_TD
