@@ -5,6 +5,7 @@
 //   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
 //   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
 //         [--target cpu] [--cpu host|NAME] [--func NAME] [--print-memory-plan]
+//         [--fusion-report FILE.json] [--print-fusion]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -66,6 +67,14 @@ static cl::list<std::string>
 static cl::opt<bool> printMemoryPlan(
     "print-memory-plan",
     cl::desc("compile: print the planned peak bytes and the largest buffers"));
+static cl::opt<std::string> fusionReport(
+    "fusion-report",
+    cl::desc("compile: write the kernel regions and every fusion decision, "
+             "with its reason, as JSON to FILE"),
+    cl::value_desc("FILE"));
+static cl::opt<bool> printFusion(
+    "print-fusion",
+    cl::desc("compile: print the kernel regions and fusion decisions"));
 static cl::opt<bool> printSummary(
     "print-summary",
     cl::desc("print op counts, parameter count and bytes to stderr"));
@@ -185,6 +194,8 @@ static int runCompile(MLIRContext &ctx) {
   options.target = target;
   options.funcName = funcName;
   options.cpu.cpu = cpuName;
+  options.cpu.fusionReport = fusionReport;
+  options.cpu.printFusion = printFusion;
   std::string bytes, error;
   loom::CompileReport report;
   if (failed(loom::compileToArtifact(*module, options, bytes, &report)))

@@ -75,10 +75,14 @@ struct CopyToLinalgPass
 };
 } // namespace
 
-void buildCpuLoweringPipeline(OpPassManager &pm) {
+void buildCpuLoweringPipeline(OpPassManager &pm,
+                              const CpuCodegenOptions &options) {
   // The graph-level fusion decisions: kernel.fusion regions, each lowered
   // and fused on its own, then inlined.
-  pm.addPass(createFusionPass());
+  FusionPassOptions fusion;
+  fusion.report = options.fusionReport;
+  fusion.summary = options.printFusion;
+  pm.addPass(createFusionPass(fusion));
   pm.addNestedPass<func::FuncOp>(createGraphToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   // Within each region (isolated from above, so never across one):
@@ -303,7 +307,7 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
   bool hasResults = func.getNumResults() > 0;
 
   PassManager pm(ctx);
-  buildCpuLoweringPipeline(pm);
+  buildCpuLoweringPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
   if (failed(addEntryWrapper(module, entry, hasResults)) ||

@@ -22,6 +22,10 @@ struct CpuCodegenOptions {
   /// An LLVM CPU name ("x86-64-v3", "skylake-avx512") or "host".
   std::string cpu = "host";
   unsigned optLevel = 3;
+  /// Where --loom-fusion writes its regions and decisions as JSON (empty:
+  /// nowhere), and whether it prints a readable summary to stderr.
+  std::string fusionReport;
+  bool printFusion = false;
 };
 
 /// The shared object and what the runtime needs to check and call it: see
@@ -43,7 +47,8 @@ inline constexpr const char *kCpuEntrySymbol = "loom_entry";
 
 /// Adds the passes from graph IR to the LLVM dialect to `pm` (a
 /// module-level pass manager). Registered as `--loom-cpu-lowering`.
-void buildCpuLoweringPipeline(mlir::OpPassManager &pm);
+void buildCpuLoweringPipeline(mlir::OpPassManager &pm,
+                              const CpuCodegenOptions &options = {});
 
 /// The external models and translations the pipeline needs.
 void registerCpuCodegenDialects(mlir::DialectRegistry &registry);
