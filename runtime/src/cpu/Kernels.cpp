@@ -1,7 +1,12 @@
 //===- Kernels.cpp - library kernels the generated CPU code calls ---------===//
 //
-// GEMM is oneDNN's sgemm (about twice OpenBLAS 0.3.21's speed on the
-// AVX-512 machines we measured, bench/cpu_inference); a matrix times a
+// GEMM is oneDNN's sgemm on CPUs with AVX-512 (about twice OpenBLAS
+// 0.3.21's speed there: OpenBLAS runs its Haswell kernels on Zen 4) and
+// OpenBLAS's sgemm on the others (1.8x oneDNN's speed on an AVX2-only
+// EPYC: 47 vs 85 ms for the MLP at batch 64, bench/cpu_inference) when
+// the run is single-threaded: with more threads OpenBLAS's own pthreads
+// fight the OpenMP threads that run convolution images, and oneDNN stays.
+// LOOM_CPU_GEMM=onednn|openblas overrides the choice. A matrix times a
 // vector is OpenBLAS's sgemv, which reads the matrix once at memory speed
 // where oneDNN's sgemm is about 35% slower there.
 //
@@ -11,6 +16,8 @@
 // puts in the global symbol scope before it loads an artifact's code.
 //
 //===----------------------------------------------------------------------===//
+
+#include "runtime/src/ThreadPool.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -71,6 +78,38 @@ Matrix matrix(const float *base, int64_t rows, int64_t cols, int64_t rowStride,
   return {scratch.data(), false, std::max<int64_t>(1, cols)};
 }
 
+/// Whether this call's GEMMs go to oneDNN (else OpenBLAS): see the file
+/// comment. Decided on the calling thread, which carries the run's thread
+/// count.
+bool gemmOnOneDnn() {
+  static const int forced = [] {
+    const char *e = std::getenv("LOOM_CPU_GEMM");
+    return !e ? -1 : std::strcmp(e, "openblas") != 0;
+  }();
+  if (forced >= 0)
+    return forced;
+  if (__builtin_cpu_supports("avx512f"))
+    return true;
+  int threads = loom::runtime::currentThreads();
+  return (threads > 0 ? threads : omp_get_max_threads()) != 1;
+}
+
+/// C = A * B + C (row-major) with oneDNN's or OpenBLAS's sgemm.
+void sgemmAccumulate(bool oneDnn, bool transA, bool transB, int64_t m,
+                     int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc) {
+  if (oneDnn) {
+    dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda, b,
+               ldb, 1.0f, c, ldc);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f, c,
+              static_cast<int>(ldc));
+}
+
 } // namespace
 
 extern "C" {
@@ -83,6 +122,7 @@ extern "C" {
 __attribute__((visibility("default"))) void
 _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
                                  int64_t flags) {
+  bool oneDnn = gemmOnOneDnn();
   bool transL = flags & 1, transR = flags & 2;
   bool lhsVec = flags & 4, rhsVec = flags & 8;
   View L = view(lhsU), R = view(rhsU), O = view(outU);
@@ -167,8 +207,8 @@ _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
                   static_cast<int>(a.ld), bm.data, incx, 1.0f, cdata,
                   static_cast<int>(cm.ld));
     } else {
-      dnnl_sgemm(a.trans ? 'T' : 'N', bm.trans ? 'T' : 'N', M, N, K, 1.0f,
-                 a.data, a.ld, bm.data, bm.ld, 1.0f, cdata, cm.ld);
+      sgemmAccumulate(oneDnn, a.trans, bm.trans, M, N, K, a.data, a.ld, bm.data,
+                      bm.ld, cdata, cm.ld);
     }
     if (packedOut)
       for (int64_t r = 0; r < M; ++r)
@@ -193,6 +233,7 @@ __attribute__((visibility("default"))) void
 _mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
                                       Unranked *outU, int64_t sh, int64_t sw,
                                       int64_t dh, int64_t dw) {
+  bool oneDnn = gemmOnOneDnn();
   View I = view(inU), W = view(filterU), O = view(outU);
   int64_t N = O.sizes[0], F = O.sizes[1], OH = O.sizes[2], OW = O.sizes[3];
   int64_t C = W.sizes[1], KH = W.sizes[2], KW = W.sizes[3];
@@ -246,8 +287,8 @@ _mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
                 out[f * O.strides[1] + y * O.strides[2] + x * O.strides[3]];
       c = packO.data();
     }
-    dnnl_sgemm('N', 'N', F, cols, rows, 1.0f, w, rows, col.data(), cols, 1.0f,
-               c, cols);
+    sgemmAccumulate(oneDnn, false, false, F, cols, rows, w, rows, col.data(),
+                    cols, c, cols);
     if (!denseOut)
       for (int64_t f = 0; f < F; ++f)
         for (int64_t y = 0; y < OH; ++y)
