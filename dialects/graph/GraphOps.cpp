@@ -1319,9 +1319,7 @@ LogicalResult DynamicFillOp::inferReturnTypes(MLIRContext *,
   auto value = dyn_cast<TypedAttr>(adaptor.getValue());
   Type elem = value ? value.getType() : Type();
   if (!value || !isa<FloatAttr, IntegerAttr>(value) ||
-      !(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isF64() ||
-        elem.isSignlessInteger(1) || elem.isSignlessInteger(8) ||
-        elem.isSignlessInteger(32) || elem.isSignlessInteger(64)))
+      !isGraphElementType(elem))
     return fail(
         "value must be a float or integer scalar of a graph element type");
   types.push_back(RankedTensorType::get(SmallVector<int64_t>(*n, kDyn), elem));

@@ -72,6 +72,14 @@ void RunContextPool::release(std::unique_ptr<RunContext> context) {
 } // namespace loom::runtime
 
 namespace {
+/// The calling thread's run context. Outside a run (the code called by
+/// something else than the runtime) there is none; a thread-local one
+/// keeps the code working.
+loom::runtime::RunContext &currentContext() {
+  static thread_local loom::runtime::RunContext fallback;
+  return loom::runtime::current ? *loom::runtime::current : fallback;
+}
+
 /// MLIR's descriptor of a memref<?xi8>.
 struct Bytes1D {
   void *allocated, *aligned;
@@ -81,11 +89,7 @@ struct Bytes1D {
 
 extern "C" __attribute__((visibility("default"))) void
 _mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
-  using loom::runtime::current;
-  // Outside a run (the code called by something else than the runtime)
-  // there is no context; a thread-local one keeps it working.
-  static thread_local loom::runtime::RunContext fallback;
-  void *p = (current ? current : &fallback)->slot(slot, bytes);
+  void *p = currentContext().slot(slot, bytes);
   if (!p) {
     // Out of memory: there is no status path out of the generated code;
     // fail loudly rather than write through a null pointer.
@@ -99,7 +103,5 @@ _mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
 /// carries `message`. The code goes on with safe sizes and returns.
 extern "C" __attribute__((visibility("default"))) void
 loom_rt_fail(const char *message) {
-  using loom::runtime::current;
-  static thread_local loom::runtime::RunContext fallback;
-  (current ? current : &fallback)->fail(message);
+  currentContext().fail(message);
 }

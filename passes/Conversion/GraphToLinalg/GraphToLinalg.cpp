@@ -2430,9 +2430,7 @@ private:
     Ix ix{rw, loc};
     for (Value &d : dims)
       d = ix.sel(ok, d, ix.c(0));
-    auto shapeType = RankedTensorType::get({type.getRank()}, rw.getIndexType());
-    Value shape = rw.create<tensor::FromElementsOp>(loc, shapeType, dims);
-    return rw.create<tensor::ReshapeOp>(loc, type, x, shape);
+    return reshapeTo(loc, x, type, [&](int64_t i) { return dims[i]; });
   }
 
   SmallVector<Value> dimsOf(Location loc, Value x) {
