@@ -2822,7 +2822,6 @@ private:
     for (Value &d : dims)
       d = ix.sel(ok, d, ix.c(0));
     Value value = rw.create<tensor::ExtractOp>(loc, o.getValue(), ValueRange{});
-    Type elem = o.getType().getElementType();
     return tabulate(
         rw, loc, o.getType(), dims,
         [&](OpBuilder &b, Location l, ValueRange i) -> Value {
@@ -2853,7 +2852,6 @@ private:
               [&](OpBuilder &eb, Location el) {
                 eb.create<scf::YieldOp>(el, value);
               });
-          (void)elem;
           return read.getResult(0);
         });
   }
