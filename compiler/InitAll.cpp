@@ -11,6 +11,7 @@
 #include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/kernel/KernelDialect.h"
+#include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/Transforms/Passes.h"
@@ -46,5 +47,6 @@ void loom::registerAllPasses() {
   loom::registerTransformsPasses();
   loom::registerConversionPasses();
   loom::registerFusionPasses();
+  loom::registerAutodiffPasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

@@ -12,6 +12,7 @@ using namespace loom::graph;
 
 #include "dialects/graph/GraphDialect.cpp.inc"
 #include "dialects/graph/GraphEnums.cpp.inc"
+#include "dialects/graph/GraphInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/graph/GraphAttrs.cpp.inc"
@@ -25,6 +26,7 @@ void GraphDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "dialects/graph/GraphAttrs.cpp.inc"
       >();
+  registerVjpRules(*getContext());
 }
 
 Operation *GraphDialect::materializeConstant(OpBuilder &builder,

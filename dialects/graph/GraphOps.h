@@ -48,6 +48,14 @@ inferArgReduceResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
 
 } // namespace loom::graph
 
+#include "dialects/graph/GraphInterfaces.h.inc"
+
+namespace loom::graph {
+/// Attaches the VJP rules (GraphVjp.cpp) to the graph ops; called when the
+/// dialect is loaded.
+void registerVjpRules(mlir::MLIRContext &ctx);
+} // namespace loom::graph
+
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.h.inc"
 

@@ -1,0 +1,55 @@
+// RUN: loom-opt %s --split-input-file --loom-autodiff | FileCheck %s
+// RUN: loom-opt %s --split-input-file --loom-autodiff="freeze=^b$ summary=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FROZEN
+
+// --loom-autodiff adds F_grad = (loss, d loss / d param...) and keeps F.
+// A dense layer: the bias gradient is summed over the broadcast batch dim,
+// the matmul gradients are transposed products, relu masks.
+
+// CHECK-LABEL: func.func @dense(
+// CHECK-LABEL: func.func @dense_grad(
+// CHECK-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<3x2xf32> {graph.grad_of = "w", graph.output = "w.grad"}, tensor<2xf32> {graph.grad_of = "b", graph.output = "b.grad"})
+// CHECK: %[[SEED:.*]] = graph.fill_like %{{.*}}, 1.000000e+00
+// CHECK: graph.softmax
+// CHECK: %[[MASK:.*]] = graph.compare gt
+// CHECK: %[[DA:.*]] = graph.mul %{{.*}}, %{{.*}} : (tensor<4x2xf32>, tensor<4x2xf32>)
+// CHECK: %[[SUM:.*]] = graph.reduce_sum %[[DA]] axes = [0] keepdims
+// CHECK: %[[DB:.*]] = graph.reshape %[[SUM]] [2]
+// CHECK: %[[DW:.*]] = graph.matmul %arg0, %[[DA]] {transpose_lhs}
+// CHECK: return %{{.*}}, %[[DW]], %[[DB]]
+
+// FROZEN: loom-autodiff: dense_grad = d loss / d (1 arguments)
+// FROZEN-DAG: w: gradient
+// FROZEN-DAG: b: frozen (matches '^b$')
+func.func @dense(%x: tensor<4x3xf32> {graph.input = "x"},
+                 %w: tensor<3x2xf32> {graph.param = "w"},
+                 %b: tensor<2xf32> {graph.param = "b"},
+                 %y: tensor<4xi64> {graph.input = "y"}) -> tensor<f32> {
+  %m = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %a = graph.add %m, %b : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %r = graph.relu %a : tensor<4x2xf32>
+  %l = graph.cross_entropy %r, %y reduction = mean : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A value used twice accumulates both gradients; an integer path (the
+// ids) carries none; a parameter the loss ignores gets zeros.
+
+// CHECK-LABEL: func.func @shared_grad(
+// CHECK: %[[E:.*]] = graph.embedding %arg0, %arg1
+// CHECK: %[[P:.*]] = graph.mul %[[E]], %[[E]]
+// CHECK: %[[G1:.*]] = graph.mul %{{.*}}, %[[E]]
+// CHECK: %[[G2:.*]] = graph.mul %{{.*}}, %[[E]]
+// CHECK: %[[ACC:.*]] = graph.add %[[G1]], %[[G2]]
+// CHECK: graph.scatter_elements %{{.*}}, %{{.*}}, %{{.*}} axis = 0 reduction = add
+// CHECK: %[[Z:.*]] = graph.fill_like %arg2, 0.000000e+00
+// CHECK: return %{{.*}}, %{{.*}}, %[[Z]]
+func.func @shared(%t: tensor<5x2xf32> {graph.param = "table"},
+                  %ids: tensor<3xi64> {graph.input = "ids"},
+                  %unused: tensor<2xf32> {graph.param = "unused"}) -> tensor<f32> {
+  %e = graph.embedding %t, %ids : (tensor<5x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  %p = graph.mul %e, %e : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %s = graph.reduce_sum %p axes = [0, 1] : (tensor<3x2xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
