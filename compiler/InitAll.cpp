@@ -14,6 +14,7 @@
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
+#include "passes/Training/Passes.h"
 #include "passes/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -48,5 +49,6 @@ void loom::registerAllPasses() {
   loom::registerConversionPasses();
   loom::registerFusionPasses();
   loom::registerAutodiffPasses();
+  loom::registerTrainingPasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

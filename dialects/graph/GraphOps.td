@@ -161,6 +161,29 @@ def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor> {
   }];
 }
 
+def Graph_CosOp : Graph_UnaryOp<"cos", Graph_FloatTensor> {
+  let summary = "elementwise cosine";
+  let description = [{
+    `cos(x)` elementwise (radians). The cosine learning-rate schedule of a
+    training step is built from it.
+
+    ```mlir
+    %y = graph.cos %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_SinOp : Graph_UnaryOp<"sin", Graph_FloatTensor> {
+  let summary = "elementwise sine";
+  let description = [{
+    `sin(x)` elementwise (radians).
+
+    ```mlir
+    %y = graph.sin %x : tensor<4xf32>
+    ```
+  }];
+}
+
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor> {
   let summary = "elementwise logistic sigmoid";
   let description = [{

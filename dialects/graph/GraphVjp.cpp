@@ -185,6 +185,16 @@ LogicalResult vjp(TanhOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
+LogicalResult vjp(CosOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  dx[0] = g.neg(g.mul(dy[0], g.b.create<SinOp>(g.loc, op.getX())));
+  return success();
+}
+
+LogicalResult vjp(SinOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  dx[0] = g.mul(dy[0], g.b.create<CosOp>(g.loc, op.getX()));
+  return success();
+}
+
 LogicalResult vjp(SigmoidOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   Value y = op.getResult();
   dx[0] = g.mul(dy[0], g.mul(y, g.sub(g.scalar(y, 1.0), y)));
@@ -801,9 +811,9 @@ template <typename... Ops> void attach(MLIRContext &ctx) {
 } // namespace
 
 void loom::graph::registerVjpRules(MLIRContext &ctx) {
-  attach<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
-         ErfOp, FloorOp, CeilOp, RoundOp, GeluOp, ClampOp, DropoutOp, CastOp>(
-      ctx);
+  attach<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, CosOp, SinOp,
+         SigmoidOp, ReluOp, ErfOp, FloorOp, CeilOp, RoundOp, GeluOp, ClampOp,
+         DropoutOp, CastOp>(ctx);
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
          WhereOp>(ctx);
   attach<MatmulOp, LayerNormOp, BatchNormOp, SoftmaxOp, LogSoftmaxOp,

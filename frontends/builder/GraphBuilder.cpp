@@ -329,6 +329,8 @@ Value GraphBuilder::log(Value x) { return build<LogOp>(x); }
 Value GraphBuilder::sqrt(Value x) { return build<SqrtOp>(x); }
 Value GraphBuilder::rsqrt(Value x) { return build<RsqrtOp>(x); }
 Value GraphBuilder::tanh(Value x) { return build<TanhOp>(x); }
+Value GraphBuilder::cos(Value x) { return build<CosOp>(x); }
+Value GraphBuilder::sin(Value x) { return build<SinOp>(x); }
 Value GraphBuilder::sigmoid(Value x) { return build<SigmoidOp>(x); }
 Value GraphBuilder::relu(Value x) { return build<ReluOp>(x); }
 Value GraphBuilder::erf(Value x) { return build<ErfOp>(x); }

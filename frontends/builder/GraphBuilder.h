@@ -99,6 +99,8 @@ public:
   mlir::Value sqrt(mlir::Value x);
   mlir::Value rsqrt(mlir::Value x);
   mlir::Value tanh(mlir::Value x);
+  mlir::Value cos(mlir::Value x);
+  mlir::Value sin(mlir::Value x);
   mlir::Value sigmoid(mlir::Value x);
   mlir::Value relu(mlir::Value x);
   mlir::Value erf(mlir::Value x);

@@ -348,6 +348,8 @@ LogicalResult Exporter::emit(Operation *op) {
           .Case([](LogOp) { return "Log"; })
           .Case([](SqrtOp) { return "Sqrt"; })
           .Case([](TanhOp) { return "Tanh"; })
+          .Case([](CosOp) { return "Cos"; })
+          .Case([](SinOp) { return "Sin"; })
           .Case([](SigmoidOp) { return "Sigmoid"; })
           .Case([](ReluOp) { return "Relu"; })
           .Case([](ErfOp) { return "Erf"; })

@@ -2,6 +2,7 @@
 
 #include "frontends/onnx/OnnxImporterImpl.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -434,12 +435,25 @@ loom::onnx_import::importModel(MLIRContext &ctx,
 
   GraphBuilder b(ctx, options.funcName);
   ImportContext ic(b, ctx, opset, options);
+  std::map<std::string, ElementsAttr> initialValues;
   for (const auto &init : graph.initializer()) {
     auto value = ic.convertTensor(
         init, NameLoc::get(StringAttr::get(&ctx, init.name())));
     if (failed(value))
       return failure();
     ic.known[init.name()] = *value;
+    auto type = cast<RankedTensorType>(value->getType());
+    if (options.initializersAsParams && type.getRank() >= 1 &&
+        isa<FloatType>(type.getElementType())) {
+      // A trainable weight: an argument (its value stays known for the
+      // rare import-time read of a float initializer).
+      auto dtype = fromMlirType(type.getElementType());
+      Value arg = b.param(init.name(), type.getShape(), *dtype);
+      if (!arg)
+        return emitError(modelLoc) << b.error();
+      ic.values[init.name()] = arg;
+      initialValues[init.name()] = *value;
+    }
   }
   for (const auto &in : graph.input()) {
     // Older exporters list initializers as inputs too: those are weights.
@@ -449,6 +463,15 @@ loom::onnx_import::importModel(MLIRContext &ctx,
     auto info = convertValueInfo(in, loc);
     if (failed(info))
       return failure();
+    for (auto [d, size] : llvm::enumerate(info->shape)) {
+      if (size != kDyn)
+        continue;
+      auto named = options.dimSizes.find(info->dimNames[d]);
+      if (!info->dimNames[d].empty() && named != options.dimSizes.end())
+        size = named->second;
+      else if (d == 0 && options.batch > 0)
+        size = options.batch;
+    }
     ic.values[in.name()] =
         b.input(in.name(), info->shape, info->dtype, info->dimNames);
   }
@@ -485,6 +508,11 @@ loom::onnx_import::importModel(MLIRContext &ctx,
   auto module = b.finish();
   if (failed(module))
     return emitError(modelLoc) << b.error();
+  for (auto func : (*module)->getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, "graph.param"))
+        if (auto it = initialValues.find(name.str()); it != initialValues.end())
+          func.setArgAttr(i, "graph.initial_value", it->second);
   return module;
 }
 

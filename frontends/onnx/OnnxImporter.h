@@ -36,6 +36,15 @@ struct ImportOptions {
   /// imported as an initializer and is no longer an input. Values are
   /// serialized onnx TensorProtos.
   std::map<std::string, std::string> bindings;
+  /// For training (`loomc train`): every float initializer of rank >= 1
+  /// becomes a `graph.param` argument named as the initializer, its value
+  /// kept as the argument's `graph.initial_value`. Rank-0 initializers
+  /// (scalars folded by exporters) stay constants.
+  bool initializersAsParams = false;
+  /// Sizes for dynamic input dims: by `dim_param` name, and `batch` for any
+  /// other dynamic dim 0 (0: keep dynamic). Training needs static shapes.
+  std::map<std::string, int64_t> dimSizes;
+  int64_t batch = 0;
 };
 
 /// Imports `model`. On failure every problem found has been emitted as a

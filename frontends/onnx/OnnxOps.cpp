@@ -1643,6 +1643,8 @@ static const OpEntry kOps[] = {
     {"", "Sqrt", 6, unary<&GraphBuilder::sqrt>},
     {"", "Reciprocal", 6, reciprocal},
     {"", "Tanh", 6, unary<&GraphBuilder::tanh>},
+    {"", "Cos", 7, unary<&GraphBuilder::cos>},
+    {"", "Sin", 7, unary<&GraphBuilder::sin>},
     {"", "Sigmoid", 6, unary<&GraphBuilder::sigmoid>},
     {"", "Relu", 6, unary<&GraphBuilder::relu>},
     {"", "LeakyRelu", 6, leakyRelu},

@@ -238,6 +238,8 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
       .Case([&](SqrtOp) { return b.create<math::SqrtOp>(loc, a[0]); })
       .Case([&](RsqrtOp) { return rsqrtScalar(b, loc, a[0]); })
       .Case([&](TanhOp) { return b.create<math::TanhOp>(loc, a[0]); })
+      .Case([&](CosOp) { return b.create<math::CosOp>(loc, a[0]); })
+      .Case([&](SinOp) { return b.create<math::SinOp>(loc, a[0]); })
       .Case([&](ErfOp) { return b.create<math::ErfOp>(loc, a[0]); })
       .Case([&](FloorOp) { return b.create<math::FloorOp>(loc, a[0]); })
       .Case([&](CeilOp) { return b.create<math::CeilOp>(loc, a[0]); })
@@ -318,10 +320,10 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
 }
 
 bool isElementwise(Operation *op) {
-  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
-             FloorOp, CeilOp, RoundOp, SigmoidOp, ReluOp, GeluOp, ClampOp,
-             CastOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp,
-             ModOp, CompareOp, WhereOp, BroadcastToOp>(op);
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, CosOp, SinOp,
+             ErfOp, FloorOp, CeilOp, RoundOp, SigmoidOp, ReluOp, GeluOp,
+             ClampOp, CastOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
+             RemOp, ModOp, CompareOp, WhereOp, BroadcastToOp>(op);
 }
 
 /// tensor.empty of `type`, its dynamic sizes given.

@@ -1,0 +1,418 @@
+//===- Optimizer.cpp - the training step from a gradient function ---------===//
+//
+// `--loom-optimizer`: wraps F_grad (loss and gradients) into train_step,
+// which also accumulates gradients, clips them by global norm, computes the
+// learning rate of the schedule and applies SGD / Adam / AdamW, returning
+// the next value of every piece of trained state. Everything is graph ops,
+// so fusion and every backend see the optimizer like the model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Training/Passes.h"
+#include "passes/Training/TrainingUtils.h"
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+namespace loom {
+#define GEN_PASS_DEF_OPTIMIZERPASS
+#include "passes/Training/Passes.h.inc"
+} // namespace loom
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::graph;
+
+namespace {
+
+/// One trained parameter and its optimizer slots.
+struct Param {
+  std::string name;
+  BlockArgument arg; ///< in train_step
+  Value grad;        ///< in train_step
+  Attribute initial; ///< graph.initial_value, may be null
+  SmallVector<std::pair<std::string, BlockArgument>> slots; ///< kind, arg
+  BlockArgument slot(StringRef kind) const {
+    for (auto &[k, a] : slots)
+      if (k == kind)
+        return a;
+    return {};
+  }
+};
+
+struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
+  using OptimizerPassBase::OptimizerPassBase;
+
+  void runOnOperation() override {
+    if (failed(run()))
+      signalPassFailure();
+  }
+
+  FailureOr<func::FuncOp> gradFunction() {
+    if (!funcName.empty())
+      return training::pickFunction(getOperation(), funcName, "loom-optimizer");
+    func::FuncOp found;
+    for (auto f : getOperation().getOps<func::FuncOp>()) {
+      bool hasGrads = false;
+      for (unsigned i = 0; i < f.getNumResults(); ++i)
+        hasGrads |= bool(f.getResultAttr(i, "graph.grad_of"));
+      if (!hasGrads)
+        continue;
+      if (found)
+        return f.emitError("loom-optimizer: several gradient functions; "
+                           "name one with func=");
+      found = f;
+    }
+    if (!found)
+      return getOperation().emitError(
+          "loom-optimizer: no gradient function (run --loom-autodiff first)");
+    return found;
+  }
+
+  double decay() const {
+    if (weightDecay >= 0)
+      return weightDecay;
+    return optimizer == "adamw" ? 0.01 : 0.0;
+  }
+
+  LogicalResult checkOptions(Operation *where) {
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
+      return where->emitError("loom-optimizer: unknown optimizer '")
+             << optimizer << "' (sgd, adam, adamw)";
+    if (schedule != "constant" && schedule != "cosine")
+      return where->emitError("loom-optimizer: unknown schedule '")
+             << schedule << "' (constant, cosine)";
+    if (accumulate < 1)
+      return where->emitError("loom-optimizer: accumulate must be >= 1");
+    if (warmup < 0 || totalSteps < 0 || clipNorm < 0 || lr < 0)
+      return where->emitError("loom-optimizer: warmup, total-steps, "
+                              "clip-norm and lr must not be negative");
+    if (nesterov && momentum <= 0)
+      return where->emitError("loom-optimizer: nesterov needs a momentum");
+    if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
+      return where->emitError("loom-optimizer: betas must be in [0, 1)");
+    return success();
+  }
+
+  SmallVector<std::string> slotKinds() const {
+    SmallVector<std::string> kinds;
+    if (accumulate > 1)
+      kinds.push_back("grad_accum");
+    if (optimizer == "sgd" && momentum != 0)
+      kinds.push_back("momentum");
+    if (optimizer != "sgd") {
+      kinds.push_back("exp_avg");
+      kinds.push_back("exp_avg_sq");
+    }
+    return kinds;
+  }
+
+  std::string describe() const {
+    std::string s = optimizer + llvm::formatv(" lr={0}", lr).str();
+    if (optimizer == "sgd") {
+      if (momentum != 0)
+        s += llvm::formatv(" momentum={0}", momentum).str();
+      if (nesterov)
+        s += " nesterov";
+    } else {
+      s += llvm::formatv(" betas=({0},{1}) eps={2}", beta1, beta2, eps).str();
+    }
+    s += llvm::formatv(" weight_decay={0}", decay()).str();
+    if (clipNorm > 0)
+      s += llvm::formatv(" clip_norm={0}", clipNorm).str();
+    s += " schedule=" + schedule;
+    if (warmup > 0)
+      s += llvm::formatv(" warmup={0}", warmup).str();
+    if (accumulate > 1)
+      s += llvm::formatv(" accumulate={0}", accumulate).str();
+    return description.empty() ? s : description + "; " + s;
+  }
+
+  LogicalResult run() {
+    FailureOr<func::FuncOp> grad = gradFunction();
+    if (failed(grad) || failed(checkOptions(*grad)))
+      return failure();
+    ModuleOp module = getOperation();
+    if (module.lookupSymbol("train_step"))
+      return grad->emitError("loom-optimizer: a function 'train_step' "
+                             "exists already");
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(ctx);
+    Location loc = grad->getLoc();
+    auto f32 = b.getF32Type();
+    auto scalarI64 = RankedTensorType::get({}, b.getI64Type());
+
+    // Which arguments are trained (they have a gradient result).
+    auto ret = cast<func::ReturnOp>(grad->getBody().front().getTerminator());
+    llvm::StringMap<unsigned> gradResult;
+    for (unsigned i = 0; i < grad->getNumResults(); ++i)
+      if (auto of = grad->getResultAttrOfType<StringAttr>(i, "graph.grad_of"))
+        gradResult[of.getValue()] = i;
+    auto lossType = dyn_cast<RankedTensorType>(grad->getResultTypes()[0]);
+    if (!lossType || lossType.getNumElements() != 1)
+      return grad->emitError("loom-optimizer: result 0 must be the loss");
+
+    // The signature: batch inputs, step, total_steps, params, slots.
+    SmallVector<Type> types;
+    SmallVector<DictionaryAttr> argAttrs;
+    SmallVector<unsigned> batchArgs, paramArgs;
+    SmallVector<std::string> paramNames;
+    for (unsigned i = 0; i < grad->getNumArguments(); ++i) {
+      auto param = grad->getArgAttrOfType<StringAttr>(i, "graph.param");
+      if (param && gradResult.count(param.getValue())) {
+        paramArgs.push_back(i);
+        paramNames.push_back(param.str());
+        continue;
+      }
+      if (param)
+        continue; // frozen: a constant below
+      batchArgs.push_back(i);
+    }
+    for (unsigned i : batchArgs) {
+      types.push_back(grad->getArgument(i).getType());
+      argAttrs.push_back(grad->getArgAttrDict(i));
+    }
+    auto named = [&](StringRef key, Attribute value) {
+      return b.getNamedAttr(key, value);
+    };
+    types.push_back(scalarI64);
+    argAttrs.push_back(
+        b.getDictionaryAttr({named("graph.step", b.getUnitAttr())}));
+    types.push_back(scalarI64);
+    argAttrs.push_back(
+        b.getDictionaryAttr({named("graph.total_steps", b.getUnitAttr())}));
+    auto stateAttrs = [&](StringRef name, StringRef kind, Attribute init) {
+      SmallVector<NamedAttribute> a{
+          named("graph.state", b.getStringAttr(name)),
+          named("graph.state_kind", b.getStringAttr(kind))};
+      if (init)
+        a.push_back(named("graph.initial_value", init));
+      return b.getDictionaryAttr(a);
+    };
+    for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
+      Type t = grad->getArgument(i).getType();
+      if (cast<RankedTensorType>(t).getElementType() != f32)
+        return grad->emitError("loom-optimizer: parameter '")
+               << name << "' is " << t
+               << ": only f32 parameters are trained so far";
+      types.push_back(t);
+      argAttrs.push_back(stateAttrs(
+          name, "param", grad->getArgAttr(i, "graph.initial_value")));
+    }
+    SmallVector<std::string> kinds = slotKinds();
+    for (const std::string &kind : kinds)
+      for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
+        types.push_back(grad->getArgument(i).getType());
+        argAttrs.push_back(stateAttrs(name + "/" + kind, kind, nullptr));
+      }
+
+    b.setInsertionPointAfter(*grad);
+    auto step = b.create<func::FuncOp>(loc, "train_step",
+                                       FunctionType::get(ctx, types, {}));
+    Block *body = step.addEntryBlock();
+    for (auto [i, attrs] : llvm::enumerate(argAttrs))
+      step.setArgAttrs(i, attrs);
+
+    // The forward and backward graph, cloned.
+    IRMapping map;
+    unsigned next = 0;
+    for (unsigned i : batchArgs)
+      map.map(grad->getArgument(i), step.getArgument(next++));
+    BlockArgument stepArg = step.getArgument(next++);
+    BlockArgument totalArg = step.getArgument(next++);
+    SmallVector<Param> params;
+    for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
+      Param p;
+      p.name = name;
+      p.arg = step.getArgument(next++);
+      map.map(grad->getArgument(i), p.arg);
+      params.push_back(p);
+    }
+    for (const std::string &kind : kinds)
+      for (Param &p : params)
+        p.slots.push_back({kind, step.getArgument(next++)});
+    b.setInsertionPointToStart(body);
+    for (unsigned i = 0; i < grad->getNumArguments(); ++i) {
+      auto param = grad->getArgAttrOfType<StringAttr>(i, "graph.param");
+      if (!param || gradResult.count(param.getValue()))
+        continue;
+      auto init =
+          grad->getArgAttrOfType<ElementsAttr>(i, "graph.initial_value");
+      if (!init)
+        return grad->emitError("loom-optimizer: frozen parameter '")
+               << param.getValue()
+               << "' has no initial value (graph.initial_value)";
+      map.map(grad->getArgument(i),
+              b.create<ConstantOp>(grad->getArgument(i).getLoc(), init));
+    }
+    for (Operation &op : grad->getBody().front().without_terminator())
+      b.clone(op, map);
+    Value loss = map.lookup(ret.getOperand(0));
+    for (Param &p : params)
+      p.grad = map.lookup(ret.getOperand(gradResult[p.name]));
+
+    training::Scalars s(b, loc, f32);
+    if (lossType.getRank() != 0)
+      loss = b.create<ReshapeOp>(loc, loss, ArrayRef<int64_t>{});
+    if (lossType.getElementType() != f32)
+      loss = b.create<CastOp>(loc, loss, f32);
+
+    // Micro-step -> optimizer step s and whether this call applies.
+    Value k = s.intConst(accumulate);
+    Value optStep = stepArg, apply;
+    if (accumulate > 1) {
+      optStep = s.div(stepArg, k);
+      apply = b.create<CompareOp>(
+          loc, CompareDirection::eq,
+          b.create<ModOp>(loc, s.add(stepArg, s.intConst(1)), k).getResult(),
+          s.intConst(0));
+    }
+    Value sf = b.create<CastOp>(loc, optStep, f32);
+
+    // The learning rate.
+    Value factor = s.constant(1.0);
+    if (schedule == "cosine") {
+      Value w = s.constant((double)warmup);
+      Value span = b.create<MaxOp>(
+          loc, s.sub(b.create<CastOp>(loc, totalArg, f32), w), s.constant(1.0));
+      Value progress =
+          b.create<ClampOp>(loc, s.div(s.sub(sf, w), span),
+                            b.getF64FloatAttr(0.0), b.getF64FloatAttr(1.0));
+      factor =
+          s.mul(s.add(b.create<CosOp>(loc, s.mul(progress, M_PI)), 1.0), 0.5);
+    }
+    if (warmup > 0) {
+      Value warm = s.mul(s.add(sf, 1.0), 1.0 / (double)warmup);
+      Value inWarmup = b.create<CompareOp>(loc, CompareDirection::lt, sf,
+                                           s.constant((double)warmup));
+      factor = b.create<WhereOp>(loc, inWarmup, warm, factor);
+    }
+    Value lrNow = s.mul(factor, (double)lr);
+
+    // Accumulate, then the mean gradient of the optimizer step.
+    SmallVector<Value> grads, nextAccum;
+    for (Param &p : params) {
+      Value g = p.grad;
+      if (accumulate > 1) {
+        Value acc = s.add(p.slot("grad_accum"), g);
+        nextAccum.push_back(acc);
+        g = s.mul(acc, 1.0 / (double)accumulate);
+      }
+      grads.push_back(g);
+    }
+    // Global norm and clipping.
+    Value sumSq = s.constant(0.0);
+    for (Value g : grads) {
+      auto t = cast<RankedTensorType>(g.getType());
+      Value sq = s.mul(g, g);
+      if (t.getRank() > 0) {
+        SmallVector<int64_t> all;
+        for (int64_t i = 0; i < t.getRank(); ++i)
+          all.push_back(i);
+        sq = b.create<ReduceSumOp>(loc, sq, all, false);
+      }
+      sumSq = s.add(sumSq, sq);
+    }
+    Value norm = b.create<SqrtOp>(loc, sumSq);
+    if (clipNorm > 0) {
+      Value coef = b.create<MinOp>(
+          loc, s.div(s.constant((double)clipNorm), s.add(norm, 1e-6)),
+          s.constant(1.0));
+      for (Value &g : grads)
+        g = s.mul(g, coef);
+    }
+
+    // The update.
+    double wd = decay();
+    Value t = s.add(sf, 1.0); // Adam's step count, from 1
+    Value stepSize, bc2Sqrt;
+    if (optimizer != "sgd") {
+      Value bc1 = s.sub(s.constant(1.0),
+                        b.create<PowOp>(loc, s.constant((double)beta1), t));
+      Value bc2 = s.sub(s.constant(1.0),
+                        b.create<PowOp>(loc, s.constant((double)beta2), t));
+      stepSize = s.div(lrNow, bc1);
+      bc2Sqrt = b.create<SqrtOp>(loc, bc2);
+    }
+    SmallVector<Value> results{loss, norm, lrNow};
+    SmallVector<Attribute> resultAttrs;
+    for (StringRef n : {"loss", "grad_norm", "lr"})
+      resultAttrs.push_back(
+          b.getDictionaryAttr({named("graph.output", b.getStringAttr(n))}));
+    llvm::StringMap<SmallVector<Value>> nextSlots;
+    SmallVector<Value> nextParams;
+    for (auto [p, g] : llvm::zip(params, grads)) {
+      Value w = p.arg, next;
+      if (optimizer == "sgd") {
+        Value d = wd != 0 ? s.add(g, s.mul(w, wd)) : g;
+        if (momentum != 0) {
+          Value buf = s.add(s.mul(p.slot("momentum"), (double)momentum), d);
+          nextSlots["momentum"].push_back(buf);
+          d = nesterov ? s.add(d, s.mul(buf, (double)momentum)) : buf;
+        }
+        next = s.sub(w, s.mul(d, lrNow));
+      } else {
+        if (optimizer == "adamw" && wd != 0)
+          w = s.mul(w, s.sub(s.constant(1.0), s.mul(lrNow, wd)));
+        else if (wd != 0)
+          g = s.add(g, s.mul(w, wd));
+        Value m = s.add(s.mul(p.slot("exp_avg"), (double)beta1),
+                        s.mul(g, 1.0 - beta1));
+        Value v = s.add(s.mul(p.slot("exp_avg_sq"), (double)beta2),
+                        s.mul(s.mul(g, g), 1.0 - beta2));
+        nextSlots["exp_avg"].push_back(m);
+        nextSlots["exp_avg_sq"].push_back(v);
+        Value denom =
+            s.add(s.div(b.create<SqrtOp>(loc, v), bc2Sqrt), (double)eps);
+        next = s.sub(w, s.mul(s.div(m, denom), stepSize));
+      }
+      nextParams.push_back(next);
+    }
+    if (accumulate > 1) {
+      // Between optimizer steps only the accumulators move.
+      auto gate = [&](Value updated, Value old) -> Value {
+        return b.create<WhereOp>(loc, apply, updated, old);
+      };
+      for (auto [p, v] : llvm::zip(params, nextParams))
+        v = gate(v, p.arg);
+      for (auto &[kind, values] : nextSlots)
+        for (auto [p, v] : llvm::zip(params, values))
+          v = gate(v, p.slot(kind));
+      for (Value &acc : nextAccum)
+        acc = gate(b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)), acc);
+      nextSlots["grad_accum"] = nextAccum;
+    }
+    auto emitState = [&](const Param &p, StringRef name, Value v) {
+      results.push_back(v);
+      resultAttrs.push_back(b.getDictionaryAttr(
+          {named("graph.next_state", b.getStringAttr(name))}));
+    };
+    for (auto [p, v] : llvm::zip(params, nextParams))
+      emitState(p, p.name, v);
+    for (const std::string &kind : kinds)
+      for (auto [p, v] : llvm::zip(params, nextSlots[kind]))
+        emitState(p, p.name + "/" + kind, v);
+    b.create<func::ReturnOp>(loc, results);
+    SmallVector<Type> resultTypes;
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    step.setFunctionType(FunctionType::get(ctx, types, resultTypes));
+    step.setAllResultAttrs(resultAttrs);
+    step->setAttr("loom.training",
+                  b.getDictionaryAttr(
+                      {named("accumulate", b.getI64IntegerAttr(accumulate)),
+                       named("total_steps", b.getI64IntegerAttr(totalSteps)),
+                       named("description", b.getStringAttr(describe())),
+                       named("labels", b.getStringAttr(labels))}));
+    grad->erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,100 @@
+//===- Passes.td - loss and training step ------------------*- tablegen -*-===//
+
+#ifndef LOOM_PASSES_TRAINING_PASSES_TD
+#define LOOM_PASSES_TRAINING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LossPass : Pass<"loom-loss", "mlir::ModuleOp"> {
+  let summary = "Replace a model's outputs by a scalar training loss";
+  let description = [{
+    Appends a labels argument (`graph.input = labels`) to the function and
+    makes it return one scalar, the loss of its `logits` output against the
+    labels (`graph.output = "loss"`):
+
+    * `cross_entropy`: labels are i64 class ids shaped like the logits
+      without their last (class) dim; the mean over the rows whose label is
+      not `ignore-index`. With `label-smoothing` e the loss is
+      `(1 - e) * nll + e * mean_c(-log_softmax)`, averaged over the same
+      rows (PyTorch's `F.cross_entropy` with `label_smoothing`).
+    * `mse`: labels are floats shaped like the logits; the mean squared
+      error.
+
+    The model's other outputs are dropped.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "the model function (default: the only public one)">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
+           "cross_entropy or mse">,
+    Option<"logits", "logits", "std::string", /*default=*/"",
+           "the output the loss reads (default: the only one)">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
+           "the name of the labels input">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross_entropy: rows with this label do not count">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "cross_entropy: label smoothing in [0, 1)">,
+  ];
+}
+
+def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
+  let summary = "Build the training step from a gradient function";
+  let description = [{
+    From `F_grad(args) -> (loss, grads)` (the output of `--loom-autodiff`)
+    builds `train_step(batch..., step, total_steps, params..., slots...)
+    -> (loss, grad_norm, lr, params'..., slots'...)`, all in graph ops:
+
+    * gradient accumulation over `accumulate` micro-batches (`step` counts
+      micro-batches; a `grad_accum` slot per parameter; the update applies
+      on every `accumulate`-th call with the mean gradient, the others only
+      add);
+    * the global L2 gradient norm, and with `clip-norm` C the gradients
+      scaled by `min(1, C / (norm + 1e-6))` (torch.nn.utils.clip_grad_norm_);
+    * the learning rate at optimizer step s (0-based): `lr * (s + 1) / W`
+      during `warmup` W, then `lr` (`constant`) or
+      `lr * (1 + cos(pi * min(1, (s - W) / max(1, T - W)))) / 2`
+      (`cosine`), T being the `total_steps` input;
+    * `sgd` (momentum, Nesterov, weight decay), `adam` (L2 weight decay) and
+      `adamw` (decoupled weight decay), with PyTorch's update rules and
+      defaults: a weight decay of -1 means the optimizer's default (0.01
+      for adamw, 0 otherwise).
+
+    Arguments carry `graph.input` (batch), `graph.step`,
+    `graph.total_steps`, `graph.state` + `graph.state_kind` (+
+    `graph.initial_value` for parameters); results `graph.output` (loss,
+    grad_norm, lr) and `graph.next_state`; the function `loom.training`.
+    This is the contract the artifact writer reads (compiler/Compile.cpp).
+    Parameters without a gradient (frozen) become constants of their
+    initial value.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "the gradient function (default: the one returning graph.grad_of results)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "base learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "sgd momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "sgd Nesterov momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "adam(w) beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "adam(w) beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "adam(w) epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "weight decay (-1: the optimizer's default)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "clip the global gradient norm to this (0: no clipping)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant or cosine">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0", "linear warmup steps">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "recorded horizon of the schedule (0: the run's step count)">,
+    Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
+           "micro-batches per optimizer step">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
+           "the labels input's name (recorded for the runtime)">,
+    Option<"description", "description", "std::string", /*default=*/"",
+           "a line describing the training, recorded for logs">,
+  ];
+}
+
+#endif // LOOM_PASSES_TRAINING_PASSES_TD
