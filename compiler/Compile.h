@@ -28,6 +28,10 @@ struct CompileOptions {
   /// Constants of at least this many bytes become artifact weights, the
   /// rest stay in the code.
   int64_t minWeightBytes = 1024;
+  /// Training artifacts: the inference module (MLIR bytecode) and, for an
+  /// ONNX model, the original file, kept for `loomc export --checkpoint`.
+  std::string inferenceModule;
+  std::string sourceOnnx;
 };
 
 /// What a compile reports besides the artifact.

@@ -6,6 +6,13 @@
 //   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
 //         [--target cpu] [--cpu host|NAME] [--func NAME] [--print-memory-plan]
 //         [--fusion-report FILE.json] [--print-fusion]
+//   loomc train MODEL.onnx|MODEL.mlir -o TRAIN.loom --loss cross_entropy|mse
+//         [--logits OUTPUT] [--labels NAME] [--ignore-index I]
+//         [--label-smoothing E] --optimizer sgd|adam|adamw [--lr LR]
+//         [--momentum M] [--nesterov] [--betas B1,B2] [--eps E]
+//         [--weight-decay W] [--schedule constant|cosine] [--warmup W]
+//         [--total-steps T] [--clip-norm C] [--accumulate K] [--freeze REGEX]
+//         [--batch B] [--dim NAME=SIZE ...] [--print-ir]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -14,6 +21,8 @@
 // files, shape errors, ops without a lowering) go to stderr and the exit
 // code is 1. `--bind` freezes an ONNX graph input to a value (a shape or
 // axes input that a model takes at run time but the compiler needs).
+// `train` compiles a training step for an inference model (docs/training.md):
+// its float initializers become the trained parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,15 +33,19 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "tools/loom-run/TensorFiles.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -43,7 +56,7 @@ using namespace mlir;
 
 static cl::opt<std::string>
     command(cl::Positional, cl::Required,
-            cl::desc("<command: import | export | compile>"));
+            cl::desc("<command: import | export | compile | train>"));
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model>"));
 static cl::opt<std::string> outputPath("o", cl::desc("output file"),
@@ -78,6 +91,86 @@ static cl::opt<bool> printFusion(
 static cl::opt<bool> printSummary(
     "print-summary",
     cl::desc("print op counts, parameter count and bytes to stderr"));
+
+// ---- train ----
+static cl::OptionCategory trainCat("loomc train");
+static cl::opt<std::string> lossKind("loss",
+                                     cl::desc("train: cross_entropy or mse"),
+                                     cl::init("cross_entropy"),
+                                     cl::cat(trainCat));
+static cl::opt<std::string>
+    logitsName("logits", cl::desc("train: the model output the loss reads"),
+               cl::init(""), cl::cat(trainCat));
+static cl::opt<std::string>
+    labelsName("labels", cl::desc("train: the name of the labels input"),
+               cl::init("labels"), cl::cat(trainCat));
+static cl::opt<int64_t>
+    ignoreIndex("ignore-index",
+                cl::desc("train: cross_entropy label that does not count"),
+                cl::init(-100), cl::cat(trainCat));
+static cl::opt<double> labelSmoothing("label-smoothing",
+                                      cl::desc("train: cross_entropy label "
+                                               "smoothing"),
+                                      cl::init(0.0), cl::cat(trainCat));
+static cl::opt<std::string> optimizerKind("optimizer",
+                                          cl::desc("train: sgd, adam, adamw"),
+                                          cl::init("adamw"), cl::cat(trainCat));
+static cl::opt<double> learningRate("lr", cl::desc("train: learning rate"),
+                                    cl::init(1e-3), cl::cat(trainCat));
+static cl::opt<double> momentum("momentum", cl::desc("train: sgd momentum"),
+                                cl::init(0.0), cl::cat(trainCat));
+static cl::opt<bool> nesterov("nesterov", cl::desc("train: Nesterov momentum"),
+                              cl::cat(trainCat));
+static cl::opt<std::string> betas("betas",
+                                  cl::desc("train: adam(w) betas B1,B2 "
+                                           "(default 0.9,0.999)"),
+                                  cl::init("0.9,0.999"), cl::cat(trainCat));
+static cl::opt<double> adamEps("eps", cl::desc("train: adam(w) epsilon"),
+                               cl::init(1e-8), cl::cat(trainCat));
+static cl::opt<double>
+    weightDecay("weight-decay",
+                cl::desc("train: weight decay (default: PyTorch's for the "
+                         "optimizer, 0.01 for adamw, else 0)"),
+                cl::init(-1.0), cl::cat(trainCat));
+static cl::opt<std::string> scheduleKind("schedule",
+                                         cl::desc("train: constant or cosine"),
+                                         cl::init("constant"),
+                                         cl::cat(trainCat));
+static cl::opt<int64_t> warmupSteps("warmup",
+                                    cl::desc("train: linear warmup steps"),
+                                    cl::init(0), cl::cat(trainCat));
+static cl::opt<int64_t> totalSteps(
+    "total-steps",
+    cl::desc("train: the schedule's horizon (default: loom-run's --steps)"),
+    cl::init(0), cl::cat(trainCat));
+static cl::opt<double> clipNorm("clip-norm",
+                                cl::desc("train: clip the global gradient "
+                                         "norm (0: off)"),
+                                cl::init(0.0), cl::cat(trainCat));
+static cl::opt<int64_t> accumulate("accumulate",
+                                   cl::desc("train: micro-batches per "
+                                            "optimizer step"),
+                                   cl::init(1), cl::cat(trainCat));
+static cl::opt<std::string> freeze("freeze",
+                                   cl::desc("train: parameters whose name "
+                                            "matches this regex stay fixed"),
+                                   cl::init(""), cl::cat(trainCat));
+static cl::opt<int64_t> batchSize(
+    "batch",
+    cl::desc("train: the micro-batch size, for a dynamic dim 0 of an input"),
+    cl::init(0), cl::cat(trainCat));
+static cl::list<std::string>
+    dimSizes("dim", cl::desc("train: a size for a named dynamic dim"),
+             cl::value_desc("NAME=SIZE"), cl::cat(trainCat));
+static cl::opt<bool> gradientsOnly(
+    "gradients",
+    cl::desc("train: compile the gradient function instead of the training "
+             "step: outputs the loss and <param>.grad for one batch"),
+    cl::cat(trainCat));
+static cl::opt<bool> printIR("print-ir",
+                             cl::desc("train: print the training step's graph "
+                                      "IR"),
+                             cl::cat(trainCat));
 
 /// Op counts, and constants as parameters (count and bytes).
 static void summarize(ModuleOp module, llvm::raw_ostream &os) {
@@ -209,6 +302,127 @@ static int runCompile(MLIRContext &ctx) {
   return 0;
 }
 
+/// `--gradients`: the parameters of the gradient function become constants
+/// of their initial values (the artifact's weights), so that it runs on the
+/// batch alone.
+static void bakeParams(func::FuncOp func) {
+  OpBuilder b(func.getBody());
+  llvm::BitVector erase(func.getNumArguments());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto init =
+            func.getArgAttrOfType<ElementsAttr>(i, "graph.initial_value")) {
+      Value c = b.create<loom::graph::ConstantOp>(func.getLoc(), init);
+      func.getArgument(i).replaceAllUsesWith(c);
+      erase.set(i);
+    }
+  (void)func.eraseArguments(erase);
+}
+
+/// Options in a pass pipeline string: strings in braces.
+static std::string quoted(const std::string &v) { return "{" + v + "}"; }
+
+static int runTrain(MLIRContext &ctx) {
+  if (outputPath == "-") {
+    llvm::errs() << "error: train needs an output file (-o TRAIN.loom)\n";
+    return 1;
+  }
+  StringRef path(inputPath);
+  OwningOpRef<ModuleOp> module;
+  loom::CompileOptions options;
+  if (path.ends_with(".onnx") || path.ends_with(".onnxtext")) {
+    loom::onnx_import::ImportOptions import;
+    if (!importOptions(import))
+      return 1;
+    import.initializersAsParams = true;
+    import.batch = batchSize;
+    for (const std::string &d : dimSizes) {
+      size_t eq = d.find('=');
+      int64_t size = 0;
+      if (eq == std::string::npos ||
+          StringRef(d).substr(eq + 1).getAsInteger(10, size) || size <= 0) {
+        llvm::errs() << "error: --dim takes NAME=SIZE, not '" << d << "'\n";
+        return 1;
+      }
+      import.dimSizes[d.substr(0, eq)] = size;
+    }
+    auto imported = loom::onnx_import::importFile(ctx, inputPath, import);
+    if (failed(imported))
+      return 1;
+    module = std::move(*imported);
+    auto bytes = llvm::MemoryBuffer::getFile(inputPath);
+    if (bytes && path.ends_with(".onnx"))
+      options.sourceOnnx = (*bytes)->getBuffer().str();
+  } else {
+    module = loadModel(ctx);
+    if (!module)
+      return 1;
+  }
+  // The inference function, for `loomc export --checkpoint` of a graph-IR
+  // model.
+  {
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    if (failed(writeBytecodeToFile(*module, os)))
+      return 1;
+    options.inferenceModule = ir;
+  }
+  double beta1 = 0.9, beta2 = 0.999;
+  {
+    auto [b1, b2] = StringRef(betas).split(',');
+    if (b1.getAsDouble(beta1) || b2.getAsDouble(beta2)) {
+      llvm::errs() << "error: --betas takes B1,B2, not '" << betas << "'\n";
+      return 1;
+    }
+  }
+  std::string pipeline;
+  llvm::raw_string_ostream p(pipeline);
+  p << "loom-loss{loss=" << lossKind << " logits=" << quoted(logitsName)
+    << " labels=" << quoted(labelsName) << " ignore-index=" << ignoreIndex
+    << " label-smoothing=" << labelSmoothing << "},"
+    << "loom-autodiff{freeze=" << quoted(freeze) << "},";
+  if (!gradientsOnly)
+    p << "loom-optimizer{optimizer=" << optimizerKind << " lr=" << learningRate
+      << " momentum=" << momentum << " nesterov=" << (nesterov ? 1 : 0)
+      << " beta1=" << beta1 << " beta2=" << beta2 << " eps=" << adamEps
+      << " weight-decay=" << weightDecay << " clip-norm=" << clipNorm
+      << " schedule=" << scheduleKind << " warmup=" << warmupSteps
+      << " total-steps=" << totalSteps << " accumulate=" << accumulate
+      << " labels=" << quoted(labelsName)
+      << " description=" << quoted(lossKind + " loss on " + logitsName) << "},";
+  p << "canonicalize,cse";
+  PassManager pm(&ctx);
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return 1;
+  if (failed(pm.run(*module)))
+    return 1;
+  // Only the training step (or the gradient function) is compiled.
+  std::string entry = gradientsOnly ? "forward_grad" : "train_step";
+  for (auto f : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (f.getName() != entry)
+      f.erase();
+  if (gradientsOnly)
+    if (auto f = module->lookupSymbol<func::FuncOp>(entry))
+      bakeParams(f);
+  if (printIR)
+    (*module)->print(llvm::outs());
+  options.target = target;
+  options.funcName = entry;
+  options.cpu.cpu = cpuName;
+  options.cpu.fusionReport = fusionReport;
+  options.cpu.printFusion = printFusion;
+  std::string bytes, error;
+  loom::CompileReport report;
+  if (failed(loom::compileToArtifact(*module, options, bytes, &report)))
+    return 1;
+  if (printMemoryPlan)
+    llvm::outs() << report.memoryPlan;
+  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Loom compiler driver\n");
@@ -216,6 +430,7 @@ int main(int argc, char **argv) {
   loom::registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
+  loom::registerAllPasses();
   // Diagnostics: one "[file: ]error: message" line each on stderr. The
   // messages name the ONNX node themselves.
   ScopedDiagnosticHandler handler(&ctx, [](Diagnostic &diag) {
@@ -240,7 +455,9 @@ int main(int argc, char **argv) {
     return runExport(ctx);
   if (command == "compile")
     return runCompile(ctx);
+  if (command == "train")
+    return runTrain(ctx);
   llvm::errs() << "error: unknown command '" << command
-               << "' (available: import, export, compile)\n";
+               << "' (available: import, export, compile, train)\n";
   return 1;
 }
