@@ -2,52 +2,21 @@
 
 #include "tools/loom-run/TensorFiles.h"
 
+#include "runtime/src/FileIO.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
 #include <vector>
 
 namespace loom::tools {
 
-static bool readFile(const std::string &path, std::string &bytes,
-                     std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
-    return false;
-  }
-  std::stringstream s;
-  s << in.rdbuf();
-  bytes = s.str();
-  return true;
-}
-
-bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string &error) {
-  std::string temp = path + ".tmp-" + std::to_string(getpid());
-  FILE *f = std::fopen(temp.c_str(), "wb");
-  if (!f) {
-    error = "cannot create '" + temp + "'";
-    return false;
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = fsync(fileno(f)) == 0 && ok;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    error = "writing '" + path + "' failed";
-    return false;
-  }
-  return true;
-}
+using files::readFile;
 
 static loom_tensor *makeTensor(loom_dtype dtype,
                                const std::vector<int64_t> &shape,
@@ -65,19 +34,19 @@ static loom_tensor *makeTensor(loom_dtype dtype,
 /// Whether `available` data bytes are exactly what `shape` of `dtype`
 /// needs (overflow-checked); sets `error` otherwise.
 static bool fitsData(const std::vector<int64_t> &shape, loom_dtype dtype,
-                     size_t available, const std::string &path,
+                     size_t available, const std::string &where,
                      std::string &error) {
   uint64_t need = loom_dtype_size(dtype);
   for (int64_t d : shape) {
     if (d < 0 || (d && need > std::numeric_limits<uint64_t>::max() /
                                   static_cast<uint64_t>(d))) {
-      error = "'" + path + "' has an impossible shape";
+      error = where + " has an impossible shape";
       return false;
     }
     need *= static_cast<uint64_t>(d);
   }
   if (need != available) {
-    error = "'" + path + "' holds " + std::to_string(available) +
+    error = where + " holds " + std::to_string(available) +
             " data bytes, its shape needs " + std::to_string(need);
     return false;
   }
@@ -96,12 +65,12 @@ static const NpyType kNpyTypes[] = {
     {"|i1", LOOM_DTYPE_I8},  {"|u1", LOOM_DTYPE_U8},  {"|b1", LOOM_DTYPE_BOOL},
 };
 
-loom_tensor *readNpy(const std::string &path, std::string &error) {
-  std::string bytes;
-  if (!readFile(path, bytes, error))
-    return nullptr;
+/// The tensor in the bytes of a .npy file; `where` names it in messages
+/// ("'x.npy'", "'data.npz' array 'x'").
+static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
+                             std::string &error) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
-    error = "'" + path + "' is not a .npy file";
+    error = where + " is not a .npy file";
     return nullptr;
   }
   unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -112,7 +81,7 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     start = 10;
   } else {
     if (bytes.size() < 12) {
-      error = "'" + path + "' is truncated";
+      error = where + " is truncated";
       return nullptr;
     }
     headerLen = 0;
@@ -122,7 +91,7 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     start = 12;
   }
   if (start + headerLen > bytes.size()) {
-    error = "'" + path + "' is truncated";
+    error = where + " is truncated";
     return nullptr;
   }
   std::string header = bytes.substr(start, headerLen);
@@ -137,7 +106,7 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
               shapeText = field("shape");
   if (order.find("True") != std::string::npos &&
       order.find("True") < order.find(',')) {
-    error = "'" + path + "' is in Fortran order (save it C-contiguous)";
+    error = where + " is in Fortran order (save it C-contiguous)";
     return nullptr;
   }
   loom_dtype dtype = LOOM_DTYPE_UNDEFINED;
@@ -145,14 +114,14 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     if (descr.find(std::string("'") + t.descr + "'") < descr.find(','))
       dtype = t.dtype;
   if (dtype == LOOM_DTYPE_UNDEFINED) {
-    error = "'" + path + "' has an unsupported dtype " +
-            descr.substr(0, descr.find(','));
+    error =
+        where + " has an unsupported dtype " + descr.substr(0, descr.find(','));
     return nullptr;
   }
   std::vector<int64_t> shape;
   size_t open = shapeText.find('('), close = shapeText.find(')');
   if (open == std::string::npos || close == std::string::npos) {
-    error = "'" + path + "' has no shape in its header";
+    error = where + " has no shape in its header";
     return nullptr;
   }
   std::stringstream dims(shapeText.substr(open + 1, close - open - 1));
@@ -166,21 +135,28 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     while (end && *end == ' ')
       ++end;
     if (errno || !end || *end || d < 0) {
-      error = "'" + path + "' has a bad dim '" + item + "' in its shape";
+      error = where + " has a bad dim '" + item + "' in its shape";
       return nullptr;
     }
     shape.push_back(d);
   }
   // Check the file holds the data before allocating for it.
   size_t data = start + headerLen;
-  if (!fitsData(shape, dtype, bytes.size() - data, path, error))
+  if (!fitsData(shape, dtype, bytes.size() - data, where, error))
     return nullptr;
-  loom_tensor *t = makeTensor(dtype, shape, path, error);
+  loom_tensor *t = makeTensor(dtype, shape, where, error);
   if (!t)
     return nullptr;
   size_t need = loom_tensor_size_bytes(t);
   std::memcpy(loom_tensor_data(t), bytes.data() + data, need);
   return t;
+}
+
+loom_tensor *readNpy(const std::string &path, std::string &error) {
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return nullptr;
+  return parseNpy(bytes, "'" + path + "'", error);
 }
 
 bool writeNpy(const std::string &path, const loom_tensor *t,
@@ -275,7 +251,7 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
   // or one typed value per element (checked as bytes of `elem` each).
   size_t available = proto.has_raw_data() ? proto.raw_data().size()
                                           : typedValues(proto, dtype) * elem;
-  if (!fitsData(shape, dtype, available, path, error))
+  if (!fitsData(shape, dtype, available, "'" + path + "'", error))
     return nullptr;
   loom_tensor *t = makeTensor(dtype, shape, path, error);
   if (!t)

@@ -10,10 +10,18 @@
 #define LOOM_TOOLS_LOOMRUN_TENSORFILES_H
 
 #include "loom/runtime.h"
+#include "runtime/src/FileIO.h"
 
+#include <memory>
 #include <string>
 
 namespace loom::tools {
+
+struct TensorDeleter {
+  void operator()(loom_tensor *t) const { loom_tensor_release(t); }
+};
+/// An owned tensor.
+using TensorPtr = std::unique_ptr<loom_tensor, TensorDeleter>;
 
 /// A tensor owned by the caller (loom_tensor_release), or null with
 /// `error` set, naming the file.
@@ -37,9 +45,8 @@ loom_tensor *readTensorFile(const std::string &path, std::string &error);
 
 /// Writes `path` through a temporary file beside it, fsynced and renamed,
 /// so a reader never sees a half-written file (loom-run's outputs, loomc's
-/// artifacts).
-bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string &error);
+/// artifacts): the runtime's writer (runtime/src/FileIO.h).
+using files::writeFileAtomically;
 
 } // namespace loom::tools
 
