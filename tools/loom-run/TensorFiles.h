@@ -1,7 +1,8 @@
 //===- TensorFiles.h - tensors from and to .npy and ONNX .pb files --------===//
 //
-// The file formats loom-run reads and writes: NumPy .npy (v1-v3, C order)
-// and ONNX TensorProto (.pb, the backend test layout). Runtime-only code:
+// The file formats loom-run reads and writes: NumPy .npy (v1-v3, C order),
+// .npz archives of them (read only; deflate through zlib) and ONNX
+// TensorProto (.pb, the backend test layout). Runtime-only code:
 // no MLIR or LLVM.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace loom::tools {
 
@@ -28,6 +31,14 @@ using TensorPtr = std::unique_ptr<loom_tensor, TensorDeleter>;
 loom_tensor *readNpy(const std::string &path, std::string &error);
 bool writeNpy(const std::string &path, const loom_tensor *t,
               std::string &error);
+
+/// The arrays of a NumPy .npz archive (numpy.savez: stored members, or
+/// numpy.savez_compressed: deflated), in archive order, keyed by member
+/// name without ".npy". The caller owns the tensors. On failure returns
+/// false, holding nothing, with `error` naming the file and the array.
+bool readNpz(const std::string &path,
+             std::vector<std::pair<std::string, loom_tensor *>> &arrays,
+             std::string &error);
 
 /// Reads a TensorProto; `name` receives its name (may be empty). A UINT16
 /// tensor is read as `expected` when that is BF16 or F16: older ONNX test
