@@ -8,7 +8,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -132,6 +136,243 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
   return success();
 }
 
+namespace {
+
+/// The attribute names of the training contract (docs/training.md).
+constexpr StringLiteral kTrainingAttr = "loom.training";
+constexpr StringLiteral kInputAttr = "graph.input";
+constexpr StringLiteral kStepAttr = "graph.step";
+constexpr StringLiteral kTotalStepsAttr = "graph.total_steps";
+constexpr StringLiteral kStateAttr = "graph.state";
+constexpr StringLiteral kStateKindAttr = "graph.state_kind";
+constexpr StringLiteral kInitialValueAttr = "graph.initial_value";
+constexpr StringLiteral kOutputAttr = "graph.output";
+constexpr StringLiteral kNextStateAttr = "graph.next_state";
+
+/// Whether `type` is a rank-0 tensor of `elem`.
+bool isScalarOf(Type type, function_ref<bool(Type)> elem) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 0 && elem(tensor.getElementType());
+}
+
+} // namespace
+
+/// The name of entry argument `i` in the artifact's signature: its batch
+/// input, parameter or state name, "step" and "total_steps" for the
+/// training counters, else input_<i>.
+static std::string inputName(func::FuncOp func, unsigned i) {
+  for (StringRef attr : {kInputAttr.data(), "graph.param", kStateAttr.data()})
+    if (auto s = func.getArgAttrOfType<StringAttr>(i, attr))
+      return s.str();
+  if (func.getArgAttr(i, kStepAttr))
+    return "step";
+  if (func.getArgAttr(i, kTotalStepsAttr))
+    return "total_steps";
+  return "input_" + std::to_string(i);
+}
+
+/// The name of entry result `i`: its output name, or the name of the state
+/// whose next value it is, else output_<i>.
+static std::string outputName(func::FuncOp func, unsigned i) {
+  for (StringRef attr : {kOutputAttr, kNextStateAttr})
+    if (auto s = func.getResultAttrOfType<StringAttr>(i, attr))
+      return s.str();
+  return "output_" + std::to_string(i);
+}
+
+/// Fills `out.training` from the training step's attributes (the contract
+/// the optimizer pass emits; docs/training.md): `loom.training` on the
+/// function; on each argument one role of graph.input (batch),
+/// graph.step, graph.total_steps or graph.state (+ graph.state_kind,
+/// optional graph.initial_value); on each result graph.output ("loss",
+/// "grad_norm", "lr" or another name, ignored by the trainer) or
+/// graph.next_state. Initial values move from the IR into the artifact.
+static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
+                                  const CompileOptions &options,
+                                  artifact::Artifact &out) {
+  auto error = [&]() {
+    return func.emitError() << "training step '" << func.getName() << "': ";
+  };
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return error() << kTrainingAttr << " must be a dictionary, not " << attr;
+  artifact::Training *training = out.mutable_training();
+  training->set_total_steps_input(-1);
+  training->set_inference_module(options.inferenceModule);
+  training->set_source_onnx(options.sourceOnnx);
+  for (NamedAttribute entry : dict) {
+    StringRef key = entry.getName();
+    if (key == "accumulate" || key == "total_steps") {
+      auto value = dyn_cast<IntegerAttr>(entry.getValue());
+      int64_t v = value ? value.getInt() : -1;
+      int64_t min = key == "accumulate" ? 1 : 0;
+      if (!value || v < min || v > std::numeric_limits<int32_t>::max())
+        return error() << kTrainingAttr << "." << key
+                       << " must be an integer from " << min << " to "
+                       << std::numeric_limits<int32_t>::max() << ", not "
+                       << entry.getValue();
+      if (key == "accumulate")
+        training->set_accumulate(static_cast<int32_t>(v));
+      else
+        training->set_total_steps(v);
+    } else if (key == "description" || key == "labels") {
+      auto value = dyn_cast<StringAttr>(entry.getValue());
+      if (!value)
+        return error() << kTrainingAttr << "." << key
+                       << " must be a string, not " << entry.getValue();
+      if (key == "description")
+        training->set_description(value.str());
+      else
+        training->set_labels(value.str());
+    } else {
+      return error() << kTrainingAttr << " has an unknown entry '" << key
+                     << "' (known: accumulate, total_steps, description, "
+                        "labels)";
+    }
+  }
+  if (training->accumulate() == 0)
+    return error() << kTrainingAttr << " has no accumulate";
+
+  // Arguments: exactly one role each.
+  llvm::StringMap<unsigned> stateArgs;
+  llvm::StringSet<> batchNames;
+  bool hasStep = false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    Type type = func.getArgument(i).getType();
+    auto argError = [&]() {
+      return error() << "argument " << i << " ('" << inputName(func, i)
+                     << "') ";
+    };
+    int roles = 0;
+    for (StringRef role : {kInputAttr, kStepAttr, kTotalStepsAttr, kStateAttr})
+      roles += func.getArgAttr(i, role) != nullptr;
+    if (roles != 1)
+      return argError() << "must have exactly one of " << kInputAttr << ", "
+                        << kStepAttr << ", " << kTotalStepsAttr << ", "
+                        << kStateAttr << " (it has " << roles << ")";
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, kInputAttr)) {
+      batchNames.insert(name.getValue());
+      continue;
+    }
+    for (StringRef counter : {kStepAttr, kTotalStepsAttr}) {
+      if (!func.getArgAttr(i, counter))
+        continue;
+      if (!isa<UnitAttr>(func.getArgAttr(i, counter)))
+        return argError() << counter << " must be a unit attribute";
+      if (!isScalarOf(type, [](Type t) { return t.isSignlessInteger(64); }))
+        return argError() << "has " << counter
+                          << ", so it must be a tensor<i64> scalar, not "
+                          << type;
+      bool isStep = counter == kStepAttr;
+      if (isStep ? hasStep : training->total_steps_input() >= 0)
+        return argError() << "is a second " << counter << " argument";
+      if (isStep) {
+        hasStep = true;
+        training->set_step_input(static_cast<int32_t>(i));
+      } else {
+        training->set_total_steps_input(static_cast<int32_t>(i));
+      }
+    }
+    if (!func.getArgAttr(i, kStateAttr))
+      continue;
+    auto name = func.getArgAttrOfType<StringAttr>(i, kStateAttr);
+    auto kind = func.getArgAttrOfType<StringAttr>(i, kStateKindAttr);
+    if (!name || name.getValue().empty())
+      return argError() << kStateAttr << " must be a non-empty string";
+    if (!kind || kind.getValue().empty())
+      return argError() << "has no " << kStateKindAttr
+                        << " (\"param\", \"exp_avg\", ...)";
+    if (!stateArgs.try_emplace(name.getValue(), i).second)
+      return argError() << "is a second state named '" << name.getValue()
+                        << "'";
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return argError() << "is state, so its shape must be static, not "
+                        << type;
+    artifact::TrainingState *state = training->add_state();
+    state->set_name(name.str());
+    state->set_kind(kind.str());
+    state->set_input(static_cast<int32_t>(i));
+    state->set_output(-1);
+    if (Attribute init = func.getArgAttr(i, kInitialValueAttr)) {
+      auto value = dyn_cast<ElementsAttr>(init);
+      if (!value || value.getType() != type)
+        return argError() << kInitialValueAttr << " must be elements of type "
+                          << type;
+      FailureOr<std::string> bytes = graph::tensorBytes(value);
+      if (failed(bytes))
+        return argError() << kInitialValueAttr
+                          << " has no data (an unloaded dense_resource)";
+      state->set_initial(std::move(*bytes));
+      // The bytes live in the artifact now; codegen need not carry them.
+      func.removeArgAttr(i, kInitialValueAttr);
+    }
+  }
+  if (!hasStep)
+    return error() << "no argument is the micro-step counter (" << kStepAttr
+                   << ")";
+  if (!training->labels().empty() && !batchNames.contains(training->labels()))
+    return error() << "the labels '" << training->labels()
+                   << "' are not a batch input (" << kInputAttr << ")";
+
+  // Results: the scalars and one next value per state.
+  llvm::StringMap<int32_t> scalars = {
+      {"loss", -1}, {"grad_norm", -1}, {"lr", -1}};
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    Type type = func.getResultTypes()[i];
+    auto resultError = [&]() {
+      return error() << "result " << i << " ('" << outputName(func, i) << "') ";
+    };
+    auto output = func.getResultAttrOfType<StringAttr>(i, kOutputAttr);
+    auto next = func.getResultAttrOfType<StringAttr>(i, kNextStateAttr);
+    if (!output == !next)
+      return resultError() << "must have exactly one of " << kOutputAttr
+                           << " and " << kNextStateAttr;
+    if (output) {
+      auto it = scalars.find(output.getValue());
+      if (it == scalars.end())
+        continue; // another output: the trainer ignores it
+      if (it->second >= 0)
+        return resultError()
+               << "is a second '" << output.getValue() << "' output";
+      if (!isScalarOf(type, [](Type t) { return t.isF32(); }))
+        return resultError() << "must be tensor<f32>, not " << type;
+      it->second = static_cast<int32_t>(i);
+      continue;
+    }
+    auto arg = stateArgs.find(next.getValue());
+    if (arg == stateArgs.end())
+      return resultError() << "is the next value of '" << next.getValue()
+                           << "', which is no state argument";
+    for (artifact::TrainingState &state : *training->mutable_state()) {
+      if (state.name() != next.getValue())
+        continue;
+      if (state.output() >= 0)
+        return resultError()
+               << "is a second next value of state '" << next.getValue() << "'";
+      Type stateType = func.getArgument(arg->second).getType();
+      if (type != stateType)
+        return resultError()
+               << "is the next value of state '" << next.getValue() << "' ("
+               << stateType << ") but has type " << type;
+      state.set_output(static_cast<int32_t>(i));
+    }
+  }
+  for (StringRef name : {"loss", "grad_norm", "lr"})
+    if (scalars[name] < 0)
+      return error() << "no result is the '" << name << "' output ("
+                     << kOutputAttr << " = \"" << name << "\")";
+  training->set_loss_output(scalars["loss"]);
+  training->set_grad_norm_output(scalars["grad_norm"]);
+  training->set_lr_output(scalars["lr"]);
+  for (const artifact::TrainingState &state : training->state())
+    if (state.output() < 0)
+      return error() << "state '" << state.name() << "' has no next value (a "
+                     << "result with " << kNextStateAttr << " = \""
+                     << state.name() << "\")";
+  return success();
+}
+
 LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
                                 std::string &bytes, CompileReport *report) {
   if (options.target != "cpu")
@@ -145,10 +386,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   out.set_producer("loomc");
   out.set_model_name(func->getName().str());
   for (unsigned i = 0; i < func->getNumArguments(); ++i) {
-    std::string name = "input_" + std::to_string(i);
-    for (StringRef attr : {"graph.input", "graph.param"})
-      if (auto s = func->getArgAttrOfType<StringAttr>(i, attr))
-        name = s.str();
+    std::string name = inputName(*func, i);
     if (failed(fillSignature(
             *out.add_inputs(), name, func->getArgument(i).getType(),
             func->getArgAttrOfType<ArrayAttr>(i, "graph.dim_names"), *func,
@@ -156,9 +394,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       return failure();
   }
   for (unsigned i = 0; i < func->getNumResults(); ++i) {
-    std::string name = "output_" + std::to_string(i);
-    if (auto s = func->getResultAttrOfType<StringAttr>(i, "graph.output"))
-      name = s.str();
+    std::string name = outputName(*func, i);
     if (failed(fillSignature(*out.add_outputs(), name,
                              func->getResultTypes()[i], nullptr, *func,
                              "output")))
@@ -166,6 +402,21 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   }
   if (out.outputs_size() == 0)
     return func->emitError("the function has no results to compute");
+  if (Attribute training = (*func)->getAttr(kTrainingAttr)) {
+    if (failed(fillTraining(*func, training, options, out)))
+      return failure();
+  } else {
+    for (unsigned i = 0; i < func->getNumArguments(); ++i)
+      for (StringRef role : {kStepAttr, kTotalStepsAttr, kStateAttr})
+        if (func->getArgAttr(i, role))
+          return func->emitError("argument ")
+                 << i << " has " << role << ", but the function has no "
+                 << kTrainingAttr << " attribute";
+    if (!options.inferenceModule.empty())
+      return func->emitError("an inference module was given, but '")
+             << func->getName() << "' is not a training step (no "
+             << kTrainingAttr << ")";
+  }
   if (failed(outlineWeights(*func, options.minWeightBytes, out)))
     return failure();
 

@@ -4,7 +4,10 @@
 // large constants out of the code into the artifact's weights, records the
 // input/output signature (dtypes, static sizes, named dynamic dims),
 // generates the target's code and serializes everything as one artifact
-// (runtime/artifact/loom_artifact.proto).
+// (runtime/artifact/loom_artifact.proto). A training step (`loom.training`
+// on the function, docs/training.md) also gets the artifact's Training
+// message: the roles of its inputs and outputs and the state's initial
+// values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +31,13 @@ struct CompileOptions {
   /// Constants of at least this many bytes become artifact weights, the
   /// rest stay in the code.
   int64_t minWeightBytes = 1024;
-  /// Training artifacts: the inference module (MLIR bytecode) and, for an
-  /// ONNX model, the original file, kept for `loomc export --checkpoint`.
+  /// For a training step (a function with `loom.training`): the inference
+  /// function as MLIR bytecode, kept in Training.inference_module for
+  /// `loomc export`. Must be empty for an inference function.
   std::string inferenceModule;
+  /// For a training step of an ONNX model: the original file, kept in
+  /// Training.source_onnx so that `loomc export` writes the model back with
+  /// only its initializers changed.
   std::string sourceOnnx;
 };
 

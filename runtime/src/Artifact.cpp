@@ -7,8 +7,10 @@
 
 #include "runtime/src/Artifact.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace loom::artifact {
 
@@ -33,12 +35,54 @@ static uint64_t getLE(const char *p, int bytes) {
   return v;
 }
 
-std::string header(const std::string &body) {
-  std::string h(kMagic, sizeof(kMagic));
-  putLE(h, kFormatVersion, 4);
+std::string header(const std::string &body, const FileKind &kind) {
+  std::string h(kind.magic, sizeof(kind.magic));
+  putLE(h, kind.version, 4);
   putLE(h, body.size(), 8);
   putLE(h, fnv1a(body.data(), body.size()), 8);
   return h;
+}
+
+bool checkHeader(const void *data, size_t size, const FileKind &kind,
+                 const char *&body, size_t &bodySize, std::string &error) {
+  const char *bytes = static_cast<const char *>(data);
+  std::string noun = kind.noun;
+  if (size < 12 || std::memcmp(bytes, kind.magic, sizeof(kind.magic)) != 0) {
+    error = std::string("not a ") + kind.title + " (no " +
+            std::string(kind.magic, sizeof(kind.magic)) + " header)";
+    return false;
+  }
+  uint64_t version = getLE(bytes + 8, 4);
+  if (version != kind.version) {
+    error = noun + " format version " + std::to_string(version) +
+            " is not supported by this runtime (it reads version " +
+            std::to_string(kind.version) + "); " + kind.remedy;
+    return false;
+  }
+  if (size < kHeaderSize) {
+    error = noun + " is truncated (" + std::to_string(size) +
+            " bytes, shorter than its header)";
+    return false;
+  }
+  bodySize = size - kHeaderSize;
+  uint64_t declared = getLE(bytes + 12, 8);
+  if (declared != bodySize) {
+    error = noun + " is truncated or corrupt (its header says " +
+            std::to_string(declared) + " bytes follow, the file has " +
+            std::to_string(bodySize) + ")";
+    return false;
+  }
+  if (getLE(bytes + 20, 8) != fnv1a(bytes + kHeaderSize, bodySize)) {
+    error = noun + " is corrupt (checksum mismatch)";
+    return false;
+  }
+  if (bodySize > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    error = noun + " is too large (" + std::to_string(bodySize) +
+            " bytes; protobuf reads at most 2 GiB)";
+    return false;
+  }
+  body = bytes + kHeaderSize;
+  return true;
 }
 
 size_t dtypeSize(int dtype) {
@@ -87,38 +131,186 @@ static bool checkSignature(const TensorSignature &sig, const char *what,
   return true;
 }
 
+const char *dtypeName(int dtype) {
+  switch (dtype) {
+  case F32:
+    return "f32";
+  case U8:
+    return "u8";
+  case I8:
+    return "i8";
+  case I16:
+    return "i16";
+  case I32:
+    return "i32";
+  case I64:
+    return "i64";
+  case BOOL:
+    return "bool";
+  case F16:
+    return "f16";
+  case F64:
+    return "f64";
+  case BF16:
+    return "bf16";
+  default:
+    return "undefined";
+  }
+}
+
+std::string typeString(int dtype, const int64_t *dims, size_t rank) {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
+                     const std::string &where, std::string &error) {
+  size_t elemSize = dtypeSize(dtype);
+  if (elemSize == 0) {
+    error = where + " has an unknown dtype " + std::to_string(dtype);
+    return false;
+  }
+  if (rank > static_cast<size_t>(kMaxRank)) {
+    error = where + " has too many dims";
+    return false;
+  }
+  // Overflow-safe element count.
+  uint64_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = dims[i];
+    if (d < 0 || (d != 0 && count > std::numeric_limits<uint64_t>::max() /
+                                        static_cast<uint64_t>(d))) {
+      error = where + " has an invalid dim " + std::to_string(d);
+      return false;
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  if (count > std::numeric_limits<uint64_t>::max() / elemSize ||
+      count * elemSize != bytes) {
+    error = where + " holds " + std::to_string(bytes) +
+            " bytes, its dims need " + std::to_string(count * elemSize);
+    return false;
+  }
+  return true;
+}
+
+/// The static dims of `sig`, or false when one is dynamic.
+static bool staticDims(const TensorSignature &sig, std::vector<int64_t> &dims) {
+  dims.clear();
+  for (const Dim &d : sig.dims()) {
+    if (d.size() < 0)
+      return false;
+    dims.push_back(d.size());
+  }
+  return true;
+}
+
+/// A training artifact's Training message against its signature: every
+/// index in range and used once, the scalars' types, each state's input
+/// and output of one static type, initial values of the right size.
+static bool checkTraining(const Artifact &a, std::string &error) {
+  const Training &t = a.training();
+  error = "training: ";
+  if (t.accumulate() < 1) {
+    error += "accumulate is " + std::to_string(t.accumulate()) +
+             ", it must be at least 1";
+    return false;
+  }
+  if (t.total_steps() < 0) {
+    error += "total_steps is negative";
+    return false;
+  }
+  std::vector<int> inputUse(a.inputs_size(), 0), outputUse(a.outputs_size(), 0);
+  // An input (or output) `index` that must exist, be unused so far, and
+  // when `dtype` is set be a scalar of that dtype.
+  auto use = [&](bool input, int64_t index, const std::string &what,
+                 int dtype) {
+    int count = input ? a.inputs_size() : a.outputs_size();
+    if (index < 0 || index >= count) {
+      error += what + " is " + (input ? "input " : "output ") +
+               std::to_string(index) + ", out of range (" +
+               std::to_string(count) + ")";
+      return false;
+    }
+    if ((input ? inputUse : outputUse)[index]++) {
+      error += what + " uses " + (input ? "input " : "output ") +
+               std::to_string(index) + ", which another role uses too";
+      return false;
+    }
+    const TensorSignature &sig = input ? a.inputs(index) : a.outputs(index);
+    if (dtype != DTYPE_UNDEFINED &&
+        (sig.dtype() != dtype || sig.dims_size() != 0)) {
+      error += what + " ('" + sig.name() + "') is " + dtypeName(sig.dtype()) +
+               " of rank " + std::to_string(sig.dims_size()) + ", not a " +
+               dtypeName(dtype) + " scalar";
+      return false;
+    }
+    return true;
+  };
+  if (!use(true, t.step_input(), "the step counter", I64) ||
+      (t.total_steps_input() != -1 &&
+       !use(true, t.total_steps_input(), "the schedule horizon", I64)) ||
+      !use(false, t.loss_output(), "the loss", F32) ||
+      !use(false, t.grad_norm_output(), "the gradient norm", F32) ||
+      !use(false, t.lr_output(), "the learning rate", F32))
+    return false;
+  std::vector<std::string> names;
+  for (const TrainingState &s : t.state()) {
+    std::string what = "state '" + s.name() + "'";
+    if (s.name().empty() || s.kind().empty()) {
+      error += "a state has no name or no kind";
+      return false;
+    }
+    if (std::find(names.begin(), names.end(), s.name()) != names.end()) {
+      error += what + " appears twice";
+      return false;
+    }
+    names.push_back(s.name());
+    if (!use(true, s.input(), what, DTYPE_UNDEFINED) ||
+        !use(false, s.output(), what + "'s next value", DTYPE_UNDEFINED))
+      return false;
+    const TensorSignature &in = a.inputs(s.input());
+    const TensorSignature &out = a.outputs(s.output());
+    std::vector<int64_t> dims, outDims;
+    if (!staticDims(in, dims)) {
+      error += what + " has a dynamic shape";
+      return false;
+    }
+    if (in.dtype() != out.dtype() || !staticDims(out, outDims) ||
+        dims != outDims) {
+      error += what + " is " +
+               typeString(in.dtype(), dims.data(), dims.size()) +
+               " but its next value (output " + std::to_string(s.output()) +
+               ") is another type";
+      return false;
+    }
+    if (!s.initial().empty() &&
+        !checkTensorData(in.dtype(), dims.data(), dims.size(),
+                         s.initial().size(),
+                         "training: " + what + "'s initial value", error))
+      return false;
+  }
+  if (!t.labels().empty()) {
+    bool found = false;
+    for (int i = 0; i < a.inputs_size(); ++i)
+      found |= !inputUse[i] && a.inputs(i).name() == t.labels();
+    if (!found) {
+      error += "the labels '" + t.labels() + "' are not a batch input";
+      return false;
+    }
+  }
+  error.clear();
+  return true;
+}
+
 bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
-  const char *bytes = static_cast<const char *>(data);
-  if (size < 12 || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
-    error = "not a Loom artifact (no LOOMARTF header)";
+  const char *body = nullptr;
+  size_t bodySize = 0;
+  if (!checkHeader(data, size, kArtifactFile, body, bodySize, error))
     return false;
-  }
-  uint64_t version = getLE(bytes + 8, 4);
-  if (version != kFormatVersion) {
-    error = "artifact format version " + std::to_string(version) +
-            " is not supported by this runtime (it reads version " +
-            std::to_string(kFormatVersion) + "); recompile the model";
-    return false;
-  }
-  if (size < kHeaderSize) {
-    error = "artifact is truncated (" + std::to_string(size) +
-            " bytes, shorter than its header)";
-    return false;
-  }
-  size_t body = size - kHeaderSize;
-  uint64_t declared = getLE(bytes + 12, 8);
-  if (declared != body) {
-    error = "artifact is truncated or corrupt (its header says " +
-            std::to_string(declared) + " bytes follow, the file has " +
-            std::to_string(body) + ")";
-    return false;
-  }
-  if (getLE(bytes + 20, 8) != fnv1a(bytes + kHeaderSize, body)) {
-    error = "artifact is corrupt (checksum mismatch)";
-    return false;
-  }
-  if (body > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !out.ParseFromArray(bytes + kHeaderSize, static_cast<int>(body))) {
+  if (!out.ParseFromArray(body, static_cast<int>(bodySize))) {
     error = "artifact is truncated or corrupt (its message does not parse)";
     return false;
   }
@@ -134,33 +326,14 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
       return false;
   for (int i = 0; i < out.weights_size(); ++i) {
     const Weight &w = out.weights(i);
-    std::string where = "weight " + std::to_string(i) + " ('" + w.name() + "')";
-    size_t elemSize = dtypeSize(w.dtype());
-    if (elemSize == 0) {
-      error = where + " has an unknown dtype";
+    if (!checkTensorData(
+            w.dtype(), w.dims().data(), static_cast<size_t>(w.dims_size()),
+            w.data().size(),
+            "weight " + std::to_string(i) + " ('" + w.name() + "')", error))
       return false;
-    }
-    if (w.dims_size() > kMaxRank) {
-      error = where + " has too many dims";
-      return false;
-    }
-    // Overflow-safe element count.
-    uint64_t count = 1;
-    for (int64_t d : w.dims()) {
-      if (d < 0 || (d != 0 && count > std::numeric_limits<uint64_t>::max() /
-                                          static_cast<uint64_t>(d))) {
-        error = where + " has an invalid dim " + std::to_string(d);
-        return false;
-      }
-      count *= static_cast<uint64_t>(d);
-    }
-    if (count > std::numeric_limits<uint64_t>::max() / elemSize ||
-        count * elemSize != w.data().size()) {
-      error = where + " holds " + std::to_string(w.data().size()) +
-              " bytes, its dims need " + std::to_string(count * elemSize);
-      return false;
-    }
   }
+  if (out.has_training() && !checkTraining(out, error))
+    return false;
   if (out.cpu().shared_object().empty() || out.cpu().entry_symbol().empty()) {
     error = "artifact has no CPU code";
     return false;

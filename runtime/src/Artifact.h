@@ -26,8 +26,29 @@ inline constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'A', 'R', 'T', 'F'};
 inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 28;
 
-/// The header for a serialized Artifact `body`.
-std::string header(const std::string &body);
+/// A kind of file in the header scheme: artifacts (kMagic, kFormatVersion)
+/// and checkpoints (runtime/src/Checkpoint.h). `noun` ("artifact") and
+/// `title` ("Loom artifact") name it in messages; `remedy` says what to do
+/// about another format version.
+struct FileKind {
+  const char (&magic)[8];
+  uint32_t version;
+  const char *noun;
+  const char *title;
+  const char *remedy;
+};
+inline constexpr FileKind kArtifactFile = {
+    kMagic, kFormatVersion, "artifact", "Loom artifact", "recompile the model"};
+
+/// The header for a serialized message `body` of a file of `kind`.
+std::string header(const std::string &body,
+                   const FileKind &kind = kArtifactFile);
+
+/// Checks the header of a whole file's bytes (magic, version, length,
+/// checksum) and sets `body`, `bodySize` to the message after it. On
+/// failure returns false with a message naming what is wrong.
+bool checkHeader(const void *data, size_t size, const FileKind &kind,
+                 const char *&body, size_t &bodySize, std::string &error);
 
 /// Parses and validates a whole file's bytes into `out`. On failure
 /// returns false and a message naming what is wrong (foreign file, version,
@@ -36,6 +57,18 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error);
 
 /// Bytes per element of `dtype`, 0 when unknown.
 size_t dtypeSize(int dtype);
+
+/// Whether `bytes` bytes are the dense data of a tensor of `dtype` and
+/// `dims` (a known dtype, at most 16 dims, none negative, no overflow);
+/// sets `error`, starting with `where`, otherwise.
+bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
+                     const std::string &where, std::string &error);
+
+/// "f32", "i64", ...; "undefined" for an unknown dtype.
+const char *dtypeName(int dtype);
+
+/// "f32[4, 2]": a dtype and dims for messages.
+std::string typeString(int dtype, const int64_t *dims, size_t rank);
 
 } // namespace loom::artifact
 

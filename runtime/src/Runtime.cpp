@@ -12,8 +12,10 @@
 
 #include "runtime/src/Artifact.h"
 #include "runtime/src/CpuModule.h"
+#include "runtime/src/FileIO.h"
 #include "runtime/src/Profile.h"
 #include "runtime/src/RunContext.h"
+#include "runtime/src/Session.h"
 #include "runtime/src/ThreadPool.h"
 
 #include <cblas.h>
@@ -24,12 +26,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,11 +38,14 @@ struct loom_status_s {
   std::string message;
 };
 
-namespace {
-
-loom_status makeStatus(loom_status_code code, std::string message) {
+loom_status loom::runtime::makeStatus(loom_status_code code,
+                                      std::string message) {
   return new (std::nothrow) loom_status_s{code, std::move(message)};
 }
+
+using loom::runtime::makeStatus;
+
+namespace {
 
 /// 64-byte aligned memory freed with std::free.
 struct AlignedFree {
@@ -136,7 +139,20 @@ struct loom_session_s {
   std::vector<loom_tensor_s> weights;
   std::unique_ptr<loom::runtime::CpuModule> cpu;
   loom::runtime::RunContextPool contexts;
+  std::string modelName;
+  /// Set for a training artifact (checked by artifact::parse).
+  std::unique_ptr<loom::artifact::Training> training;
 };
+
+const loom::artifact::Training *
+loom::runtime::sessionTraining(const loom_session *session) {
+  return session ? session->training.get() : nullptr;
+}
+
+const std::string &
+loom::runtime::sessionModelName(const loom_session *session) {
+  return session->modelName;
+}
 
 extern "C" {
 
@@ -155,30 +171,7 @@ size_t loom_dtype_size(loom_dtype dtype) {
 }
 
 const char *loom_dtype_name(loom_dtype dtype) {
-  switch (dtype) {
-  case LOOM_DTYPE_F32:
-    return "f32";
-  case LOOM_DTYPE_U8:
-    return "u8";
-  case LOOM_DTYPE_I8:
-    return "i8";
-  case LOOM_DTYPE_I16:
-    return "i16";
-  case LOOM_DTYPE_I32:
-    return "i32";
-  case LOOM_DTYPE_I64:
-    return "i64";
-  case LOOM_DTYPE_BOOL:
-    return "bool";
-  case LOOM_DTYPE_F16:
-    return "f16";
-  case LOOM_DTYPE_F64:
-    return "f64";
-  case LOOM_DTYPE_BF16:
-    return "bf16";
-  default:
-    return "undefined";
-  }
+  return loom::artifact::dtypeName(dtype);
 }
 
 loom_status loom_instance_create(const loom_instance_options *options,
@@ -225,6 +218,11 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
         s.dimNamePtrs.push_back(n.c_str());
 
   session->kernels.assign(artifact.kernels().begin(), artifact.kernels().end());
+  session->modelName = artifact.model_name();
+  if (artifact.has_training()) {
+    session->training = std::make_unique<loom::artifact::Training>();
+    session->training->Swap(artifact.mutable_training());
+  }
   for (const auto &w : artifact.weights()) {
     loom_tensor_s t;
     t.dtype = static_cast<loom_dtype>(w.dtype());
@@ -255,13 +253,9 @@ loom_status loom_session_create_from_file(loom_instance *instance,
   if (!path)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_session_create_from_file: path is null");
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return makeStatus(LOOM_NOT_FOUND,
-                      std::string("cannot open artifact '") + path + "'");
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  std::string bytes = buffer.str();
+  std::string bytes, error;
+  if (!loom::files::readFile(path, bytes, error, "artifact"))
+    return makeStatus(LOOM_NOT_FOUND, error);
   loom_status status = loom_session_create_from_memory(instance, bytes.data(),
                                                        bytes.size(), out);
   if (status)
@@ -270,6 +264,10 @@ loom_status loom_session_create_from_file(loom_instance *instance,
 }
 
 void loom_session_release(loom_session *session) { delete session; }
+
+int32_t loom_session_is_training(const loom_session *session) {
+  return session && session->training ? 1 : 0;
+}
 
 size_t loom_session_input_count(const loom_session *session) {
   return session ? session->inputs.size() : 0;
@@ -586,18 +584,9 @@ loom_status loom_profile_write_chrome_trace(const loom_profile *profile,
     first = false;
   }
   json += "\n]}\n";
-  std::string temp = std::string(path) + ".tmp";
-  FILE *f = std::fopen(temp.c_str(), "wb");
-  if (!f)
-    return makeStatus(LOOM_NOT_FOUND,
-                      std::string("cannot create '") + path + "'");
-  bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(temp.c_str(), path) != 0) {
-    std::remove(temp.c_str());
-    return makeStatus(LOOM_INTERNAL,
-                      std::string("writing '") + path + "' failed");
-  }
+  std::string error;
+  if (!loom::files::writeFileAtomically(path, json, error))
+    return makeStatus(LOOM_NOT_FOUND, error);
   return nullptr;
 }
 

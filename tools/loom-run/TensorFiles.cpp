@@ -2,52 +2,23 @@
 
 #include "tools/loom-run/TensorFiles.h"
 
-#include <onnx/onnx_pb.h>
+#include "runtime/src/FileIO.h"
 
+#include <onnx/onnx_pb.h>
+#include <zlib.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
 #include <vector>
 
 namespace loom::tools {
 
-static bool readFile(const std::string &path, std::string &bytes,
-                     std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
-    return false;
-  }
-  std::stringstream s;
-  s << in.rdbuf();
-  bytes = s.str();
-  return true;
-}
-
-bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string &error) {
-  std::string temp = path + ".tmp-" + std::to_string(getpid());
-  FILE *f = std::fopen(temp.c_str(), "wb");
-  if (!f) {
-    error = "cannot create '" + temp + "'";
-    return false;
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = fsync(fileno(f)) == 0 && ok;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    error = "writing '" + path + "' failed";
-    return false;
-  }
-  return true;
-}
+using files::readFile;
 
 static loom_tensor *makeTensor(loom_dtype dtype,
                                const std::vector<int64_t> &shape,
@@ -65,19 +36,19 @@ static loom_tensor *makeTensor(loom_dtype dtype,
 /// Whether `available` data bytes are exactly what `shape` of `dtype`
 /// needs (overflow-checked); sets `error` otherwise.
 static bool fitsData(const std::vector<int64_t> &shape, loom_dtype dtype,
-                     size_t available, const std::string &path,
+                     size_t available, const std::string &where,
                      std::string &error) {
   uint64_t need = loom_dtype_size(dtype);
   for (int64_t d : shape) {
     if (d < 0 || (d && need > std::numeric_limits<uint64_t>::max() /
                                   static_cast<uint64_t>(d))) {
-      error = "'" + path + "' has an impossible shape";
+      error = where + " has an impossible shape";
       return false;
     }
     need *= static_cast<uint64_t>(d);
   }
   if (need != available) {
-    error = "'" + path + "' holds " + std::to_string(available) +
+    error = where + " holds " + std::to_string(available) +
             " data bytes, its shape needs " + std::to_string(need);
     return false;
   }
@@ -96,12 +67,12 @@ static const NpyType kNpyTypes[] = {
     {"|i1", LOOM_DTYPE_I8},  {"|u1", LOOM_DTYPE_U8},  {"|b1", LOOM_DTYPE_BOOL},
 };
 
-loom_tensor *readNpy(const std::string &path, std::string &error) {
-  std::string bytes;
-  if (!readFile(path, bytes, error))
-    return nullptr;
+/// The tensor in the bytes of a .npy file; `where` names it in messages
+/// ("'x.npy'", "'data.npz' array 'x'").
+static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
+                             std::string &error) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
-    error = "'" + path + "' is not a .npy file";
+    error = where + " is not a .npy file";
     return nullptr;
   }
   unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -112,7 +83,7 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     start = 10;
   } else {
     if (bytes.size() < 12) {
-      error = "'" + path + "' is truncated";
+      error = where + " is truncated";
       return nullptr;
     }
     headerLen = 0;
@@ -122,7 +93,7 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     start = 12;
   }
   if (start + headerLen > bytes.size()) {
-    error = "'" + path + "' is truncated";
+    error = where + " is truncated";
     return nullptr;
   }
   std::string header = bytes.substr(start, headerLen);
@@ -137,7 +108,7 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
               shapeText = field("shape");
   if (order.find("True") != std::string::npos &&
       order.find("True") < order.find(',')) {
-    error = "'" + path + "' is in Fortran order (save it C-contiguous)";
+    error = where + " is in Fortran order (save it C-contiguous)";
     return nullptr;
   }
   loom_dtype dtype = LOOM_DTYPE_UNDEFINED;
@@ -145,14 +116,14 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     if (descr.find(std::string("'") + t.descr + "'") < descr.find(','))
       dtype = t.dtype;
   if (dtype == LOOM_DTYPE_UNDEFINED) {
-    error = "'" + path + "' has an unsupported dtype " +
-            descr.substr(0, descr.find(','));
+    error =
+        where + " has an unsupported dtype " + descr.substr(0, descr.find(','));
     return nullptr;
   }
   std::vector<int64_t> shape;
   size_t open = shapeText.find('('), close = shapeText.find(')');
   if (open == std::string::npos || close == std::string::npos) {
-    error = "'" + path + "' has no shape in its header";
+    error = where + " has no shape in its header";
     return nullptr;
   }
   std::stringstream dims(shapeText.substr(open + 1, close - open - 1));
@@ -166,21 +137,28 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
     while (end && *end == ' ')
       ++end;
     if (errno || !end || *end || d < 0) {
-      error = "'" + path + "' has a bad dim '" + item + "' in its shape";
+      error = where + " has a bad dim '" + item + "' in its shape";
       return nullptr;
     }
     shape.push_back(d);
   }
   // Check the file holds the data before allocating for it.
   size_t data = start + headerLen;
-  if (!fitsData(shape, dtype, bytes.size() - data, path, error))
+  if (!fitsData(shape, dtype, bytes.size() - data, where, error))
     return nullptr;
-  loom_tensor *t = makeTensor(dtype, shape, path, error);
+  loom_tensor *t = makeTensor(dtype, shape, where, error);
   if (!t)
     return nullptr;
   size_t need = loom_tensor_size_bytes(t);
   std::memcpy(loom_tensor_data(t), bytes.data() + data, need);
   return t;
+}
+
+loom_tensor *readNpy(const std::string &path, std::string &error) {
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return nullptr;
+  return parseNpy(bytes, "'" + path + "'", error);
 }
 
 bool writeNpy(const std::string &path, const loom_tensor *t,
@@ -213,6 +191,239 @@ bool writeNpy(const std::string &path, const loom_tensor *t,
   bytes.append(static_cast<const char *>(loom_tensor_data_const(t)),
                loom_tensor_size_bytes(t));
   return writeFileAtomically(path, bytes, error);
+}
+
+// ---- .npz (a zip archive of .npy files) ----
+
+namespace {
+
+/// Little-endian fields of a zip archive, bounds-checked by the caller.
+uint64_t le(const std::string &b, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(b[at + i]))
+         << (8 * i);
+  return v;
+}
+
+constexpr uint32_t kEndOfCentralDir = 0x06054b50;
+constexpr uint32_t kZip64Locator = 0x07064b50;
+constexpr uint32_t kZip64EndOfCentralDir = 0x06064b50;
+constexpr uint32_t kCentralHeader = 0x02014b50;
+constexpr uint32_t kLocalHeader = 0x04034b50;
+
+/// One member of the archive, from its central directory entry.
+struct ZipMember {
+  std::string name;
+  unsigned method = 0, flags = 0;
+  uint32_t crc = 0;
+  uint64_t compressed = 0, size = 0, offset = 0;
+};
+
+/// The members listed by the central directory of `b`; false with `error`
+/// (which the caller prefixes with the file) on a malformed archive.
+bool listMembers(const std::string &b, std::vector<ZipMember> &members,
+                 std::string &error) {
+  // The end record is in the last 22 + 65535 (comment) bytes.
+  if (b.size() < 22) {
+    error = "is not a .npz file (too short for a zip archive)";
+    return false;
+  }
+  size_t end = std::string::npos;
+  size_t lowest = b.size() > 22 + 65535 ? b.size() - 22 - 65535 : 0;
+  for (size_t at = b.size() - 22 + 1; at-- > lowest;)
+    if (le(b, at, 4) == kEndOfCentralDir) {
+      end = at;
+      break;
+    }
+  if (end == std::string::npos) {
+    error = "is not a .npz file (no zip end-of-directory record; truncated?)";
+    return false;
+  }
+  uint64_t count = le(b, end + 10, 2), dirSize = le(b, end + 12, 4),
+           dirOffset = le(b, end + 16, 4);
+  // Zip64: the real values are in the zip64 end record.
+  if (end >= 20 && le(b, end - 20, 4) == kZip64Locator) {
+    uint64_t at = le(b, end - 20 + 8, 8);
+    if (at > b.size() || b.size() - at < 56 ||
+        le(b, at, 4) != kZip64EndOfCentralDir) {
+      error = "is a corrupt zip archive (bad zip64 end record)";
+      return false;
+    }
+    count = le(b, at + 32, 8);
+    dirSize = le(b, at + 40, 8);
+    dirOffset = le(b, at + 48, 8);
+  }
+  if (dirOffset > b.size() || dirSize > b.size() - dirOffset) {
+    error = "is a corrupt zip archive (its directory lies outside the file)";
+    return false;
+  }
+  size_t at = dirOffset, dirEnd = dirOffset + dirSize;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (dirEnd - at < 46 || le(b, at, 4) != kCentralHeader) {
+      error = "is a corrupt zip archive (bad directory entry " +
+              std::to_string(i) + ")";
+      return false;
+    }
+    ZipMember m;
+    m.flags = le(b, at + 8, 2);
+    m.method = le(b, at + 10, 2);
+    m.crc = le(b, at + 16, 4);
+    m.compressed = le(b, at + 20, 4);
+    m.size = le(b, at + 24, 4);
+    m.offset = le(b, at + 42, 4);
+    size_t nameLen = le(b, at + 28, 2), extraLen = le(b, at + 30, 2),
+           commentLen = le(b, at + 32, 2);
+    if (dirEnd - at - 46 < nameLen + extraLen + commentLen) {
+      error = "is a corrupt zip archive (bad directory entry " +
+              std::to_string(i) + ")";
+      return false;
+    }
+    m.name = b.substr(at + 46, nameLen);
+    // A zip64 extra field holds, in order, the fields saturated above.
+    size_t extra = at + 46 + nameLen, extraEnd = extra + extraLen;
+    while (extraEnd - extra >= 4) {
+      size_t id = le(b, extra, 2), len = le(b, extra + 2, 2);
+      size_t field = extra + 4;
+      if (len > extraEnd - field)
+        break;
+      if (id == 1) {
+        size_t fieldEnd = field + len;
+        for (uint64_t *v : {&m.size, &m.compressed, &m.offset}) {
+          if (*v != 0xffffffffu)
+            continue;
+          if (fieldEnd - field < 8) {
+            error = "is a corrupt zip archive (short zip64 field of '" +
+                    m.name + "')";
+            return false;
+          }
+          *v = le(b, field, 8);
+          field += 8;
+        }
+      }
+      extra += 4 + len;
+    }
+    members.push_back(std::move(m));
+    at += 46 + nameLen + extraLen + commentLen;
+  }
+  return true;
+}
+
+/// The uncompressed bytes of member `m` of archive `b`.
+bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
+                 std::string &error) {
+  if (m.flags & 1) {
+    error = "is encrypted";
+    return false;
+  }
+  if (m.offset > b.size() || b.size() - m.offset < 30 ||
+      le(b, m.offset, 4) != kLocalHeader) {
+    error = "is corrupt (bad local header)";
+    return false;
+  }
+  uint64_t data =
+      m.offset + 30 + le(b, m.offset + 26, 2) + le(b, m.offset + 28, 2);
+  if (data > b.size() || m.compressed > b.size() - data) {
+    error = "is truncated (its data runs past the end of the file)";
+    return false;
+  }
+  const char *in = b.data() + data;
+  if (m.method == 0) {
+    if (m.compressed != m.size) {
+      error = "is corrupt (stored with two different sizes)";
+      return false;
+    }
+    out.assign(in, m.size);
+  } else if (m.method == 8) {
+    // Deflate expands at most ~1032:1; a larger claim is corrupt (and
+    // must not make us allocate it).
+    if (m.size / 1032 > m.compressed + 1) {
+      error = "is corrupt (it claims " + std::to_string(m.size) +
+              " bytes from " + std::to_string(m.compressed) + " compressed)";
+      return false;
+    }
+    out.assign(m.size, '\0');
+    z_stream z = {};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+      error = "cannot be decompressed (zlib failed to start)";
+      return false;
+    }
+    uint64_t inLeft = m.compressed, outLeft = m.size;
+    z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(in));
+    z.next_out = reinterpret_cast<Bytef *>(out.data());
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      // zlib counts in uInt: feed at most 1 GiB at a time.
+      uInt inChunk = static_cast<uInt>(std::min<uint64_t>(inLeft, 1u << 30));
+      uInt outChunk = static_cast<uInt>(std::min<uint64_t>(outLeft, 1u << 30));
+      z.avail_in = inChunk;
+      z.avail_out = outChunk;
+      rc = inflate(&z, Z_NO_FLUSH);
+      inLeft -= inChunk - z.avail_in;
+      outLeft -= outChunk - z.avail_out;
+      if (rc == Z_OK && inChunk == z.avail_in && outChunk == z.avail_out)
+        rc = Z_BUF_ERROR; // no progress
+    }
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END || outLeft != 0) {
+      error = "is corrupt (its deflate stream does not decompress to " +
+              std::to_string(m.size) + " bytes)";
+      return false;
+    }
+  } else {
+    error = "uses zip compression method " + std::to_string(m.method) +
+            " (numpy.savez stores, savez_compressed deflates; nothing else "
+            "is read)";
+    return false;
+  }
+  if (crc32_z(0, reinterpret_cast<const Bytef *>(out.data()), out.size()) !=
+      m.crc) {
+    error = "is corrupt (CRC mismatch)";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool readNpz(const std::string &path,
+             std::vector<std::pair<std::string, loom_tensor *>> &arrays,
+             std::string &error) {
+  arrays.clear();
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return false;
+  std::vector<ZipMember> members;
+  if (!listMembers(bytes, members, error)) {
+    error = "'" + path + "' " + error;
+    return false;
+  }
+  auto fail = [&](const std::string &message) {
+    for (auto &entry : arrays)
+      loom_tensor_release(entry.second);
+    arrays.clear();
+    error = message;
+    return false;
+  };
+  for (const ZipMember &m : members) {
+    std::string key = m.name;
+    if (key.size() < 4 || key.compare(key.size() - 4, 4, ".npy") != 0)
+      return fail("'" + path + "' holds '" + m.name +
+                  "', which is not a .npy array");
+    key.resize(key.size() - 4);
+    std::string where = "'" + path + "' array '" + key + "'";
+    for (const auto &entry : arrays)
+      if (entry.first == key)
+        return fail(where + " appears twice");
+    std::string npy;
+    if (!memberBytes(bytes, m, npy, error))
+      return fail(where + " " + error);
+    loom_tensor *t = parseNpy(npy, where, error);
+    if (!t)
+      return fail(error);
+    arrays.emplace_back(key, t);
+  }
+  return true;
 }
 
 // ---- ONNX TensorProto ----
@@ -275,7 +486,7 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
   // or one typed value per element (checked as bytes of `elem` each).
   size_t available = proto.has_raw_data() ? proto.raw_data().size()
                                           : typedValues(proto, dtype) * elem;
-  if (!fitsData(shape, dtype, available, path, error))
+  if (!fitsData(shape, dtype, available, "'" + path + "'", error))
     return nullptr;
   loom_tensor *t = makeTensor(dtype, shape, path, error);
   if (!t)

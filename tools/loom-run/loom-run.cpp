@@ -1,10 +1,12 @@
-//===- loom-run.cpp - run a compiled model
-//---------------------------------===//
+//===- loom-run.cpp - run a compiled model, or train one ------------------===//
 //
 //   loom-run MODEL.loom|MODEL.onnx [--in NAME=FILE.npy ...] [--in-pb DIR]
 //            [--out-dir DIR] [--out-pb DIR] [--check-pb DIR [--rtol R]
 //            [--atol A]] [--print] [--bench N [--warmup W]] [--threads N]
 //            [--profile TRACE.json]
+//   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
+//            [--save CKPT.loomckpt [--save-every K]] [--resume CKPT.loomckpt]
+//            [--total-steps H] [--skip-nonfinite] [--threads N]
 //
 // Links the runtime only (the C API): no compiler, MLIR or LLVM. An .onnx
 // MODEL is compiled by the `loomc` installed beside loom-run, and the
@@ -18,11 +20,13 @@
 // and booleans exactly) and exits 1 on a mismatch; `--print` prints them.
 // `--bench N` runs N more times and prints latency min/median/p90.
 // `--profile FILE` writes a Chrome trace of the runs: one event per kernel.
+// A training artifact (loomc train) trains instead: see Train.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime.h"
 #include "tools/loom-run/TensorFiles.h"
+#include "tools/loom-run/Train.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -54,6 +58,10 @@ struct Options {
   double rtol = 1e-4, atol = 1e-5;
   bool print = false;
   int bench = 0, warmup = 1, threads = 0;
+  /// Training mode (a training artifact): set when --data is given.
+  loom::tools::TrainOptions train;
+  /// The training flags given, for the check that --data is there.
+  std::vector<std::string> trainFlags;
 };
 
 void usage() {
@@ -63,7 +71,12 @@ void usage() {
       "                [--in-pb DIR] [--out-dir DIR] [--out-pb DIR]\n"
       "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
       "                [--bench N [--warmup W]] [--threads N]\n"
-      "                [--profile TRACE.json]\n");
+      "                [--profile TRACE.json]\n"
+      "       loom-run TRAIN.loom --data FILE.npz --steps N --batch B\n"
+      "                [--log-every K] [--save CKPT.loomckpt [--save-every "
+      "K]]\n"
+      "                [--resume CKPT.loomckpt] [--total-steps H]\n"
+      "                [--skip-nonfinite] [--threads N]\n");
 }
 
 int fail(const std::string &message) {
@@ -82,10 +95,7 @@ bool failed(loom_status s, const std::string &context = "") {
   return true;
 }
 
-struct TensorDeleter {
-  void operator()(loom_tensor *t) const { loom_tensor_release(t); }
-};
-using Tensor = std::unique_ptr<loom_tensor, TensorDeleter>;
+using Tensor = loom::tools::TensorPtr;
 
 bool fileExists(const std::string &path) {
   struct stat st;
@@ -335,6 +345,29 @@ int parseArgs(int argc, char **argv, Options &o) {
          : a == "--warmup" ? o.warmup
                            : o.threads) = static_cast<int>(n);
       }
+    } else if (a == "--data" || a == "--save" || a == "--resume") {
+      ok = value(a == "--data"   ? o.train.data
+                 : a == "--save" ? o.train.save
+                                 : o.train.resume);
+      o.trainFlags.push_back(a);
+    } else if (a == "--steps" || a == "--batch" || a == "--log-every" ||
+               a == "--save-every" || a == "--total-steps") {
+      if (!value(v))
+        return fail(a + " needs a value");
+      char *end = nullptr;
+      errno = 0;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || errno || n < 1 || n > (1ll << 40))
+        return fail(a + " takes a whole number of at least 1, not '" + v + "'");
+      (a == "--steps"        ? o.train.steps
+       : a == "--batch"      ? o.train.batch
+       : a == "--log-every"  ? o.train.logEvery
+       : a == "--save-every" ? o.train.saveEvery
+                             : o.train.totalSteps) = static_cast<int64_t>(n);
+      o.trainFlags.push_back(a);
+    } else if (a == "--skip-nonfinite") {
+      o.train.skipNonfinite = true;
+      o.trainFlags.push_back(a);
     } else if (a == "--print") {
       o.print = true;
     } else if (a == "-h" || a == "--help") {
@@ -356,7 +389,27 @@ int parseArgs(int argc, char **argv, Options &o) {
     usage();
     return fail("no model given");
   }
+  if (o.train.data.empty() && !o.trainFlags.empty())
+    return fail(o.trainFlags.front() +
+                " is for training: give --data FILE.npz (and a training "
+                "artifact)");
+  if (o.train.saveEvery && o.train.save.empty())
+    return fail("--save-every needs --save CKPT.loomckpt");
   return 0;
+}
+
+/// The inference options given, for the check that a training run has
+/// none.
+std::string inferenceFlag(const Options &o) {
+  return !o.in.empty()        ? "--in"
+         : !o.inPb.empty()    ? "--in-pb"
+         : !o.outPb.empty()   ? "--out-pb"
+         : !o.outDir.empty()  ? "--out-dir"
+         : !o.checkPb.empty() ? "--check-pb"
+         : !o.profile.empty() ? "--profile"
+         : o.print            ? "--print"
+         : o.bench            ? "--bench"
+                              : "";
 }
 
 } // namespace
@@ -382,6 +435,25 @@ int main(int argc, char **argv) {
     return 1;
   }
   int rc = 0;
+  bool training = loom_session_is_training(session);
+  if (training || !o.train.data.empty()) {
+    std::string flag = inferenceFlag(o);
+    if (!training)
+      rc = fail("'" + artifact +
+                "' is not a training artifact; --data trains one (made by "
+                "loomc train)");
+    else if (o.train.data.empty())
+      rc = fail("'" + artifact +
+                "' is a training artifact: give --data FILE.npz --steps N "
+                "--batch B");
+    else if (!flag.empty())
+      rc = fail(flag + " does not apply to a training artifact");
+    else
+      rc = loom::tools::train(session, o.train);
+    loom_session_release(session);
+    loom_instance_release(instance);
+    return rc;
+  }
   size_t numInputs = loom_session_input_count(session);
   size_t numOutputs = loom_session_output_count(session);
   std::vector<Tensor> inputs(numInputs);

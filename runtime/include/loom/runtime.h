@@ -21,6 +21,10 @@
  *     thread while another thread reads it or passes it to a run.
  *   - loom_instance and loom_session may be released only when no call on
  *     them (or on sessions created from the instance) is in flight.
+ *   - A loom_trainer is not thread-safe: calls on one trainer must not
+ *     overlap (it owns mutable state). Several trainers of one session may
+ *     step on different threads at once, since they share only the
+ *     immutable session.
  *   - The runtime keeps no global mutable state.
  */
 #ifndef LOOM_RUNTIME_H
@@ -33,7 +37,7 @@
 extern "C" {
 #endif
 
-#define LOOM_RUNTIME_API_VERSION 1
+#define LOOM_RUNTIME_API_VERSION 2
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -101,6 +105,10 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
                                             loom_session **out);
 void loom_session_release(loom_session *session);
 
+/* 1 when the session's artifact is a training artifact (loomc train): its
+ * entry is a training step that loom_trainer_* drives; 0 otherwise. */
+int32_t loom_session_is_training(const loom_session *session);
+
 /* The signature of one input or output. Pointers stay valid while the
  * session lives. dims[i] is -1 for a dynamic dim, whose name (possibly "")
  * is dim_names[i]. */
@@ -149,6 +157,105 @@ loom_status loom_session_run_profiled(loom_session *session,
                                       size_t num_inputs, loom_tensor **outputs,
                                       size_t num_outputs,
                                       loom_profile *profile);
+
+/* ---- training ---- */
+/* A trainer runs a training artifact's step function again and again. The
+ * step's entry takes the batch inputs (the model's inputs and the labels),
+ * the micro-step counter, the schedule horizon and the trained state
+ * (parameters, optimizer slots), and returns the loss, the gradient norm,
+ * the learning rate and the next value of every state tensor. The trainer
+ * owns the state between steps: it passes the counter and the horizon
+ * itself, and adopts each step's state outputs without copying them.
+ *
+ * A trainer refers to its session, which must outlive it. It is not
+ * thread-safe (see the threading contract above). */
+typedef struct loom_trainer_s loom_trainer;
+
+/* What one loom_trainer_step did. */
+typedef struct loom_train_stats {
+  double loss;            /* this micro-batch's loss */
+  double grad_norm;       /* the global gradient norm (before clipping) */
+  double lr;              /* the learning rate of this step */
+  int64_t micro_step;     /* the counter this micro-batch ran with (0-based) */
+  int64_t optimizer_step; /* micro_step / accumulate: the optimizer step
+                             this micro-batch belongs to (0-based) */
+  int32_t applied;   /* 1 when this micro-batch completes an optimizer step:
+                        (micro_step + 1) % accumulate == 0 */
+  int32_t nonfinite; /* 1 when the loss or the gradient norm is NaN or
+                        infinite: the state was left unchanged */
+} loom_train_stats;
+
+/* A trainer over a training session: the state tensors hold their initial
+ * values (zeros where the artifact has none), the micro-step counter is 0
+ * and the horizon is the artifact's (0 when it has none: set it with
+ * loom_trainer_set_total_steps). LOOM_INVALID_ARGUMENT when the session's
+ * artifact is not a training artifact. */
+loom_status loom_trainer_create(loom_session *session, loom_trainer **out);
+void loom_trainer_release(loom_trainer *trainer);
+
+/* The batch inputs: the entry's inputs that are neither the step counter,
+ * the horizon nor state, in entry order (the labels among them). Their
+ * infos stay valid while the session lives. */
+size_t loom_trainer_batch_input_count(const loom_trainer *trainer);
+loom_status loom_trainer_batch_input_info(const loom_trainer *trainer,
+                                          size_t index, loom_tensor_info *out);
+/* The labels input's name ("" when the artifact names none), and the
+ * artifact's description of the loss, optimizer and schedule. Valid while
+ * the session lives. */
+const char *loom_trainer_labels(const loom_trainer *trainer);
+const char *loom_trainer_description(const loom_trainer *trainer);
+/* Micro-batches per optimizer step (>= 1). */
+int32_t loom_trainer_accumulate(const loom_trainer *trainer);
+
+/* Runs one micro-batch: `batch` holds one tensor per batch input, in
+ * batch-input order, checked as loom_session_run checks inputs. `stats`
+ * may be NULL. On success the counter advances by one, and the state
+ * becomes the step's outputs unless the loss or the gradient norm is not
+ * finite: then stats->nonfinite is 1, the state is left as it was (the
+ * update is skipped) and the status is still OK; the caller decides to
+ * stop or go on. On failure (a bad batch, a value the model rejects)
+ * nothing changes. LOOM_INVALID_ARGUMENT when the artifact has a schedule
+ * horizon input and the horizon is 0 (unset). */
+loom_status loom_trainer_step(loom_trainer *trainer,
+                              const loom_tensor *const *batch, size_t num_batch,
+                              loom_train_stats *stats);
+
+/* The micro-step counter: micro-batches run so far (restored by load). */
+int64_t loom_trainer_micro_step(const loom_trainer *trainer);
+/* The schedule horizon in optimizer steps, passed to every step; 0 while
+ * unset. `total_steps` must be at least 1. */
+loom_status loom_trainer_set_total_steps(loom_trainer *trainer,
+                                         int64_t total_steps);
+int64_t loom_trainer_total_steps(const loom_trainer *trainer);
+
+/* The state tensors (parameters first, then optimizer slots, as the
+ * artifact lists them). A tensor returned here is owned by the trainer,
+ * read-only, and valid until the next loom_trainer_step, loom_trainer_load
+ * or loom_trainer_release. `out_name` and `out_kind` ("param", "exp_avg",
+ * "momentum", ...) may be NULL; their strings live as long as the session.
+ * loom_trainer_find_state: LOOM_NOT_FOUND for an unknown name. */
+size_t loom_trainer_state_count(const loom_trainer *trainer);
+loom_status loom_trainer_state(const loom_trainer *trainer, size_t index,
+                               const char **out_name, const char **out_kind,
+                               const loom_tensor **out);
+loom_status loom_trainer_find_state(const loom_trainer *trainer,
+                                    const char *name, const loom_tensor **out);
+
+/* Checkpoints (.loomckpt): the state tensors, the micro-step counter, the
+ * horizon and the accumulation count, with a header (magic LOOMCKPT,
+ * version, length, checksum).
+ * loom_trainer_save writes atomically: a temporary file in the same
+ * directory, written, fsynced, renamed over `path`, the directory fsynced;
+ * a crash leaves the old file or the new one, never a part.
+ * loom_trainer_load checks the file (LOOM_BAD_ARTIFACT for a foreign,
+ * stale, truncated or corrupt one; LOOM_NOT_FOUND when it cannot be
+ * read), that it belongs to this model: the same accumulation and the same
+ * state names (LOOM_INVALID_ARGUMENT naming the tensor otherwise), each of
+ * the same dtype and shape (LOOM_SHAPE_MISMATCH naming the tensor); then
+ * restores the state, the counter and the horizon. On failure the trainer
+ * is unchanged. */
+loom_status loom_trainer_save(const loom_trainer *trainer, const char *path);
+loom_status loom_trainer_load(loom_trainer *trainer, const char *path);
 
 /* ---- tensors: dense, row-major ---- */
 /* A zero-filled tensor owning its memory (64-byte aligned). */

@@ -175,6 +175,80 @@ private:
   loom_session *s_ = nullptr;
 };
 
+/// Trains with a training artifact's session (loom_trainer_*): owns the
+/// state between steps. Not thread-safe; the session must outlive it.
+///
+///   loom::Trainer trainer;
+///   if (loom::Status s = loom::Trainer::create(session, trainer); !s) ...
+///   loom_train_stats stats;
+///   loom::Status s = trainer.step({&x, &y}, &stats);
+class Trainer {
+public:
+  Trainer() = default;
+  Trainer(Trainer &&o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+  Trainer &operator=(Trainer &&o) noexcept {
+    std::swap(t_, o.t_);
+    return *this;
+  }
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+  ~Trainer() { loom_trainer_release(t_); }
+
+  static Status create(const Session &session, Trainer &out) {
+    loom_trainer *t = nullptr;
+    Status status(loom_trainer_create(session.get(), &t));
+    out = Trainer(t);
+    return status;
+  }
+
+  size_t batchInputCount() const { return loom_trainer_batch_input_count(t_); }
+  loom_tensor_info batchInput(size_t i) const {
+    loom_tensor_info info = {};
+    Status(loom_trainer_batch_input_info(t_, i, &info));
+    return info;
+  }
+  std::string labels() const { return loom_trainer_labels(t_); }
+  std::string description() const { return loom_trainer_description(t_); }
+  int32_t accumulate() const { return loom_trainer_accumulate(t_); }
+
+  /// One micro-batch, the batch inputs in order; `stats` may be null.
+  Status step(const std::vector<const Tensor *> &batch,
+              loom_train_stats *stats = nullptr) {
+    std::vector<const loom_tensor *> in;
+    for (const Tensor *t : batch)
+      in.push_back(t ? t->get() : nullptr);
+    return Status(loom_trainer_step(t_, in.data(), in.size(), stats));
+  }
+
+  int64_t microStep() const { return loom_trainer_micro_step(t_); }
+  int64_t totalSteps() const { return loom_trainer_total_steps(t_); }
+  Status setTotalSteps(int64_t steps) {
+    return Status(loom_trainer_set_total_steps(t_, steps));
+  }
+
+  size_t stateCount() const { return loom_trainer_state_count(t_); }
+  /// The state tensor named `name` (owned by the trainer, valid until the
+  /// next step or load), or null.
+  const loom_tensor *state(const std::string &name) const {
+    const loom_tensor *t = nullptr;
+    Status(loom_trainer_find_state(t_, name.c_str(), &t));
+    return t;
+  }
+
+  Status save(const std::string &path) const {
+    return Status(loom_trainer_save(t_, path.c_str()));
+  }
+  Status load(const std::string &path) {
+    return Status(loom_trainer_load(t_, path.c_str()));
+  }
+
+  loom_trainer *get() const { return t_; }
+
+private:
+  explicit Trainer(loom_trainer *t) : t_(t) {}
+  loom_trainer *t_ = nullptr;
+};
+
 } // namespace loom
 
 #endif // LOOM_RUNTIME_HPP

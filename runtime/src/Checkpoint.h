@@ -1,0 +1,52 @@
+//===- Checkpoint.h - reading and writing .loomckpt files -------*- C++ -*-===//
+//
+// A checkpoint is a Checkpoint message (runtime/artifact/loom_artifact.proto)
+// behind the artifact's header scheme with its own magic and version. The
+// runtime's trainer writes and reads it (loom_trainer_save/load); tools
+// (loomc export --checkpoint) read it with readCheckpoint. No MLIR, no
+// runtime C API: part of the LoomArtifactSchema library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_CHECKPOINT_H
+#define LOOM_RUNTIME_CHECKPOINT_H
+
+#include "runtime/src/Artifact.h"
+
+#include <map>
+#include <string>
+
+namespace loom::artifact {
+
+inline constexpr char kCheckpointMagic[8] = {'L', 'O', 'O', 'M',
+                                             'C', 'K', 'P', 'T'};
+/// Bump on every change a reader of the previous version cannot read.
+inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr FileKind kCheckpointFile = {
+    kCheckpointMagic, kCheckpointVersion, "checkpoint", "Loom checkpoint",
+    "it was written by another version of Loom"};
+
+/// The bytes of a .loomckpt file holding `checkpoint`; false with `error`
+/// when it does not serialize (over 2 GiB).
+bool serializeCheckpoint(const Checkpoint &checkpoint, std::string &bytes,
+                         std::string &error);
+
+/// Parses and validates a whole file's bytes: header, message, and every
+/// state tensor (a name, unique; a known dtype; data of its dims' size;
+/// micro_step and total_steps not negative, accumulate at least 1).
+bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
+                     std::string &error);
+
+/// Reads and validates the checkpoint at `path`; messages start with the
+/// path ("ckpt.loomckpt: checkpoint is corrupt (checksum mismatch)").
+bool readCheckpoint(const std::string &path, Checkpoint &out,
+                    std::string &error);
+
+/// The state tensors of a (validated) checkpoint by name; the pointers
+/// live as long as `checkpoint`.
+std::map<std::string, const CheckpointTensor *>
+stateByName(const Checkpoint &checkpoint);
+
+} // namespace loom::artifact
+
+#endif // LOOM_RUNTIME_CHECKPOINT_H

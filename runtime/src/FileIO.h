@@ -1,0 +1,33 @@
+//===- FileIO.h - reading files whole, writing them atomically ------------===//
+//
+// The one file reader and atomic writer of the runtime and its tools
+// (artifacts, checkpoints, traces, loom-run's outputs, loomc's artifacts).
+// No protobuf, MLIR or LLVM: a static library that the runtime and the
+// tools both link.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_FILEIO_H
+#define LOOM_RUNTIME_FILEIO_H
+
+#include <string>
+
+namespace loom::files {
+
+/// Reads the whole file at `path` into `bytes`. On failure returns false
+/// with `error` naming the file and the reason: "cannot open WHAT 'PATH':
+/// No such file or directory" (`what` may be empty: "cannot open 'PATH'...").
+bool readFile(const std::string &path, std::string &bytes, std::string &error,
+              const std::string &what = "");
+
+/// Writes `bytes` to `path` so that a reader (or a crash at any point)
+/// sees the old file or the whole new one, never a part: a temporary file
+/// beside it (unique per process and call), written, fsynced, renamed over
+/// `path`, then the directory fsynced so the rename itself is durable.
+/// Safe to call from several threads (for different paths).
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error);
+
+} // namespace loom::files
+
+#endif // LOOM_RUNTIME_FILEIO_H

@@ -1,0 +1,31 @@
+//===- Session.h - what the trainer needs of the runtime's core -*- C++ -*-===//
+//
+// The C API's status and session are defined in Runtime.cpp; the trainer
+// (Trainer.cpp) builds on loom_session_run and reads the artifact's
+// training description through these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_SESSION_H
+#define LOOM_RUNTIME_SESSION_H
+
+#include "loom/runtime.h"
+#include "runtime/src/Artifact.h"
+
+#include <string>
+
+namespace loom::runtime {
+
+/// A new status (null when out of memory, which reads as success: callers
+/// treat it as such only in that case).
+loom_status makeStatus(loom_status_code code, std::string message);
+
+/// The session's training description; null for an inference artifact.
+const artifact::Training *sessionTraining(const loom_session *session);
+
+/// The artifact's model name.
+const std::string &sessionModelName(const loom_session *session);
+
+} // namespace loom::runtime
+
+#endif // LOOM_RUNTIME_SESSION_H

@@ -1,0 +1,375 @@
+//===- Trainer.cpp - the C API's trainer: training steps and checkpoints --===//
+//
+// A trainer drives a training artifact's step through loom_session_run: it
+// owns the state tensors, passes the micro-step counter and the schedule
+// horizon, and adopts each step's state outputs by swapping the pointers
+// (no copy). Checkpoints are Checkpoint messages (runtime/src/Checkpoint.h)
+// written atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime.h"
+
+#include "runtime/src/Checkpoint.h"
+#include "runtime/src/FileIO.h"
+#include "runtime/src/Session.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+using loom::runtime::makeStatus;
+namespace artifact = loom::artifact;
+
+namespace {
+
+struct TensorDeleter {
+  void operator()(loom_tensor *t) const { loom_tensor_release(t); }
+};
+using Tensor = std::unique_ptr<loom_tensor, TensorDeleter>;
+
+/// A new tensor of `dtype` and `dims`, or a status.
+loom_status newTensor(loom_dtype dtype, const std::vector<int64_t> &dims,
+                      Tensor &out) {
+  loom_tensor *t = nullptr;
+  if (loom_status s = loom_tensor_create(dtype, dims.size(), dims.data(), &t))
+    return s;
+  out.reset(t);
+  return nullptr;
+}
+
+std::string typeOf(const loom_tensor *t) {
+  return artifact::typeString(loom_tensor_dtype(t), loom_tensor_shape(t),
+                              loom_tensor_rank(t));
+}
+
+float scalarOf(const loom_tensor *t) {
+  float v;
+  std::memcpy(&v, loom_tensor_data_const(t), sizeof(v));
+  return v;
+}
+
+} // namespace
+
+struct loom_trainer_s {
+  loom_session *session;
+  const artifact::Training *training;
+  /// The entry's inputs that are batch inputs, and their signatures.
+  std::vector<size_t> batchInputs;
+  std::vector<loom_tensor_info> batchInfo;
+  /// One per training.state(i), owned.
+  std::vector<Tensor> state;
+  Tensor step, totalSteps;
+  int64_t microStep = 0;
+  int64_t horizon = 0;
+};
+
+extern "C" {
+
+loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
+  if (!session || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_create: null argument");
+  *out = nullptr;
+  const artifact::Training *training = loom::runtime::sessionTraining(session);
+  if (!training)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "the artifact of model '" +
+                          loom::runtime::sessionModelName(session) +
+                          "' is not a training artifact (compile one with "
+                          "loomc train)");
+  auto trainer = std::make_unique<loom_trainer_s>();
+  trainer->session = session;
+  trainer->training = training;
+  trainer->horizon = training->total_steps();
+
+  size_t numInputs = loom_session_input_count(session);
+  std::vector<bool> special(numInputs, false);
+  special[training->step_input()] = true;
+  if (training->total_steps_input() >= 0)
+    special[training->total_steps_input()] = true;
+  for (const auto &s : training->state())
+    special[s.input()] = true;
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (special[i])
+      continue;
+    loom_tensor_info info;
+    if (loom_status s = loom_session_input_info(session, i, &info))
+      return s;
+    trainer->batchInputs.push_back(i);
+    trainer->batchInfo.push_back(info);
+  }
+
+  // The state: initial values, or zeros. Signatures are static and the
+  // initial values' sizes were checked when the artifact was loaded.
+  for (const auto &s : training->state()) {
+    loom_tensor_info info;
+    if (loom_status st = loom_session_input_info(session, s.input(), &info))
+      return st;
+    Tensor t;
+    if (loom_status st = newTensor(
+            info.dtype, std::vector<int64_t>(info.dims, info.dims + info.rank),
+            t))
+      return st;
+    if (!s.initial().empty())
+      std::memcpy(loom_tensor_data(t.get()), s.initial().data(),
+                  s.initial().size());
+    trainer->state.push_back(std::move(t));
+  }
+  if (loom_status s = newTensor(LOOM_DTYPE_I64, {}, trainer->step))
+    return s;
+  if (loom_status s = newTensor(LOOM_DTYPE_I64, {}, trainer->totalSteps))
+    return s;
+  *out = trainer.release();
+  return nullptr;
+}
+
+void loom_trainer_release(loom_trainer *trainer) { delete trainer; }
+
+size_t loom_trainer_batch_input_count(const loom_trainer *trainer) {
+  return trainer ? trainer->batchInputs.size() : 0;
+}
+
+loom_status loom_trainer_batch_input_info(const loom_trainer *trainer,
+                                          size_t index, loom_tensor_info *out) {
+  if (!trainer || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_batch_input_info: null argument");
+  if (index >= trainer->batchInfo.size())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "batch input index " + std::to_string(index) +
+                          " is out of range (" +
+                          std::to_string(trainer->batchInfo.size()) + ")");
+  *out = trainer->batchInfo[index];
+  return nullptr;
+}
+
+const char *loom_trainer_labels(const loom_trainer *trainer) {
+  return trainer ? trainer->training->labels().c_str() : "";
+}
+
+const char *loom_trainer_description(const loom_trainer *trainer) {
+  return trainer ? trainer->training->description().c_str() : "";
+}
+
+int32_t loom_trainer_accumulate(const loom_trainer *trainer) {
+  return trainer ? trainer->training->accumulate() : 0;
+}
+
+int64_t loom_trainer_micro_step(const loom_trainer *trainer) {
+  return trainer ? trainer->microStep : 0;
+}
+
+loom_status loom_trainer_set_total_steps(loom_trainer *trainer,
+                                         int64_t total_steps) {
+  if (!trainer)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_set_total_steps: trainer is null");
+  if (total_steps < 1)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "the schedule horizon must be at least 1 step, not " +
+                          std::to_string(total_steps));
+  trainer->horizon = total_steps;
+  return nullptr;
+}
+
+int64_t loom_trainer_total_steps(const loom_trainer *trainer) {
+  return trainer ? trainer->horizon : 0;
+}
+
+loom_status loom_trainer_step(loom_trainer *trainer,
+                              const loom_tensor *const *batch, size_t num_batch,
+                              loom_train_stats *stats) {
+  if (!trainer || (num_batch && !batch))
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_step: null argument");
+  const artifact::Training &training = *trainer->training;
+  if (num_batch != trainer->batchInputs.size())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "the training step takes " +
+                          std::to_string(trainer->batchInputs.size()) +
+                          " batch inputs, the call gave " +
+                          std::to_string(num_batch));
+  if (training.total_steps_input() >= 0 && trainer->horizon < 1)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "the schedule horizon is not set (the artifact has no "
+                      "total_steps; call loom_trainer_set_total_steps)");
+
+  int64_t micro = trainer->microStep;
+  *static_cast<int64_t *>(loom_tensor_data(trainer->step.get())) = micro;
+  *static_cast<int64_t *>(loom_tensor_data(trainer->totalSteps.get())) =
+      trainer->horizon;
+  std::vector<const loom_tensor *> inputs(
+      loom_session_input_count(trainer->session), nullptr);
+  for (size_t i = 0; i < num_batch; ++i)
+    inputs[trainer->batchInputs[i]] = batch[i];
+  inputs[training.step_input()] = trainer->step.get();
+  if (training.total_steps_input() >= 0)
+    inputs[training.total_steps_input()] = trainer->totalSteps.get();
+  for (int i = 0; i < training.state_size(); ++i)
+    inputs[training.state(i).input()] = trainer->state[i].get();
+
+  size_t numOutputs = loom_session_output_count(trainer->session);
+  std::vector<loom_tensor *> raw(numOutputs, nullptr);
+  if (loom_status s = loom_session_run(trainer->session, inputs.data(),
+                                       inputs.size(), raw.data(), numOutputs))
+    return s;
+  std::vector<Tensor> outputs;
+  for (loom_tensor *t : raw)
+    outputs.emplace_back(t);
+
+  loom_train_stats result = {};
+  result.loss = scalarOf(outputs[training.loss_output()].get());
+  result.grad_norm = scalarOf(outputs[training.grad_norm_output()].get());
+  result.lr = scalarOf(outputs[training.lr_output()].get());
+  result.micro_step = micro;
+  result.optimizer_step = micro / training.accumulate();
+  result.applied = (micro + 1) % training.accumulate() == 0;
+  result.nonfinite =
+      !std::isfinite(result.loss) || !std::isfinite(result.grad_norm);
+  // Adopt the next state: swap ownership; the old tensors go with the
+  // outputs.
+  if (!result.nonfinite)
+    for (int i = 0; i < training.state_size(); ++i)
+      std::swap(trainer->state[i], outputs[training.state(i).output()]);
+  trainer->microStep = micro + 1;
+  if (stats)
+    *stats = result;
+  return nullptr;
+}
+
+size_t loom_trainer_state_count(const loom_trainer *trainer) {
+  return trainer ? trainer->state.size() : 0;
+}
+
+loom_status loom_trainer_state(const loom_trainer *trainer, size_t index,
+                               const char **out_name, const char **out_kind,
+                               const loom_tensor **out) {
+  if (!trainer || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_state: null argument");
+  if (index >= trainer->state.size())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "state index " + std::to_string(index) +
+                          " is out of range (" +
+                          std::to_string(trainer->state.size()) + ")");
+  const auto &s = trainer->training->state(static_cast<int>(index));
+  if (out_name)
+    *out_name = s.name().c_str();
+  if (out_kind)
+    *out_kind = s.kind().c_str();
+  *out = trainer->state[index].get();
+  return nullptr;
+}
+
+loom_status loom_trainer_find_state(const loom_trainer *trainer,
+                                    const char *name, const loom_tensor **out) {
+  if (!trainer || !name || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_find_state: null argument");
+  for (size_t i = 0; i < trainer->state.size(); ++i) {
+    if (trainer->training->state(static_cast<int>(i)).name() == name) {
+      *out = trainer->state[i].get();
+      return nullptr;
+    }
+  }
+  return makeStatus(LOOM_NOT_FOUND,
+                    std::string("the model has no state '") + name + "'");
+}
+
+loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
+  if (!trainer || !path)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_save: null argument");
+  const artifact::Training &training = *trainer->training;
+  artifact::Checkpoint c;
+  c.set_producer("loom runtime " + std::to_string(LOOM_RUNTIME_API_VERSION));
+  c.set_model_name(loom::runtime::sessionModelName(trainer->session));
+  c.set_micro_step(trainer->microStep);
+  c.set_total_steps(trainer->horizon);
+  c.set_accumulate(training.accumulate());
+  c.set_description(training.description());
+  for (size_t i = 0; i < trainer->state.size(); ++i) {
+    const auto &s = training.state(static_cast<int>(i));
+    const loom_tensor *t = trainer->state[i].get();
+    artifact::CheckpointTensor *out = c.add_state();
+    out->set_name(s.name());
+    out->set_kind(s.kind());
+    out->set_dtype(static_cast<artifact::DType>(loom_tensor_dtype(t)));
+    for (size_t d = 0; d < loom_tensor_rank(t); ++d)
+      out->add_dims(loom_tensor_shape(t)[d]);
+    out->set_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
+  }
+  std::string bytes, error;
+  if (!artifact::serializeCheckpoint(c, bytes, error))
+    return makeStatus(LOOM_INTERNAL, std::string(path) + ": " + error);
+  if (!loom::files::writeFileAtomically(path, bytes, error))
+    return makeStatus(LOOM_NOT_FOUND, error);
+  return nullptr;
+}
+
+loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
+  if (!trainer || !path)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_load: null argument");
+  artifact::Checkpoint c;
+  std::string bytes, error;
+  if (!loom::files::readFile(path, bytes, error, "checkpoint"))
+    return makeStatus(LOOM_NOT_FOUND, error);
+  if (!artifact::parseCheckpoint(bytes.data(), bytes.size(), c, error))
+    return makeStatus(LOOM_BAD_ARTIFACT, std::string(path) + ": " + error);
+
+  // It must be this model's: same accumulation, same state names, types.
+  const artifact::Training &training = *trainer->training;
+  const std::string &model = loom::runtime::sessionModelName(trainer->session);
+  std::string where = std::string(path) + ": the checkpoint (of model '" +
+                      c.model_name() + "') ";
+  std::string ours = "this model ('" + model + "')";
+  auto byName = artifact::stateByName(c);
+  std::vector<const artifact::CheckpointTensor *> found;
+  for (size_t i = 0; i < trainer->state.size(); ++i) {
+    const std::string &name = training.state(static_cast<int>(i)).name();
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return makeStatus(LOOM_INVALID_ARGUMENT, where + "has no state '" + name +
+                                                   "', which " + ours +
+                                                   " trains");
+    const artifact::CheckpointTensor &t = *it->second;
+    const loom_tensor *mine = trainer->state[i].get();
+    bool same = static_cast<int>(loom_tensor_dtype(mine)) == t.dtype() &&
+                loom_tensor_rank(mine) == static_cast<size_t>(t.dims_size());
+    for (size_t d = 0; same && d < loom_tensor_rank(mine); ++d)
+      same = loom_tensor_shape(mine)[d] == t.dims(static_cast<int>(d));
+    if (!same)
+      return makeStatus(
+          LOOM_SHAPE_MISMATCH,
+          where + "has state '" + name + "' as " +
+              artifact::typeString(t.dtype(), t.dims().data(),
+                                   static_cast<size_t>(t.dims_size())) +
+              ", " + ours + " as " + typeOf(mine));
+    found.push_back(&t);
+    byName.erase(it);
+  }
+  if (!byName.empty())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      where + "has state '" + byName.begin()->first +
+                          "', which " + ours + " does not have");
+  // The counter means micro-batches: it would mean other steps.
+  if (c.accumulate() != training.accumulate())
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      where + "accumulates " + std::to_string(c.accumulate()) +
+                          " micro-batches per step, " + ours + " " +
+                          std::to_string(training.accumulate()));
+
+  for (size_t i = 0; i < trainer->state.size(); ++i)
+    std::memcpy(loom_tensor_data(trainer->state[i].get()),
+                found[i]->data().data(), found[i]->data().size());
+  trainer->microStep = c.micro_step();
+  trainer->horizon = c.total_steps();
+  return nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,366 @@
+//===- Train.cpp - loom-run's training mode -------------------------------===//
+//
+// Reads the .npz data once, checks it against the trainer's batch inputs,
+// then runs micro-batches: batch k holds samples (k * B + i) mod count,
+// i < B, so the stream continues where a checkpoint left it and a file of
+// exactly one batch trains on it every step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/loom-run/Train.h"
+
+#include "tools/loom-run/TensorFiles.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <vector>
+
+namespace loom::tools {
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "loom-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// The message of a failed status (freed), "" for success.
+std::string take(loom_status s) {
+  std::string message = loom_status_message(s);
+  loom_status_free(s);
+  return message;
+}
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+/// "f32[batch, 4]"
+std::string signatureText(const loom_tensor_info &info) {
+  std::string s = std::string(loom_dtype_name(info.dtype)) + "[";
+  for (size_t i = 0; i < info.rank; ++i) {
+    s += i ? ", " : "";
+    if (info.dims[i] >= 0)
+      s += std::to_string(info.dims[i]);
+    else
+      s += info.dim_names[i][0] ? info.dim_names[i] : "?";
+  }
+  return s + "]";
+}
+
+/// "f32[8, 4]"
+std::string tensorText(const loom_tensor *t) {
+  std::string s = std::string(loom_dtype_name(loom_tensor_dtype(t))) + "[";
+  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
+    s += (i ? ", " : "") + std::to_string(loom_tensor_shape(t)[i]);
+  return s + "]";
+}
+
+/// One batch input: the array it is cut from and the micro-batch tensor.
+struct Feed {
+  std::string name;
+  TensorPtr data;  // [count, ...]
+  TensorPtr batch; // [B, ...]
+  size_t rowBytes = 0;
+};
+
+/// The batch inputs' arrays from `path`, checked against the model: every
+/// input has an array and every array an input, each of the input's dtype
+/// and rank, static dims equal, and all with the same sample count.
+bool loadData(loom_trainer *trainer, const TrainOptions &o,
+              std::vector<Feed> &feeds, int64_t &count, std::string &error) {
+  std::vector<std::pair<std::string, loom_tensor *>> arrays;
+  if (!readNpz(o.data, arrays, error))
+    return false;
+  std::map<std::string, TensorPtr> byName;
+  for (auto &[key, t] : arrays)
+    byName.emplace(key, TensorPtr(t));
+  std::string file = "'" + o.data + "'";
+  size_t n = loom_trainer_batch_input_count(trainer);
+  std::vector<loom_tensor_info> infos(n);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    loom_status_free(loom_trainer_batch_input_info(trainer, i, &infos[i]));
+    names.push_back(infos[i].name);
+  }
+  std::string inputs = " (the model's batch inputs: " + joined(names) + ")";
+  for (const auto &[key, t] : byName) {
+    bool known = false;
+    for (const std::string &name : names)
+      known |= name == key;
+    if (!known) {
+      error = file + " array '" + key + "' is not a batch input" + inputs;
+      return false;
+    }
+  }
+  std::string counted;
+  count = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const loom_tensor_info &info = infos[i];
+    auto it = byName.find(info.name);
+    if (it == byName.end()) {
+      error = file + " has no array '" + info.name + "'" + inputs;
+      return false;
+    }
+    TensorPtr data = std::move(it->second);
+    std::string where = file + " array '" + info.name + "'";
+    const loom_tensor *t = data.get();
+    size_t rank = loom_tensor_rank(t);
+    const int64_t *shape = loom_tensor_shape(t);
+    bool fits = loom_tensor_dtype(t) == info.dtype && rank == info.rank;
+    for (size_t d = 1; fits && d < rank; ++d)
+      fits = info.dims[d] < 0 || info.dims[d] == shape[d];
+    if (!fits) {
+      error = where + " is " + tensorText(t) + ", the model's batch input '" +
+              info.name + "' is " + signatureText(info) +
+              " (dim 0 is the sample axis)";
+      return false;
+    }
+    if (rank == 0) {
+      error = where + " is a scalar; batch arrays need a sample axis (dim 0)";
+      return false;
+    }
+    if (info.dims[0] >= 0 && info.dims[0] != o.batch) {
+      error = "--batch " + std::to_string(o.batch) +
+              " does not fit the model: its batch input '" + info.name +
+              "' takes exactly " + std::to_string(info.dims[0]) + " samples (" +
+              signatureText(info) + ")";
+      return false;
+    }
+    if (shape[0] == 0) {
+      error = where + " has no samples (dim 0 is 0)";
+      return false;
+    }
+    if (count >= 0 && shape[0] != count) {
+      error = where + " has " + std::to_string(shape[0]) +
+              " samples (dim 0), " + counted + " has " + std::to_string(count);
+      return false;
+    }
+    count = shape[0];
+    counted = "array '" + std::string(info.name) + "'";
+    Feed feed;
+    feed.name = info.name;
+    feed.rowBytes = loom_tensor_size_bytes(t) / static_cast<size_t>(count);
+    std::vector<int64_t> dims(shape, shape + rank);
+    dims[0] = o.batch;
+    loom_tensor *batch = nullptr;
+    if (loom_status s =
+            loom_tensor_create(info.dtype, rank, dims.data(), &batch)) {
+      error = where + ": " + take(s);
+      return false;
+    }
+    feed.batch.reset(batch);
+    feed.data = std::move(data);
+    feeds.push_back(std::move(feed));
+  }
+  return true;
+}
+
+/// Micro-batch `micro`: samples (micro * B + i) mod count.
+void fillBatch(std::vector<Feed> &feeds, int64_t micro, int64_t batch,
+               int64_t count) {
+  using u128 = unsigned __int128;
+  uint64_t first = static_cast<uint64_t>(static_cast<u128>(micro) *
+                                         static_cast<u128>(batch) %
+                                         static_cast<u128>(count));
+  for (Feed &f : feeds) {
+    const char *src =
+        static_cast<const char *>(loom_tensor_data_const(f.data.get()));
+    char *dst = static_cast<char *>(loom_tensor_data(f.batch.get()));
+    uint64_t sample = first;
+    for (int64_t i = 0; i < batch; ++i) {
+      std::memcpy(dst + i * f.rowBytes, src + sample * f.rowBytes, f.rowBytes);
+      if (++sample == static_cast<uint64_t>(count))
+        sample = 0;
+    }
+  }
+}
+
+/// The progress bar on stderr, drawn only on a terminal.
+class Progress {
+public:
+  explicit Progress(int64_t first, int64_t last)
+      : enabled_(isatty(STDERR_FILENO)), first_(first), last_(last) {}
+  /// Redraws for optimizer step `step` (at most ten times a second).
+  void show(int64_t step) {
+    if (!enabled_)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    if (drawn_ && now - lastDraw_ < std::chrono::milliseconds(100))
+      return;
+    lastDraw_ = now;
+    drawn_ = true;
+    constexpr int kWidth = 30;
+    double done = last_ > first_ ? double(step - first_) / (last_ - first_) : 1;
+    int filled = static_cast<int>(done * kWidth);
+    std::string bar(static_cast<size_t>(filled), '=');
+    if (filled < kWidth)
+      bar += '>' + std::string(static_cast<size_t>(kWidth - filled - 1), ' ');
+    std::fprintf(stderr, "\r[%s] step %lld/%lld\033[K", bar.c_str(),
+                 static_cast<long long>(step), static_cast<long long>(last_));
+    std::fflush(stderr);
+  }
+  /// Erases the bar before other output.
+  void clear() {
+    if (!enabled_ || !drawn_)
+      return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+private:
+  bool enabled_, drawn_ = false;
+  int64_t first_, last_;
+  std::chrono::steady_clock::time_point lastDraw_;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+} // namespace
+
+int train(loom_session *session, const TrainOptions &o) {
+  if (o.steps < 1 || o.batch < 1)
+    return fail("training needs --steps N and --batch B (both at least 1)");
+  loom_trainer *raw = nullptr;
+  if (loom_status s = loom_trainer_create(session, &raw))
+    return fail(take(s));
+  std::unique_ptr<loom_trainer, void (*)(loom_trainer *)> trainer(
+      raw, loom_trainer_release);
+
+  std::vector<Feed> feeds;
+  int64_t count = 0;
+  std::string error;
+  if (!loadData(trainer.get(), o, feeds, count, error))
+    return fail(error);
+  // Tokens: label elements per micro-batch, when the labels have rank >= 2.
+  int64_t tokensPerBatch = 0;
+  for (const Feed &f : feeds)
+    if (f.name == loom_trainer_labels(trainer.get()) &&
+        loom_tensor_rank(f.batch.get()) >= 2)
+      tokensPerBatch =
+          static_cast<int64_t>(loom_tensor_element_count(f.batch.get()));
+
+  if (!o.resume.empty())
+    if (loom_status s = loom_trainer_load(trainer.get(), o.resume.c_str()))
+      return fail(take(s));
+  int64_t accumulate = loom_trainer_accumulate(trainer.get());
+  int64_t micro = loom_trainer_micro_step(trainer.get());
+  int64_t firstStep = micro / accumulate;
+  int64_t lastStep = firstStep + o.steps;
+  int64_t horizon = o.totalSteps ? o.totalSteps
+                    : loom_trainer_total_steps(trainer.get())
+                        ? loom_trainer_total_steps(trainer.get())
+                        : lastStep;
+  if (loom_status s = loom_trainer_set_total_steps(trainer.get(), horizon))
+    return fail(take(s));
+  if (!o.resume.empty())
+    std::printf("resumed from %s at step %lld (micro-batch %lld)\n",
+                o.resume.c_str(), static_cast<long long>(firstStep),
+                static_cast<long long>(micro));
+
+  std::vector<const loom_tensor *> batch;
+  for (const Feed &f : feeds)
+    batch.push_back(f.batch.get());
+  Progress progress(firstStep, lastStep);
+  auto save = [&]() {
+    if (loom_status s = loom_trainer_save(trainer.get(), o.save.c_str())) {
+      progress.clear();
+      return fail(take(s));
+    }
+    return 0;
+  };
+
+  Clock::time_point start = Clock::now(), logStart = start;
+  double lossSum = 0;
+  int64_t lossCount = 0, samples = 0, skipped = 0;
+  int64_t endMicro = lastStep * accumulate, firstMicro = micro;
+  for (; micro < endMicro; ++micro) {
+    fillBatch(feeds, micro, o.batch, count);
+    loom_train_stats stats;
+    int64_t step = micro / accumulate + 1; // 1-based, as printed
+    std::string at = "step " + std::to_string(step);
+    if (accumulate > 1)
+      at += " (micro-batch " + std::to_string(micro % accumulate + 1) + " of " +
+            std::to_string(accumulate) + ")";
+    if (loom_status s = loom_trainer_step(trainer.get(), batch.data(),
+                                          batch.size(), &stats)) {
+      progress.clear();
+      return fail(at + ": " + take(s));
+    }
+    samples += o.batch;
+    if (stats.nonfinite) {
+      progress.clear();
+      char what[128];
+      std::snprintf(what, sizeof(what), "the loss is %g (gradient norm %g)",
+                    stats.loss, stats.grad_norm);
+      if (!o.skipNonfinite)
+        return fail(at + ": " + what +
+                    "; stopping (--skip-nonfinite skips such updates)");
+      std::fprintf(stderr, "loom-run: warning: %s: %s: the update is skipped\n",
+                   at.c_str(), what);
+      ++skipped;
+    } else {
+      lossSum += stats.loss;
+      ++lossCount;
+    }
+    if (!stats.applied) {
+      progress.show(step - 1);
+      continue;
+    }
+    if (step % o.logEvery == 0 || step == lastStep) {
+      progress.clear();
+      double seconds = std::max(secondsSince(logStart), 1e-9);
+      std::printf("step %lld/%lld  loss %.6g  lr %.4g  grad_norm %.4g  "
+                  "samples/s %.1f",
+                  static_cast<long long>(step),
+                  static_cast<long long>(lastStep),
+                  lossCount ? lossSum / lossCount : NAN, stats.lr,
+                  stats.grad_norm, samples / seconds);
+      if (tokensPerBatch)
+        std::printf("  tokens/s %.0f",
+                    samples / o.batch * tokensPerBatch / seconds);
+      std::printf("\n");
+      std::fflush(stdout);
+      lossSum = 0;
+      lossCount = samples = 0;
+      logStart = Clock::now();
+    }
+    if (!o.save.empty() && o.saveEvery && step % o.saveEvery == 0 &&
+        step != lastStep)
+      if (int rc = save())
+        return rc;
+    progress.show(step);
+  }
+  progress.clear();
+  if (!o.save.empty())
+    if (int rc = save())
+      return rc;
+  std::printf("trained %lld steps (%lld micro-batches of %lld samples) in "
+              "%.3g s",
+              static_cast<long long>(lastStep - firstStep),
+              static_cast<long long>(endMicro - firstMicro),
+              static_cast<long long>(o.batch), secondsSince(start));
+  if (skipped)
+    std::printf("; %lld updates skipped (not finite)",
+                static_cast<long long>(skipped));
+  if (!o.save.empty())
+    std::printf("; saved %s", o.save.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+} // namespace loom::tools

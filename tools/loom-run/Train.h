@@ -1,0 +1,48 @@
+//===- Train.h - loom-run's training mode ---------------------------------===//
+//
+//   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
+//            [--save CKPT] [--save-every K] [--resume CKPT]
+//            [--total-steps H] [--skip-nonfinite] [--threads T]
+//
+// Drives a training artifact through the runtime's trainer (loom_trainer_*):
+// micro-batches cut from an .npz file, a log line per K optimizer steps,
+// a progress bar on a terminal, checkpoints. Links the runtime only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_TOOLS_LOOMRUN_TRAIN_H
+#define LOOM_TOOLS_LOOMRUN_TRAIN_H
+
+#include "loom/runtime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace loom::tools {
+
+struct TrainOptions {
+  /// The .npz file: one array per batch input, dim 0 the sample axis.
+  std::string data;
+  /// Optimizer steps in this run, and samples per micro-batch.
+  int64_t steps = 0, batch = 0;
+  /// A log line every `logEvery` optimizer steps (and at the last).
+  int64_t logEvery = 10;
+  /// Checkpoint written at the end (and every `saveEvery` steps), and one
+  /// to start from.
+  std::string save, resume;
+  int64_t saveEvery = 0;
+  /// The schedule horizon; 0: the checkpoint's on resume, else the
+  /// artifact's, else the steps this run ends at.
+  int64_t totalSteps = 0;
+  /// Skip updates whose loss or gradient norm is not finite, instead of
+  /// stopping.
+  bool skipNonfinite = false;
+};
+
+/// Trains `session` (a training artifact) as `options` say. Returns the
+/// exit code; errors are printed ("loom-run: error: ...").
+int train(loom_session *session, const TrainOptions &options);
+
+} // namespace loom::tools
+
+#endif // LOOM_TOOLS_LOOMRUN_TRAIN_H
