@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include <onnx/onnx_pb.h>
 
@@ -72,6 +73,7 @@ public:
   Exporter(onnx::GraphProto &g) : g(g) {}
 
   LogicalResult run(func::FuncOp func);
+  bool paramsAsInitializers = false;
 
 private:
   onnx::GraphProto &g;
@@ -200,6 +202,13 @@ LogicalResult Exporter::run(func::FuncOp func) {
   // Graph inputs: every argument, named by graph.input / graph.param.
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
+    if (paramsAsInitializers)
+      if (auto param = func.getArgAttrOfType<StringAttr>(i, "graph.param"))
+        if (auto init =
+                func.getArgAttrOfType<ElementsAttr>(i, "graph.initial_value")) {
+          names[arg] = initializer(param.getValue(), init);
+          continue;
+        }
     auto in = func.getArgAttrOfType<StringAttr>(i, "graph.input");
     auto param = func.getArgAttrOfType<StringAttr>(i, "graph.param");
     std::string n = unique(in      ? in.str()
@@ -848,7 +857,44 @@ LogicalResult loom::onnx_export::exportModel(ModuleOp module,
   onnx::GraphProto *g = model.mutable_graph();
   g->set_name(options.graphName);
   Exporter exporter(*g);
+  exporter.paramsAsInitializers = options.paramsAsInitializers;
   return exporter.run(func);
+}
+
+std::string loom::onnx_export::replaceInitializers(
+    const std::string &onnxBytes,
+    const std::map<std::string, InitializerValue> &values, std::string &out) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(onnxBytes))
+    return "the source model is not a valid ONNX protobuf";
+  std::set<std::string> replaced;
+  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
+    auto it = values.find(t.name());
+    if (it == values.end())
+      continue;
+    const InitializerValue &v = it->second;
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    if (t.data_type() != v.dataType || dims != v.dims)
+      return "initializer '" + t.name() +
+             "' has another dtype or shape than the trained value";
+    std::string name = t.name();
+    t.Clear();
+    t.set_name(name);
+    t.set_data_type(v.dataType);
+    for (int64_t d : v.dims)
+      t.add_dims(d);
+    t.set_raw_data(v.rawData);
+    replaced.insert(name);
+  }
+  for (const auto &[name, v] : values)
+    if (!replaced.count(name))
+      return "the model has no initializer '" + name + "' to write";
+  std::string problem = checkModel(model);
+  if (!problem.empty())
+    return "the model fails onnx.checker: " + problem;
+  if (!model.SerializeToString(&out))
+    return "cannot serialize the model (over 2 GiB?)";
+  return "";
 }
 
 LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,

@@ -13,7 +13,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace onnx {
 class ModelProto;
@@ -29,7 +31,24 @@ struct ExportOptions {
   std::string funcName;
   /// The ONNX graph name.
   std::string graphName = "loom";
+  /// `graph.param` arguments with a `graph.initial_value` become
+  /// initializers named as the parameter (trained weights), not inputs.
+  bool paramsAsInitializers = false;
 };
+
+/// A tensor's value as an ONNX initializer holds it.
+struct InitializerValue {
+  int32_t dataType = 0; ///< onnx.TensorProto.DataType
+  std::vector<int64_t> dims;
+  std::string rawData; ///< little endian, row-major
+};
+
+/// Rewrites the serialized ModelProto `onnxBytes` with the initializers
+/// named in `values` replaced (same dtype and shape, else an error), checks
+/// it and returns its bytes in `out`. Returns the problem, or "".
+std::string replaceInitializers(
+    const std::string &onnxBytes,
+    const std::map<std::string, InitializerValue> &values, std::string &out);
 
 /// Exports one function of `module`; emits a diagnostic and fails on an op
 /// that has no ONNX form at the exported opset.

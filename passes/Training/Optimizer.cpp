@@ -379,13 +379,18 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       auto gate = [&](Value updated, Value old) -> Value {
         return b.create<WhereOp>(loc, apply, updated, old);
       };
-      for (auto [p, v] : llvm::zip(params, nextParams))
-        v = gate(v, p.arg);
-      for (auto &[kind, values] : nextSlots)
-        for (auto [p, v] : llvm::zip(params, values))
-          v = gate(v, p.slot(kind));
+      for (size_t i = 0; i < params.size(); ++i)
+        nextParams[i] = gate(nextParams[i], params[i].arg);
+      for (const std::string &kind : kinds) {
+        if (kind == "grad_accum")
+          continue;
+        SmallVector<Value> &values = nextSlots[kind];
+        for (size_t i = 0; i < params.size(); ++i)
+          values[i] = gate(values[i], params[i].slot(kind));
+      }
       for (Value &acc : nextAccum)
-        acc = gate(b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)), acc);
+        acc = gate(b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)),
+                   acc);
       nextSlots["grad_accum"] = nextAccum;
     }
     auto emitState = [&](const Param &p, StringRef name, Value v) {

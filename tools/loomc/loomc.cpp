@@ -3,6 +3,7 @@
 //   loomc import MODEL.onnx|MODEL.onnxtext [-o OUT.mlir] [--print-summary]
 //         [--bind NAME=FILE.npy|.pb ...]
 //   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
+//   loomc export TRAIN.loom [--checkpoint CK.loomckpt] -o OUT.onnx
 //   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
 //         [--target cpu] [--cpu host|NAME] [--func NAME] [--print-memory-plan]
 //         [--fusion-report FILE.json] [--print-fusion]
@@ -31,6 +32,8 @@
 #include "dialects/graph/GraphOps.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "runtime/src/Artifact.h"
+#include "runtime/src/Checkpoint.h"
 #include "tools/loom-run/TensorFiles.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -167,6 +170,11 @@ static cl::opt<bool> gradientsOnly(
     cl::desc("train: compile the gradient function instead of the training "
              "step: outputs the loss and <param>.grad for one batch"),
     cl::cat(trainCat));
+static cl::opt<std::string>
+    checkpointPath("checkpoint",
+                   cl::desc("export: the checkpoint whose parameters a "
+                            "training artifact's model gets"),
+                   cl::value_desc("CK.loomckpt"), cl::init(""));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("train: print the training step's graph "
                                       "IR"),
@@ -236,9 +244,126 @@ static int runImport(MLIRContext &ctx) {
   return 0;
 }
 
+/// `loomc export TRAIN.loom [--checkpoint CK] -o OUT.onnx`: the inference
+/// model with the trained parameters (the checkpoint's, else the initial
+/// ones).
+static int exportTrained(MLIRContext &ctx) {
+  std::string error;
+  auto file = llvm::MemoryBuffer::getFile(inputPath);
+  loom::artifact::Artifact art;
+  if (!file) {
+    llvm::errs() << "error: cannot read '" << inputPath << "'\n";
+    return 1;
+  }
+  if (!loom::artifact::parse((*file)->getBufferStart(),
+                             (*file)->getBufferSize(), art, error)) {
+    llvm::errs() << "error: " << inputPath << ": " << error << "\n";
+    return 1;
+  }
+  if (!art.has_training()) {
+    llvm::errs() << "error: " << inputPath
+                 << " is not a training artifact (loomc train makes one)\n";
+    return 1;
+  }
+  const loom::artifact::Training &tr = art.training();
+  std::map<std::string, loom::onnx_export::InitializerValue> values;
+  std::map<std::string, std::pair<int, std::vector<int64_t>>> paramTypes;
+  for (const auto &s : tr.state())
+    if (s.kind() == "param") {
+      const auto &sig = art.inputs(s.input());
+      std::vector<int64_t> dims;
+      for (const auto &d : sig.dims())
+        dims.push_back(d.size());
+      values[s.name()] = {sig.dtype(), dims, s.initial()};
+    }
+  if (!checkpointPath.empty()) {
+    loom::artifact::Checkpoint ck;
+    if (!loom::artifact::readCheckpoint(checkpointPath, ck, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    if (ck.model_name() != art.model_name()) {
+      llvm::errs() << "error: " << checkpointPath << " is a checkpoint of '"
+                   << ck.model_name() << "', not of '" << art.model_name()
+                   << "'\n";
+      return 1;
+    }
+    for (const auto &t : ck.state()) {
+      auto it = values.find(t.name());
+      if (t.kind() != "param" || it == values.end())
+        continue;
+      std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+      if (t.dtype() != it->second.dataType || dims != it->second.dims) {
+        llvm::errs() << "error: " << checkpointPath << ": parameter '"
+                     << t.name() << "' has another dtype or shape than in "
+                     << inputPath << "\n";
+        return 1;
+      }
+      it->second.rawData = t.data();
+    }
+  }
+  if (!tr.source_onnx().empty()) {
+    std::string bytes;
+    std::string problem =
+        loom::onnx_export::replaceInitializers(tr.source_onnx(), values, bytes);
+    if (!problem.empty()) {
+      llvm::errs() << "error: " << problem << "\n";
+      return 1;
+    }
+    if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  // A graph-IR model: its parameters as initializers.
+  ParserConfig config(&ctx);
+  auto module = parseSourceString<ModuleOp>(tr.inference_module(), config);
+  if (!module) {
+    llvm::errs() << "error: " << inputPath
+                 << " holds no readable inference model\n";
+    return 1;
+  }
+  for (auto func : module->getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "graph.param");
+      auto it = name ? values.find(name.str()) : values.end();
+      if (it == values.end())
+        continue;
+      auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+      bool splat = false;
+      ArrayRef<char> raw(it->second.rawData.data(), it->second.rawData.size());
+      if (raw.empty()) {
+        func.setArgAttr(i, "graph.initial_value",
+                        DenseElementsAttr::get(
+                            type, Builder(&ctx).getZeroAttr(
+                                      type.getElementType())));
+        continue;
+      }
+      if (!DenseElementsAttr::isValidRawBuffer(type, raw, splat)) {
+        llvm::errs() << "error: parameter '" << name.getValue()
+                     << "' has data of the wrong size\n";
+        return 1;
+      }
+      func.setArgAttr(i, "graph.initial_value",
+                      DenseElementsAttr::getFromRawBuffer(type, raw));
+    }
+  loom::onnx_export::ExportOptions options;
+  options.funcName = funcName;
+  options.paramsAsInitializers = true;
+  return failed(loom::onnx_export::exportFile(*module, outputPath, options));
+}
+
 static int runExport(MLIRContext &ctx) {
   if (outputPath == "-") {
     llvm::errs() << "error: export needs an output file (-o MODEL.onnx)\n";
+    return 1;
+  }
+  if (StringRef(inputPath).ends_with(".loom"))
+    return exportTrained(ctx);
+  if (!checkpointPath.empty()) {
+    llvm::errs() << "error: --checkpoint goes with a training artifact "
+                    "(TRAIN.loom)\n";
     return 1;
   }
   llvm::SourceMgr sources;
@@ -405,6 +530,10 @@ static int runTrain(MLIRContext &ctx) {
       bakeParams(f);
   if (printIR)
     (*module)->print(llvm::outs());
+  if (gradientsOnly) {
+    options.inferenceModule.clear();
+    options.sourceOnnx.clear();
+  }
   options.target = target;
   options.funcName = entry;
   options.cpu.cpu = cpuName;
