@@ -250,7 +250,10 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       return argError() << "must have exactly one of " << kInputAttr << ", "
                         << kStepAttr << ", " << kTotalStepsAttr << ", "
                         << kStateAttr << " (it has " << roles << ")";
-    if (auto name = func.getArgAttrOfType<StringAttr>(i, kInputAttr)) {
+    if (Attribute input = func.getArgAttr(i, kInputAttr)) {
+      auto name = dyn_cast<StringAttr>(input);
+      if (!name || name.getValue().empty())
+        return argError() << kInputAttr << " must be a non-empty string";
       batchNames.insert(name.getValue());
       continue;
     }

@@ -560,6 +560,10 @@ INSTANTIATE_TEST_SUITE_P(
                "argument 0 ('input_0') must have exactly one of "
                "graph.input, graph.step, graph.total_steps, graph.state (it "
                "has 0)"},
+        Broken{"InputNotAString", "{graph.input = \"y\"}",
+               "{graph.input = 1 : i64}",
+               "argument 1 ('input_1') graph.input must be a non-empty "
+               "string"},
         Broken{"NoKind", ", graph.state_kind = \"param\"", "",
                "argument 4 ('w') has no graph.state_kind"},
         Broken{"InitialType", "dense<0.25> : tensor<4xf32>",

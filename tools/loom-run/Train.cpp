@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -261,6 +262,8 @@ int train(loom_session *session, const TrainOptions &o) {
   int64_t micro = loom_trainer_micro_step(trainer.get());
   int64_t firstStep = micro / accumulate;
   int64_t lastStep = firstStep + o.steps;
+  if (lastStep > std::numeric_limits<int64_t>::max() / accumulate)
+    return fail("--steps " + std::to_string(o.steps) + " is too many");
   int64_t horizon = o.totalSteps ? o.totalSteps
                     : loom_trainer_total_steps(trainer.get())
                         ? loom_trainer_total_steps(trainer.get())
