@@ -46,9 +46,10 @@ struct InitializerValue {
 /// Rewrites the serialized ModelProto `onnxBytes` with the initializers
 /// named in `values` replaced (same dtype and shape, else an error), checks
 /// it and returns its bytes in `out`. Returns the problem, or "".
-std::string replaceInitializers(
-    const std::string &onnxBytes,
-    const std::map<std::string, InitializerValue> &values, std::string &out);
+std::string
+replaceInitializers(const std::string &onnxBytes,
+                    const std::map<std::string, InitializerValue> &values,
+                    std::string &out);
 
 /// Exports one function of `module`; emits a diagnostic and fails on an op
 /// that has no ONNX form at the exported opset.

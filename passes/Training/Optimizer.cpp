@@ -389,8 +389,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
           values[i] = gate(values[i], params[i].slot(kind));
       }
       for (Value &acc : nextAccum)
-        acc = gate(b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)),
-                   acc);
+        acc = gate(b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)), acc);
       nextSlots["grad_accum"] = nextAccum;
     }
     auto emitState = [&](const Param &p, StringRef name, Value v) {

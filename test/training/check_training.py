@@ -11,6 +11,8 @@ against the PyTorch references made by make_references.py:
     atol 5e-5, except elements whose first gradient is below 1e-6, where
     Adam's g / (sqrt(v) + eps) is rounding noise: those within 2 * lr * steps
     of the reference.
+  * the trained model (exported ONNX) in ONNX Runtime gives Loom's outputs
+    for it (rtol 1e-4, atol 1e-5), when onnxruntime-node is installed;
   * with --resume-check, that 2 steps + checkpoint + resume for 3 more print
     the losses of the 5-step run, digit for digit.
 
@@ -47,6 +49,24 @@ def logged(out):
     """Per logged step: (loss, lr, grad_norm)."""
     rows = re.findall(r"loss (\S+)\s+lr (\S+)\s+grad_norm (\S+)", out)
     return np.array([[float(x) for x in row] for row in rows])
+
+
+def ort_available(tmp):
+    """Whether node and onnxruntime-node run (scripts/install-ort.sh)."""
+    if not hasattr(ort_available, "answer"):
+        jobs = os.path.join(tmp, "none.jsonl")
+        open(jobs, "w").close()
+        try:
+            r = subprocess.run(["node", os.path.join(HERE, "..", "tools",
+                                                     "ort_run.js"),
+                                "--batch", jobs], capture_output=True)
+            ort_available.answer = r.returncode == 0
+        except FileNotFoundError:
+            ort_available.answer = False
+        if not ort_available.answer:
+            print("ONNX Runtime not installed: the trained models are not "
+                  "run in it (scripts/install-ort.sh)")
+    return ort_available.answer
 
 
 def check(name, cfg, bindir, tmp, resume_check):
@@ -97,7 +117,7 @@ def check(name, cfg, bindir, tmp, resume_check):
     out = run(cmd + ["--steps", str(steps), "--save", ckpt], tmp)
     log = logged(out)
     close("loss", log[:, 0], ref["loss"], 1e-4, 1e-6)
-    close("lr", log[:, 1], ref["lr"], 1e-4, 1e-9)
+    close("lr", log[:, 1], ref["lr"], 1e-5, 1e-9)
     close("grad_norm", log[:, 2], ref["grad_norm"], 1e-4, 1e-6)
 
     trained = os.path.join(tmp, name + ".onnx")
@@ -118,6 +138,26 @@ def check(name, cfg, bindir, tmp, resume_check):
             close(key, np.where(noise, want, got), want, 1e-4, 5e-5)
         else:
             close(key, got, want, 1e-4, 1e-5)
+
+    # The trained model runs in ONNX Runtime with Loom's outputs.
+    if ort_available(tmp):
+        inputs = [k for k in data.files if k != flag(flags, "--labels", "")]
+        infer = os.path.join(tmp, name + ".trained.loom")
+        run([loomc, "compile", trained, "-o", infer], tmp)
+        ort_out = os.path.join(tmp, name + ".ort")
+        os.makedirs(ort_out, exist_ok=True)
+        run([loom_run, infer, "--out-dir", ort_out]
+            + [a for k in inputs
+               for a in ("--in", f"{k}={tmp}/{name}.{k}.npy")], tmp)
+        r = subprocess.run(
+            ["node", os.path.join(HERE, "..", "tools", "ort_run.js"), trained]
+            + [a for k in inputs for a in ("--in", f"{tmp}/{name}.{k}.npy")]
+            + ["--expect", os.path.join(ort_out, "logits.npy"),
+               "--rtol", "1e-4", "--atol", "1e-5"],
+            capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append("ONNX Runtime on the trained model: "
+                            + (r.stdout + r.stderr).strip())
 
     if resume_check:
         first = os.path.join(tmp, name + ".first.loomckpt")

@@ -327,7 +327,7 @@ int train(loom_session *session, const TrainOptions &o) {
     if (step % o.logEvery == 0 || step == lastStep) {
       progress.clear();
       double seconds = std::max(secondsSince(logStart), 1e-9);
-      std::printf("step %lld/%lld  loss %.6g  lr %.4g  grad_norm %.4g  "
+      std::printf("step %lld/%lld  loss %.6g  lr %.6g  grad_norm %.6g  "
                   "samples/s %.1f",
                   static_cast<long long>(step),
                   static_cast<long long>(lastStep),

@@ -334,10 +334,10 @@ static int exportTrained(MLIRContext &ctx) {
       bool splat = false;
       ArrayRef<char> raw(it->second.rawData.data(), it->second.rawData.size());
       if (raw.empty()) {
-        func.setArgAttr(i, "graph.initial_value",
-                        DenseElementsAttr::get(
-                            type, Builder(&ctx).getZeroAttr(
-                                      type.getElementType())));
+        func.setArgAttr(
+            i, "graph.initial_value",
+            DenseElementsAttr::get(
+                type, Builder(&ctx).getZeroAttr(type.getElementType())));
         continue;
       }
       if (!DenseElementsAttr::isValidRawBuffer(type, raw, splat)) {

@@ -62,7 +62,7 @@ def check(data_path, batch, horizon):
     bad = 0
     for step, got in sorted(logged.items()):
         want = ref[step - 1]
-        # The log prints the loss to 6 digits, lr and grad_norm to 4.
+        # The log prints the loss, lr and grad_norm to 6 digits.
         if not np.allclose(got, want, rtol=[1e-5, 1e-3, 1e-3], atol=1e-7):
             print(f"step {step}: loom-run logged {got}, numpy gives {want}")
             bad += 1
