@@ -185,8 +185,13 @@ public:
     const OpClass &p = classOf(producer), &c = classOf(consumer);
     // A producer fuses into the region that holds all its users: computed
     // once, never recomputed in several regions.
+    // A function result is no user here: the region also yields the
+    // value (a training step's new optimizer moment is a result and feeds
+    // the parameter update).
     llvm::SmallPtrSet<Operation *, 4> users, userGroups;
     for (Operation *user : producer->getUsers()) {
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        continue;
       users.insert(user);
       userGroups.insert(isMember(user) ? leader(user) : user);
     }
@@ -240,6 +245,30 @@ public:
     }
     groups.unionSets(producer, consumer);
     d.fused = true;
+    return d;
+  }
+
+  /// Merges the regions of `a` and `b`, which share no edge (horizontal
+  /// fusion), when both are elementwise and the merge makes no cycle.
+  Decision mergeSiblings(Operation *a, Operation *b) {
+    Decision d{a, b, false, ""};
+    if (rootOf(a) || rootOf(b)) {
+      d.reason = "only elementwise regions merge side by side";
+      return d;
+    }
+    SmallVector<Operation *> merged = membersOf(a);
+    merged.append(membersOf(b));
+    if (maxOps && merged.size() > maxOps) {
+      d.reason = "the region would exceed max-ops=" + std::to_string(maxOps);
+      return d;
+    }
+    if (Operation *through = pathOutside(merged)) {
+      d.reason = "merging would make a cycle through " + describe(through);
+      return d;
+    }
+    groups.unionSets(a, b);
+    d.fused = true;
+    d.reason = "multi-tensor optimizer update";
     return d;
   }
 
@@ -389,6 +418,18 @@ void fuseBlock(Block &block, unsigned maxOps, unsigned &counter,
       }
     }
   }
+  // Multi-tensor: the per-parameter updates of a training step (ops the
+  // optimizer pass located at "optimizer/<param>") become one region, one
+  // kernel for all parameters.
+  SmallVector<Operation *> updates;
+  for (Operation *leader : grouping.leaders())
+    if (llvm::all_of(grouping.membersOf(leader), [](Operation *op) {
+          return StringRef(locString(op->getLoc())).starts_with("optimizer/");
+        }))
+      updates.push_back(leader);
+  for (size_t i = 1; i < updates.size(); ++i)
+    report.decisions.push_back(
+        grouping.mergeSiblings(updates.front(), updates[i]));
   for (auto &[edge, d] : decisions) {
     // Refused at first, then in one region through other edges.
     if (!d.fused && grouping.leader(edge.first) == grouping.leader(edge.second))

@@ -20,6 +20,11 @@ def FusionPass : Pass<"loom-fusion", "mlir::ModuleOp"> {
     * a region holds at most one non-elementwise op (its root), never
       fuses into a matmul's or convolution's operands, and stays acyclic:
       two ops are never fused when a path between them leaves the region;
+    * a value that is also a function result fuses like any other (its
+      region yields it);
+    * multi-tensor: the per-parameter updates of a training step (ops that
+      `--loom-optimizer` located at `optimizer/<param>`) merge side by
+      side into one elementwise region, one kernel for all parameters;
     * everything else is a region of one op (kind `other`).
 
     Constants smaller than 1 KiB (and splats) are cloned into each region

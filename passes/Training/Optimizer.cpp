@@ -257,6 +257,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     for (Param &p : params)
       p.grad = map.lookup(ret.getOperand(gradResult[p.name]));
 
+    // The optimizer's ops say so in fusion reports and profiles.
+    loc = NameLoc::get(b.getStringAttr("optimizer"));
     training::Scalars s(b, loc, f32);
     if (lossType.getRank() != 0)
       loss = b.create<ReshapeOp>(loc, loss, ArrayRef<int64_t>{});
@@ -348,6 +350,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     llvm::StringMap<SmallVector<Value>> nextSlots;
     SmallVector<Value> nextParams;
     for (auto [p, g] : llvm::zip(params, grads)) {
+      Location ploc = NameLoc::get(b.getStringAttr("optimizer/" + p.name));
+      training::Scalars s(b, ploc, f32);
       Value w = p.arg, next;
       if (optimizer == "sgd") {
         Value d = wd != 0 ? s.add(g, s.mul(w, wd)) : g;
@@ -369,7 +373,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         nextSlots["exp_avg"].push_back(m);
         nextSlots["exp_avg_sq"].push_back(v);
         Value denom =
-            s.add(s.div(b.create<SqrtOp>(loc, v), bc2Sqrt), (double)eps);
+            s.add(s.div(b.create<SqrtOp>(ploc, v), bc2Sqrt), (double)eps);
         next = s.sub(w, s.mul(s.div(m, denom), stepSize));
       }
       nextParams.push_back(next);

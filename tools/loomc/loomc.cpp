@@ -32,6 +32,8 @@
 #include "dialects/graph/GraphOps.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "passes/Autodiff/Passes.h"
+#include "passes/Training/Passes.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Checkpoint.h"
 #include "tools/loom-run/TensorFiles.h"
@@ -43,8 +45,8 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -443,9 +445,6 @@ static void bakeParams(func::FuncOp func) {
   (void)func.eraseArguments(erase);
 }
 
-/// Options in a pass pipeline string: strings in braces.
-static std::string quoted(const std::string &v) { return "{" + v + "}"; }
-
 static int runTrain(MLIRContext &ctx) {
   if (outputPath == "-") {
     llvm::errs() << "error: train needs an output file (-o TRAIN.loom)\n";
@@ -499,25 +498,40 @@ static int runTrain(MLIRContext &ctx) {
       return 1;
     }
   }
-  std::string pipeline;
-  llvm::raw_string_ostream p(pipeline);
-  p << "loom-loss{loss=" << lossKind << " logits=" << quoted(logitsName)
-    << " labels=" << quoted(labelsName) << " ignore-index=" << ignoreIndex
-    << " label-smoothing=" << labelSmoothing << "},"
-    << "loom-autodiff{freeze=" << quoted(freeze) << "},";
-  if (!gradientsOnly)
-    p << "loom-optimizer{optimizer=" << optimizerKind << " lr=" << learningRate
-      << " momentum=" << momentum << " nesterov=" << (nesterov ? 1 : 0)
-      << " beta1=" << beta1 << " beta2=" << beta2 << " eps=" << adamEps
-      << " weight-decay=" << weightDecay << " clip-norm=" << clipNorm
-      << " schedule=" << scheduleKind << " warmup=" << warmupSteps
-      << " total-steps=" << totalSteps << " accumulate=" << accumulate
-      << " labels=" << quoted(labelsName)
-      << " description=" << quoted(lossKind + " loss on " + logitsName) << "},";
-  p << "canonicalize,cse";
+  // The passes with their options as structs (no pipeline-string quoting).
   PassManager pm(&ctx);
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    return 1;
+  loom::LossPassOptions loss;
+  loss.loss = lossKind;
+  loss.logits = logitsName;
+  loss.labels = labelsName;
+  loss.ignoreIndex = ignoreIndex;
+  loss.labelSmoothing = labelSmoothing;
+  pm.addPass(loom::createLossPass(loss));
+  loom::AutodiffPassOptions autodiff;
+  autodiff.freeze = freeze;
+  pm.addPass(loom::createAutodiffPass(autodiff));
+  if (!gradientsOnly) {
+    loom::OptimizerPassOptions opt;
+    opt.optimizer = optimizerKind;
+    opt.lr = learningRate;
+    opt.momentum = momentum;
+    opt.nesterov = nesterov;
+    opt.beta1 = beta1;
+    opt.beta2 = beta2;
+    opt.eps = adamEps;
+    opt.weightDecay = weightDecay;
+    opt.clipNorm = clipNorm;
+    opt.schedule = scheduleKind;
+    opt.warmup = warmupSteps;
+    opt.totalSteps = totalSteps;
+    opt.accumulate = accumulate;
+    opt.labels = labelsName;
+    opt.description =
+        lossKind + " loss" + (logitsName.empty() ? "" : " on " + logitsName);
+    pm.addPass(loom::createOptimizerPass(opt));
+  }
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   if (failed(pm.run(*module)))
     return 1;
   // Only the training step (or the gradient function) is compiled.
