@@ -93,6 +93,13 @@ static cl::opt<std::string> fusionReport(
 static cl::opt<bool> printFusion(
     "print-fusion",
     cl::desc("compile: print the kernel regions and fusion decisions"));
+static cl::opt<unsigned>
+    optLevel("opt-level",
+             cl::desc("compile/train: LLVM optimization level (0-3)"),
+             cl::init(3));
+static cl::opt<bool>
+    timing("timing", cl::desc("compile/train: print the time of every compiler "
+                              "pass and of LLVM's phases"));
 static cl::opt<bool> printSummary(
     "print-summary",
     cl::desc("print op counts, parameter count and bytes to stderr"));
@@ -416,6 +423,8 @@ static int runCompile(MLIRContext &ctx) {
   options.cpu.cpu = cpuName;
   options.cpu.fusionReport = fusionReport;
   options.cpu.printFusion = printFusion;
+  options.cpu.timing = timing;
+  options.cpu.optLevel = optLevel;
   std::string bytes, error;
   loom::CompileReport report;
   if (failed(loom::compileToArtifact(*module, options, bytes, &report)))
@@ -532,6 +541,8 @@ static int runTrain(MLIRContext &ctx) {
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (timing)
+    pm.enableTiming();
   if (failed(pm.run(*module)))
     return 1;
   // Only the training step (or the gradient function) is compiled.
@@ -553,6 +564,8 @@ static int runTrain(MLIRContext &ctx) {
   options.cpu.cpu = cpuName;
   options.cpu.fusionReport = fusionReport;
   options.cpu.printFusion = printFusion;
+  options.cpu.timing = timing;
+  options.cpu.optLevel = optLevel;
   std::string bytes, error;
   loom::CompileReport report;
   if (failed(loom::compileToArtifact(*module, options, bytes, &report)))

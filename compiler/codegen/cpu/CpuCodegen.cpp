@@ -40,13 +40,17 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include <chrono>
 
 using namespace mlir;
 
@@ -308,6 +312,8 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
 
   PassManager pm(ctx);
   buildCpuLoweringPipeline(pm, options);
+  if (options.timing)
+    pm.enableTiming();
   if (failed(pm.run(module)))
     return failure();
   if (failed(addEntryWrapper(module, entry, hasResults)) ||
@@ -358,6 +364,15 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(code.triple);
   auto optimize = makeOptimizingTransformer(options.optLevel, 0, machine.get());
+  auto started = std::chrono::steady_clock::now();
+  auto phase = [&](const char *what) {
+    auto now = std::chrono::steady_clock::now();
+    if (options.timing)
+      llvm::errs() << llvm::format(
+          "  LLVM %s: %.3f s\n", what,
+          std::chrono::duration<double>(now - started).count());
+    started = now;
+  };
   if (llvm::Error e = optimize(llvmModule.get()))
     return module.emitError("CPU codegen: LLVM optimization failed: ")
            << llvm::toString(std::move(e));
@@ -369,7 +384,12 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
     if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
       return module.emitError("CPU codegen: the target cannot emit objects");
+    phase("optimization");
+    // LLVM's own per-pass report of code generation, printed at exit.
+    if (options.timing)
+      llvm::TimePassesIsEnabled = true;
     codegen.run(*llvmModule);
+    phase("code generation");
   }
   auto so = linkSharedObject(module, object);
   if (failed(so))

@@ -26,6 +26,9 @@ struct CpuCodegenOptions {
   /// nowhere), and whether it prints a readable summary to stderr.
   std::string fusionReport;
   bool printFusion = false;
+  /// Print the time of every pass and of LLVM's optimization and code
+  /// generation to stderr (loomc --timing).
+  bool timing = false;
 };
 
 /// The shared object and what the runtime needs to check and call it: see
