@@ -7,9 +7,8 @@
 // gradient that was broadcast back to its operand's shape.
 //
 // Conventions: `dy` is a result's gradient, `dx` an operand's; a null
-// operand gradient is zero. Ops without a rule here (conv, pooling but the
-// global average, resize, reduce_prod, the run-time shape ops) make the
-// autodiff pass fail naming the op.
+// operand gradient is zero. Ops without a rule here (resize, reduce_prod,
+// the run-time shape ops) make the autodiff pass fail naming the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -573,24 +572,17 @@ LogicalResult vjp(ConcatOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
-LogicalResult vjp(SliceOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
-  // Put the slice back where it came from, zeros elsewhere: a pad for the
-  // dims of step 1, a gather + mask along each dim of another step.
-  ArrayRef<int64_t> in = Grad::type(op.getX()).getShape();
+/// The gradient of a slice put back where the slice came from, zeros
+/// elsewhere: `d` holds `counts[i]` elements of dim i of a tensor shaped
+/// `in`, taken from `starts[i]` (normalized, in range) by `steps[i]`. A pad
+/// for the dims of step 1, a gather + mask along each dim of another step.
+static Value unslice(Grad &g, Value d, ArrayRef<int64_t> in,
+                     ArrayRef<int64_t> starts, ArrayRef<int64_t> steps,
+                     ArrayRef<int64_t> counts) {
   int64_t rank = in.size();
-  Value d = dy[0];
   SmallVector<int64_t> pads(2 * rank, 0);
   for (int64_t i = 0; i < rank; ++i) {
-    int64_t n = in[i], step = op.getSteps()[i];
-    int64_t start = op.getStarts()[i];
-    int64_t count = Grad::type(op.getResult()).getDimSize(i);
-    // Normalize the start as the slice does: negative from the end, then
-    // clamped to the dim ([0, n] forward, [-1, n-1] backward).
-    if (start < 0)
-      start = start < -n ? (step > 0 ? 0 : -1) : start + n;
-    start = step > 0 ? std::min(start, n) : std::min(start, n - 1);
-    if (count == 0)
-      return op.emitError("an empty slice has no VJP rule");
+    int64_t n = in[i], step = steps[i], start = starts[i], count = counts[i];
     if (step == 1) {
       pads[i] = start;
       pads[rank + i] = n - start - count;
@@ -618,7 +610,260 @@ LogicalResult vjp(SliceOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   }
   if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
     d = g.b.create<PadOp>(g.loc, d, pads, PadMode::constant, APFloat(0.0));
-  dx[0] = d;
+  return d;
+}
+
+LogicalResult vjp(SliceOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  ArrayRef<int64_t> in = Grad::type(op.getX()).getShape();
+  ArrayRef<int64_t> counts = Grad::type(op.getResult()).getShape();
+  SmallVector<int64_t> starts;
+  for (int64_t i = 0; i < (int64_t)in.size(); ++i) {
+    int64_t n = in[i], step = op.getSteps()[i], start = op.getStarts()[i];
+    // Normalize the start as the slice does: negative from the end, then
+    // clamped to the dim ([0, n] forward, [-1, n-1] backward).
+    if (start < 0)
+      start = start < -n ? (step > 0 ? 0 : -1) : start + n;
+    start = step > 0 ? std::min(start, n) : std::min(start, n - 1);
+    if (counts[i] == 0)
+      return op.emitError("an empty slice has no VJP rule");
+    starts.push_back(start);
+  }
+  dx[0] = unslice(g, dy[0], in, starts, op.getSteps(), counts);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling: one strided slice of the padded input per kernel
+// offset (the window elements that offset reads), so that each gradient is
+// a sum over kernel offsets of products and "unslices".
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The windows of a convolution or pooling op over `x` [N, C, S...].
+struct Windows {
+  SmallVector<int64_t> in;  ///< x's shape
+  SmallVector<int64_t> out; ///< the result's spatial sizes
+  SmallVector<int64_t> kernel, strides, dilations, padBegin, padEnd;
+  /// Extra end padding so that every window (ceil mode) lies inside.
+  SmallVector<int64_t> extra;
+
+  Windows(Value x, Value y, ArrayRef<int64_t> k, ArrayRef<int64_t> s,
+          ArrayRef<int64_t> d, ArrayRef<int64_t> pads) {
+    in.assign(Grad::type(x).getShape().begin(), Grad::type(x).getShape().end());
+    auto ys = Grad::type(y).getShape();
+    out.assign(ys.begin() + 2, ys.end());
+    size_t n = out.size();
+    kernel.assign(k.begin(), k.end());
+    strides.assign(s.begin(), s.end());
+    dilations.assign(d.begin(), d.end());
+    if (strides.empty())
+      strides.assign(n, 1);
+    if (dilations.empty())
+      dilations.assign(n, 1);
+    padBegin.assign(pads.begin(), pads.begin() + n);
+    padEnd.assign(pads.begin() + n, pads.end());
+    for (size_t i = 0; i < n; ++i) {
+      int64_t need =
+          (out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1;
+      extra.push_back(
+          std::max<int64_t>(0, need - (in[2 + i] + padBegin[i] + padEnd[i])));
+    }
+  }
+  int64_t spatial() const { return out.size(); }
+  /// The padded shape.
+  SmallVector<int64_t> padded() const {
+    SmallVector<int64_t> p(in);
+    for (int64_t i = 0; i < spatial(); ++i)
+      p[2 + i] += padBegin[i] + padEnd[i] + extra[i];
+    return p;
+  }
+  SmallVector<int64_t> pads() const {
+    SmallVector<int64_t> p(2 * (2 + spatial()), 0);
+    for (int64_t i = 0; i < spatial(); ++i) {
+      p[2 + i] = padBegin[i];
+      p[2 + spatial() + 2 + i] = padEnd[i] + extra[i];
+    }
+    return p;
+  }
+  /// Every kernel offset, row-major (the scan order of a window).
+  SmallVector<SmallVector<int64_t>> offsets() const {
+    SmallVector<SmallVector<int64_t>> all{{}};
+    for (int64_t k : kernel) {
+      SmallVector<SmallVector<int64_t>> next;
+      for (auto &prefix : all)
+        for (int64_t j = 0; j < k; ++j) {
+          next.push_back(prefix);
+          next.back().push_back(j);
+        }
+      all = std::move(next);
+    }
+    return all;
+  }
+  /// starts / steps / counts of the slice of the padded input that kernel
+  /// offset `o` reads, on `channels` channels.
+  void slice(ArrayRef<int64_t> o, int64_t channels,
+             SmallVectorImpl<int64_t> &starts, SmallVectorImpl<int64_t> &ends,
+             SmallVectorImpl<int64_t> &steps,
+             SmallVectorImpl<int64_t> &counts) const {
+    starts.assign({0, 0});
+    ends.assign({in[0], channels});
+    steps.assign({1, 1});
+    counts.assign({in[0], channels});
+    for (int64_t i = 0; i < spatial(); ++i) {
+      int64_t start = o[i] * dilations[i];
+      starts.push_back(start);
+      ends.push_back(start + (out[i] - 1) * strides[i] + 1);
+      steps.push_back(strides[i]);
+      counts.push_back(out[i]);
+    }
+  }
+  /// The window elements of offset `o` of the padded `xp`.
+  Value take(Grad &g, Value xp, ArrayRef<int64_t> o) const {
+    SmallVector<int64_t> starts, ends, steps, counts;
+    slice(o, Grad::type(xp).getDimSize(1), starts, ends, steps, counts);
+    return g.b.create<SliceOp>(g.loc, xp, starts, ends, steps);
+  }
+  /// `d` (shaped like the result) added back at offset `o`'s positions of
+  /// the padded input.
+  Value put(Grad &g, Value d, ArrayRef<int64_t> o) const {
+    SmallVector<int64_t> starts, ends, steps, counts;
+    int64_t channels = Grad::type(d).getDimSize(1);
+    slice(o, channels, starts, ends, steps, counts);
+    SmallVector<int64_t> shape = padded();
+    shape[1] = channels;
+    return unslice(g, d, shape, starts, steps, counts);
+  }
+  /// The unpadded part of a padded-input gradient.
+  Value crop(Grad &g, Value dp) const {
+    SmallVector<int64_t> starts{0, 0}, ends{in[0], in[1]}, steps(in.size(), 1);
+    for (int64_t i = 0; i < spatial(); ++i) {
+      starts.push_back(padBegin[i]);
+      ends.push_back(padBegin[i] + in[2 + i]);
+    }
+    return g.b.create<SliceOp>(g.loc, dp, starts, ends, steps);
+  }
+};
+} // namespace
+
+LogicalResult vjp(ConvOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  // y[n, o, i] = sum_{c, k} xp[n, c, i * s + k * d] w[o, c, k]: per kernel
+  // offset k a product over channels, in each of the `groups` groups.
+  Value x = op.getInput(), w = op.getFilter(), d = dy[0];
+  Windows win(x, op.getResult(), Grad::type(w).getShape().drop_front(2),
+              op.getStrides(), op.getDilations(), op.getPadding());
+  int64_t n = win.in[0], c = win.in[1], o = Grad::type(w).getDimSize(0);
+  int64_t groups = op.getGroups(), cg = c / groups, og = o / groups;
+  int64_t positions = product(win.out);
+  Value xp =
+      g.b.create<PadOp>(g.loc, x, win.pads(), PadMode::constant, APFloat(0.0));
+  // dy as [groups, N * P, O / groups].
+  Value dyG = g.reshape(
+      g.transpose(g.reshape(d, {n, groups, og, positions}), {1, 0, 3, 2}),
+      {groups, n * positions, og});
+  Value dxp;
+  SmallVector<Value> dwParts;
+  SmallVector<int64_t> rowShape{n, groups, cg, positions};
+  SmallVector<int64_t> outShape{n, c};
+  outShape.append(win.out);
+  for (const auto &off : win.offsets()) {
+    // w at this offset, as [groups, O / groups, C / groups].
+    SmallVector<int64_t> ws{0, 0}, we{o, cg}, wst(2 + off.size(), 1);
+    for (int64_t k : off) {
+      ws.push_back(k);
+      we.push_back(k + 1);
+    }
+    Value wk =
+        g.reshape(g.b.create<SliceOp>(g.loc, w, ws, we, wst), {groups, og, cg});
+    // d x at this offset: dy[n, o, i] w[o, c] summed over o.
+    Value part = g.matmul(dyG, wk, false, false); // [groups, N*P, C/groups]
+    part = g.reshape(
+        g.transpose(g.reshape(part, {groups, n, positions, cg}), {1, 0, 3, 2}),
+        outShape);
+    Value put = win.put(g, part, off);
+    dxp = dxp ? g.add(dxp, put) : put;
+    // d w at this offset: dy[n, o, i] xs[n, c, i] summed over n and i.
+    Value xs = g.reshape(
+        g.transpose(g.reshape(win.take(g, xp, off), rowShape), {1, 0, 3, 2}),
+        {groups, n * positions, cg});
+    Value dwk = g.matmul(dyG, xs, true, false); // [groups, O/groups, C/groups]
+    dwParts.push_back(g.reshape(dwk, {o, cg, 1}));
+  }
+  dx[0] = win.crop(g, dxp);
+  Value dw = dwParts.size() == 1
+                 ? dwParts[0]
+                 : g.b.create<ConcatOp>(g.loc, dwParts, 2).getResult();
+  dx[1] = g.reshape(dw, Grad::type(w).getShape());
+  if (op.getBias()) {
+    SmallVector<int64_t> axes{0};
+    for (int64_t i = 0; i < win.spatial(); ++i)
+      axes.push_back(2 + i);
+    dx[2] = g.reduceSum(d, axes, false);
+  }
+  return success();
+}
+
+LogicalResult vjp(MaxPoolOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  // The gradient goes to the first maximum of each window in scan order
+  // (PyTorch's argmax); padded positions (-inf) never win.
+  Value x = op.getX(), y = op.getResult();
+  Windows win(x, y, op.getKernel(), op.getStrides(), op.getDilations(),
+              op.getPadding());
+  Value xp = g.b.create<PadOp>(
+      g.loc, x, win.pads(), PadMode::constant,
+      APFloat::getInf(APFloat::IEEEdouble(), /*Negative=*/true));
+  Value taken = g.zerosLike(y), dxp;
+  for (const auto &off : win.offsets()) {
+    Value hit =
+        g.mul(g.mask(g.cmp(CompareDirection::eq, win.take(g, xp, off), y), y),
+              g.sub(g.scalar(y, 1.0), taken));
+    taken = g.add(taken, hit);
+    Value put = win.put(g, g.mul(dy[0], hit), off);
+    dxp = dxp ? g.add(dxp, put) : put;
+  }
+  dx[0] = win.crop(g, dxp);
+  return success();
+}
+
+LogicalResult vjp(AvgPoolOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  // Each output spreads dy / count over its window; count counts the
+  // window's real elements (and its padding with count_include_pad, but
+  // never the extra of ceil mode).
+  Value x = op.getX(), y = op.getResult();
+  Windows win(x, y, op.getKernel(), op.getStrides(), {}, op.getPadding());
+  SmallVector<int64_t> countShape{1, 1};
+  countShape.append(win.out);
+  SmallVector<double> counts(product(win.out), 0.0);
+  for (int64_t flat = 0; flat < (int64_t)counts.size(); ++flat) {
+    SmallVector<int64_t> pos(win.spatial());
+    for (int64_t i = win.spatial() - 1, rest = flat; i >= 0; --i) {
+      pos[i] = rest % win.out[i];
+      rest /= win.out[i];
+    }
+    for (const auto &off : win.offsets()) {
+      bool inside = true;
+      for (int64_t i = 0; i < win.spatial(); ++i) {
+        int64_t p = pos[i] * win.strides[i] + off[i]; // padded coordinate
+        int64_t lo = op.getCountIncludePad() ? 0 : win.padBegin[i];
+        int64_t hi = op.getCountIncludePad()
+                         ? win.in[2 + i] + win.padBegin[i] + win.padEnd[i]
+                         : win.padBegin[i] + win.in[2 + i];
+        inside &= p >= lo && p < hi;
+      }
+      counts[flat] += inside;
+    }
+  }
+  auto countType = RankedTensorType::get(countShape, Grad::elem(y));
+  SmallVector<Attribute> values;
+  for (double v : counts)
+    values.push_back(FloatAttr::get(Grad::elem(y), std::max(v, 1.0)));
+  Value count =
+      g.b.create<ConstantOp>(g.loc, DenseElementsAttr::get(countType, values));
+  Value share = g.div(dy[0], count), dxp;
+  for (const auto &off : win.offsets()) {
+    Value put = win.put(g, share, off);
+    dxp = dxp ? g.add(dxp, put) : put;
+  }
+  dx[0] = win.crop(g, dxp);
   return success();
 }
 
@@ -817,7 +1062,7 @@ void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
          WhereOp>(ctx);
   attach<MatmulOp, LayerNormOp, BatchNormOp, SoftmaxOp, LogSoftmaxOp,
-         GlobalAvgPoolOp>(ctx);
+         GlobalAvgPoolOp, ConvOp, MaxPoolOp, AvgPoolOp>(ctx);
   attach<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, CumSumOp>(ctx);
   attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp,
          BroadcastToOp, ConcatOp, SliceOp, PadOp, TriluOp, GatherOp,

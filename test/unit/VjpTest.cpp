@@ -316,6 +316,48 @@ std::vector<Case> allCases() {
   c.push_back({"log_softmax", {{{3, 5}}}, [](GraphBuilder &b, auto &x) {
                  return b.logSoftmax(x[0], 1);
                }});
+  // Convolution and pooling.
+  auto conv = [&](const std::string &n, Shape x, Shape w, bool bias,
+                  std::vector<int64_t> strides, std::vector<int64_t> pads,
+                  std::vector<int64_t> dil, int64_t groups) {
+    std::vector<FloatInput> in{{x}, {w}};
+    if (bias)
+      in.push_back({{w[0]}});
+    c.push_back({"conv_" + n, in, [=](GraphBuilder &b, auto &v) {
+                   return b.conv(v[0], v[1], bias ? v[2] : Value(), strides,
+                                 pads, dil, groups);
+                 }});
+  };
+  conv("3x3", {2, 2, 5, 5}, {3, 2, 3, 3}, true, {}, {}, {}, 1);
+  conv("stride_pad", {1, 2, 6, 5}, {2, 2, 3, 2}, false, {2, 2}, {1, 0, 1, 1},
+       {}, 1);
+  conv("dilated", {1, 1, 7, 7}, {2, 1, 2, 3}, true, {1, 2}, {0, 1, 0, 1},
+       {2, 1}, 1);
+  conv("groups", {1, 4, 4, 4}, {6, 2, 2, 2}, true, {}, {}, {}, 2);
+  conv("1d", {2, 3, 8}, {2, 3, 3}, true, {2}, {1, 1}, {}, 1);
+  c.push_back({"max_pool", {{{1, 2, 4, 6}}}, [](GraphBuilder &b, auto &x) {
+                 return b.maxPool(x[0], {2, 2}, {2, 2});
+               }});
+  c.push_back(
+      {"max_pool_overlap_pad", {{{1, 2, 5, 5}}}, [](GraphBuilder &b, auto &x) {
+         return b.maxPool(x[0], {3, 3}, {1, 1}, {1, 1, 1, 1});
+       }});
+  c.push_back({"max_pool_ceil", {{{1, 1, 5, 5}}}, [](GraphBuilder &b, auto &x) {
+                 return b.maxPool(x[0], {2, 2}, {2, 2}, {}, true);
+               }});
+  c.push_back({"avg_pool", {{{1, 2, 4, 6}}}, [](GraphBuilder &b, auto &x) {
+                 return b.avgPool(x[0], {2, 3}, {2, 3});
+               }});
+  c.push_back({"avg_pool_pad", {{{1, 2, 5, 5}}}, [](GraphBuilder &b, auto &x) {
+                 return b.avgPool(x[0], {3, 3}, {2, 2}, {1, 1, 1, 1});
+               }});
+  c.push_back(
+      {"avg_pool_pad_counted", {{{1, 1, 5, 5}}}, [](GraphBuilder &b, auto &x) {
+         return b.avgPool(x[0], {3, 3}, {2, 2}, {1, 1, 1, 1}, true);
+       }});
+  c.push_back({"avg_pool_ceil", {{{1, 1, 5, 5}}}, [](GraphBuilder &b, auto &x) {
+                 return b.avgPool(x[0], {2, 2}, {2, 2}, {}, false, true);
+               }});
   c.push_back({"global_avg_pool",
                {{{2, 3, 2, 3}}},
                [](GraphBuilder &b, auto &x) { return b.globalAvgPool(x[0]); }});

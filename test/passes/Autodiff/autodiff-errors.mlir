@@ -1,12 +1,12 @@
 // RUN: loom-opt %s --split-input-file --verify-diagnostics --loom-autodiff
 
 // An op without a VJP rule on the path to the loss is named.
-func.func @no_rule(%x: tensor<1x1x4x4xf32> {graph.input = "x"},
-                   %w: tensor<1x1x3x3xf32> {graph.param = "w"}) -> tensor<f32> {
-  // expected-error @+1 {{'graph.conv' has no VJP rule: the loss cannot be differentiated through it}}
-  %c = graph.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
-  %s = graph.reduce_sum %c axes = [0, 1, 2, 3] : (tensor<1x1x2x2xf32>) -> tensor<f32>
-  return %s : tensor<f32>
+func.func @no_rule(%x: tensor<2x3xf32> {graph.input = "x"},
+                   %w: tensor<3xf32> {graph.param = "w"}) -> tensor<f32> {
+  %m = graph.mul %x, %w : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{'graph.reduce_prod' has no VJP rule: the loss cannot be differentiated through it}}
+  %p = graph.reduce_prod %m axes = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+  return %p : tensor<f32>
 }
 
 // -----
