@@ -55,6 +55,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
+#include <set>
 
 namespace cl = llvm::cl;
 using namespace mlir;
@@ -291,16 +292,18 @@ static int exportTrained(MLIRContext &ctx) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
-    if (ck.model_name() != art.model_name()) {
-      llvm::errs() << "error: " << checkpointPath << " is a checkpoint of '"
-                   << ck.model_name() << "', not of '" << art.model_name()
-                   << "'\n";
-      return 1;
-    }
+    // The checkpoint must hold exactly this artifact's parameters.
+    std::set<std::string> found;
     for (const auto &t : ck.state()) {
-      auto it = values.find(t.name());
-      if (t.kind() != "param" || it == values.end())
+      if (t.kind() != "param")
         continue;
+      auto it = values.find(t.name());
+      if (it == values.end()) {
+        llvm::errs() << "error: " << checkpointPath << " has a parameter '"
+                     << t.name() << "' that " << inputPath
+                     << " does not train: a checkpoint of another model?\n";
+        return 1;
+      }
       std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
       if (t.dtype() != it->second.dataType || dims != it->second.dims) {
         llvm::errs() << "error: " << checkpointPath << ": parameter '"
@@ -309,7 +312,15 @@ static int exportTrained(MLIRContext &ctx) {
         return 1;
       }
       it->second.rawData = t.data();
+      found.insert(t.name());
     }
+    for (const auto &[name, v] : values)
+      if (!found.count(name)) {
+        llvm::errs() << "error: " << checkpointPath << " lacks parameter '"
+                     << name << "' of " << inputPath
+                     << ": a checkpoint of another model?\n";
+        return 1;
+      }
   }
   if (!tr.source_onnx().empty()) {
     std::string bytes;
