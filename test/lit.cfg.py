@@ -34,6 +34,9 @@ config.substitutions.append(
     ("%test_tools", os.path.join(config.test_source_root, "tools")))
 config.substitutions.append(
     ("%test_models", os.path.join(config.test_source_root, "models")))
+# The example programs' sources and scripts.
+config.substitutions.append(
+    ("%examples", os.path.join(config.loom_source_dir, "examples")))
 # The ONNX backend node tests (libonnx-testdata).
 config.substitutions.append(
     ("%onnx_node", "/usr/share/libonnx-testdata/data/node"))

@@ -2,8 +2,12 @@
 //
 // loom-example-gpt2 [--layers N] [--embed C] [--heads H] [--vocab V]
 //                   [--seq T] [--batch B] [--dropout P] [--no-loss]
+//                   [--init SEED]
 // Builds the model with the GraphBuilder, verifies it and prints the graph
-// IR on stdout; a summary goes to stderr. The default is a small model;
+// IR on stdout; a summary goes to stderr. `--init SEED` gives every
+// parameter an initial value (GPT-2's initialization, drawn with SEED), so
+// that `loomc train` trains the model from scratch. The default is a small
+// model;
 // `--layers 12 --embed 768 --heads 12 --vocab 50257 --seq 1024` is GPT-2
 // small.
 //
@@ -27,6 +31,9 @@ int main(int argc, char **argv) {
                          cl::init(0));
   cl::opt<double> dropout("dropout", cl::desc("dropout ratio"), cl::init(0.0));
   cl::opt<bool> noLoss("no-loss", cl::desc("logits only, no loss output"));
+  cl::opt<uint32_t> initSeed(
+      "init", cl::desc("initial parameter values drawn with this seed"),
+      cl::value_desc("SEED"));
   cl::ParseCommandLineOptions(argc, argv, "Loom GPT-2 example\n");
 
   loom::models::GPT2Config config;
@@ -38,6 +45,8 @@ int main(int argc, char **argv) {
   config.batch = batch > 0 ? (int64_t)batch : loom::kDyn;
   config.dropout = dropout;
   config.withLoss = !noLoss;
+  if (initSeed.getNumOccurrences())
+    config.initSeed = initSeed;
   if (heads <= 0 || embed % heads != 0) {
     llvm::errs() << "error: --embed " << embed
                  << " must be a positive multiple of --heads " << heads << "\n";
@@ -54,7 +63,7 @@ int main(int argc, char **argv) {
   }
   (*module)->print(llvm::outs());
   llvm::errs() << "gpt2: " << config.layers << " layers, "
-               << loom::models::gpt2ParameterCount(config)
-               << " parameters, IR verified\n";
+               << loom::models::gpt2ParameterCount(config) << " parameters"
+               << (config.initSeed ? ", initialized" : "") << ", IR verified\n";
   return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "frontends/builder/GraphBuilder.h"
 
+#include <optional>
 #include <vector>
 
 namespace loom::models {
@@ -36,6 +37,11 @@ struct GPT2Config {
   int64_t layers = 12;
   double dropout = 0.0; ///< 0 builds no dropout ops.
   bool withLoss = true; ///< adds a `labels` input and a `loss` output.
+  /// Set: every parameter gets a `graph.initial_value` drawn with this
+  /// seed, as GPT-2 initializes (N(0, 0.02) for weight matrices and
+  /// embeddings, zeros for biases, ones for layer-norm scales), so that
+  /// `loomc train` can train the model from scratch.
+  std::optional<uint32_t> initSeed;
 };
 
 /// GPT-2: token + position embeddings, `layers` pre-LN blocks of causal

@@ -181,7 +181,8 @@ Operation *GraphBuilder::buildOp(ValueRange operands,
 
 Value GraphBuilder::argument(StringRef kind, StringRef name,
                              ArrayRef<int64_t> shape, DType dtype,
-                             ArrayRef<std::string> dimNames) {
+                             ArrayRef<std::string> dimNames,
+                             ElementsAttr initialValue) {
   if (!ok())
     return {};
   if (finished_) {
@@ -211,6 +212,8 @@ Value GraphBuilder::argument(StringRef kind, StringRef name,
     attrs.push_back(builder_.getNamedAttr("graph.dim_names",
                                           builder_.getStrArrayAttr(names)));
   }
+  if (initialValue)
+    attrs.push_back(builder_.getNamedAttr("graph.initial_value", initialValue));
   argAttrs_.push_back(builder_.getDictionaryAttr(attrs));
   return arg;
 }
@@ -218,6 +221,23 @@ Value GraphBuilder::argument(StringRef kind, StringRef name,
 Value GraphBuilder::param(StringRef name, ArrayRef<int64_t> shape,
                           DType dtype) {
   return argument("param", name, shape, dtype);
+}
+
+Value GraphBuilder::param(StringRef name, ElementsAttr initialValue) {
+  if (!ok())
+    return {};
+  auto type = initialValue
+                  ? dyn_cast<RankedTensorType>(initialValue.getShapedType())
+                  : RankedTensorType();
+  std::optional<DType> dtype =
+      type ? fromMlirType(type.getElementType()) : std::nullopt;
+  if (!dtype || !type.hasStaticShape()) {
+    fail("param '" + name +
+         "': the initial value must be a tensor of static shape and a "
+         "graph element type");
+    return {};
+  }
+  return argument("param", name, type.getShape(), *dtype, {}, initialValue);
 }
 
 Value GraphBuilder::input(StringRef name, ArrayRef<int64_t> shape, DType dtype,

@@ -58,6 +58,10 @@ public:
   /// A named weight: a function argument marked `graph.param`.
   mlir::Value param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                     DType dtype = DType::f32);
+  /// A named weight that starts at `initialValue` (kept as the argument's
+  /// `graph.initial_value`, where `loomc train` starts training from); the
+  /// argument takes the value's static shape and element type.
+  mlir::Value param(llvm::StringRef name, mlir::ElementsAttr initialValue);
   /// A named batch input: a function argument marked `graph.input`.
   /// `dimNames` optionally names dims (ONNX `dim_param`, "" for unnamed);
   /// they are kept as `graph.dim_names` on the argument.
@@ -261,6 +265,8 @@ public:
   // Result
   //===--------------------------------------------------------------------===//
 
+  /// The context the module is built in.
+  mlir::MLIRContext &context() const { return ctx_; }
   /// False once any call failed.
   bool ok() const { return error_.empty(); }
   /// The first error, "location: message", or empty.
@@ -280,7 +286,8 @@ private:
                            llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   mlir::Value argument(llvm::StringRef kind, llvm::StringRef name,
                        llvm::ArrayRef<int64_t> shape, DType dtype,
-                       llvm::ArrayRef<std::string> dimNames = {});
+                       llvm::ArrayRef<std::string> dimNames = {},
+                       mlir::ElementsAttr initialValue = {});
   mlir::Location location(llvm::StringRef opName);
   void fail(const llvm::Twine &message);
   /// Checks that `v` is a ranked tensor; records an error otherwise.

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
 using namespace loom;
 using mlir::Value;
 
@@ -241,6 +244,28 @@ TEST_F(GraphBuilderTest, SignatureHasParamsFirst) {
             "loss");
 }
 
+TEST_F(GraphBuilderTest, ParamWithInitialValue) {
+  GraphBuilder b(ctx, "f");
+  auto type = mlir::RankedTensorType::get({2, 3}, mlir::Float32Type::get(&ctx));
+  auto init = mlir::DenseElementsAttr::get(type, 0.5f);
+  Value w = b.param("w", init);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(w.getType(), type);
+  b.output("y", b.relu(w));
+  auto module = b.finish();
+  ASSERT_TRUE(succeeded(module)) << b.error();
+  auto func = llvm::cast<mlir::func::FuncOp>(&(*module)->getBody()->front());
+  EXPECT_EQ(func.getArgAttr(0, "graph.initial_value"), init);
+  EXPECT_TRUE(func.getArgAttr(0, "graph.param"));
+}
+
+TEST_F(GraphBuilderTest, ErrorOnParamWithoutStaticValue) {
+  GraphBuilder b(ctx, "f");
+  EXPECT_FALSE(b.param("w", mlir::ElementsAttr()));
+  EXPECT_NE(b.error().find("param 'w': the initial value"), std::string::npos)
+      << b.error();
+}
+
 TEST_F(GraphBuilderTest, InputReturnedAsOutput) {
   GraphBuilder b(ctx, "f");
   Value x = b.input("x", {2});
@@ -301,6 +326,69 @@ TEST_F(GraphBuilderTest, GPT2ExampleVerifies) {
   EXPECT_EQ(dropouts, 4);
   auto logits = llvm::cast<mlir::RankedTensorType>(func.getResultTypes()[0]);
   EXPECT_EQ(logits.getShape(), (llvm::ArrayRef<int64_t>{kDyn, 16, 100}));
+}
+
+/// The initial values of a GPT-2 model built with `seed`, by name.
+std::map<std::string, std::vector<float>>
+gpt2InitialValues(mlir::MLIRContext &ctx, models::GPT2Config config,
+                  uint32_t seed) {
+  GraphBuilder b(ctx, "forward");
+  config.initSeed = seed;
+  models::buildGPT2(b, config);
+  auto module = b.finish();
+  EXPECT_TRUE(succeeded(module)) << b.error();
+  std::map<std::string, std::vector<float>> values;
+  if (failed(module))
+    return values;
+  auto func = llvm::cast<mlir::func::FuncOp>(&(*module)->getBody()->front());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto name = func.getArgAttrOfType<mlir::StringAttr>(i, "graph.param");
+    if (!name)
+      continue;
+    auto init = func.getArgAttrOfType<mlir::DenseElementsAttr>(
+        i, "graph.initial_value");
+    EXPECT_TRUE(init) << name.str() << " has no initial value";
+    if (init)
+      values[name.str()].assign(init.value_begin<float>(),
+                                init.value_end<float>());
+  }
+  return values;
+}
+
+TEST_F(GraphBuilderTest, GPT2InitializesEveryParameterByRole) {
+  models::GPT2Config config;
+  config.layers = 2;
+  config.embed = 32;
+  config.heads = 2;
+  config.vocab = 64;
+  config.seq = 8;
+  auto values = gpt2InitialValues(ctx, config, 7);
+  EXPECT_EQ(values.size(), 2u + 12u * 2 + 2u);
+  int64_t count = 0;
+  for (auto &[name, v] : values) {
+    count += v.size();
+    llvm::StringRef n(name);
+    if (n.ends_with(".bias")) {
+      EXPECT_TRUE(llvm::all_of(v, [](float x) { return x == 0; })) << name;
+    } else if (n.contains(".ln_") || n.starts_with("ln_f")) {
+      EXPECT_TRUE(llvm::all_of(v, [](float x) { return x == 1; })) << name;
+    } else {
+      // N(0, 0.02): the sample's mean and deviation.
+      double sum = 0, squares = 0;
+      for (float x : v) {
+        sum += x;
+        squares += (double)x * x;
+      }
+      double mean = sum / v.size();
+      double stddev = std::sqrt(squares / v.size() - mean * mean);
+      EXPECT_NEAR(mean, 0.0, 0.004) << name;
+      EXPECT_NEAR(stddev, 0.02, 0.003) << name;
+    }
+  }
+  EXPECT_EQ(count, models::gpt2ParameterCount(config));
+  // The seed decides the values.
+  EXPECT_EQ(gpt2InitialValues(ctx, config, 7), values);
+  EXPECT_NE(gpt2InitialValues(ctx, config, 8)["wte"], values["wte"]);
 }
 
 } // namespace
