@@ -49,7 +49,8 @@ LogicalResult checkStatic(func::FuncOp func) {
       return func.emitError("autodiff needs static shapes: argument '")
              << argName(func, arg.getArgNumber()) << "' has type "
              << arg.getType()
-             << " (loomc train --batch B fixes a dynamic batch dim)";
+             << " (loomc train --batch fixes an ONNX model's dynamic batch "
+                "dim; graph IR must be built with static shapes)";
   WalkResult r = func.walk([&](Operation *op) {
     for (Value v : op->getResults())
       if (auto t = dyn_cast<RankedTensorType>(v.getType());

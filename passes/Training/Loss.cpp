@@ -69,8 +69,8 @@ struct LossPass : loom::impl::LossPassBase<LossPass> {
       return func->emitError("loom-loss: the output the loss reads must be a "
                              "float tensor of static shape, not ")
              << out.getType()
-             << " (loomc train --batch fixes a dynamic "
-                "batch dim)";
+             << " (loomc train --batch fixes an ONNX model's dynamic batch "
+                "dim; graph IR must be built with static shapes)";
     for (unsigned i = 0; i < func->getNumArguments(); ++i)
       if (auto s = func->getArgAttrOfType<StringAttr>(i, "graph.input");
           s && s.getValue() == labels)

@@ -497,6 +497,11 @@ static int runTrain(MLIRContext &ctx) {
     if (bytes && path.ends_with(".onnx"))
       options.sourceOnnx = (*bytes)->getBuffer().str();
   } else {
+    if (batchSize || !dimSizes.empty()) {
+      llvm::errs() << "error: --batch and --dim fix an ONNX model's dynamic "
+                      "dims; build graph IR with static shapes\n";
+      return 1;
+    }
     module = loadModel(ctx);
     if (!module)
       return 1;
