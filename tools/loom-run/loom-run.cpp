@@ -414,6 +414,28 @@ std::string inferenceFlag(const Options &o) {
 
 } // namespace
 
+/// mkdir -p: false with `error` set when a folder cannot be made.
+static bool makeDirs(const std::string &path, std::string &error) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/')
+      continue;
+    std::string prefix = path.substr(0, pos);
+    struct stat st;
+    if (stat(prefix.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        error = "'" + prefix + "' is not a folder";
+        return false;
+      }
+      continue;
+    }
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      error = "cannot make folder '" + prefix + "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   Options o;
   if (int rc = parseArgs(argc, argv, o))
@@ -539,6 +561,10 @@ int main(int argc, char **argv) {
   std::vector<Tensor> outputs;
   for (loom_tensor *t : raw)
     outputs.emplace_back(t);
+  // Output folders are made as needed (mkdir -p).
+  for (const std::string *dir : {&o.outDir, &o.outPb})
+    if (rc == 0 && !dir->empty() && !makeDirs(*dir, error))
+      rc = fail(error);
 
   for (size_t k = 0; rc == 0 && k < numOutputs; ++k) {
     std::string name = outInfo[k].name;
