@@ -157,6 +157,26 @@ _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
   int64_t count = 1;
   for (int64_t i = 0; i < batch; ++i)
     count *= O.sizes[i];
+  // A batch of row-major lhs matrices times one shared rhs (a Linear layer
+  // on [batch, tokens, features]) is one GEMM with count * M rows when the
+  // lhs and output rows run on with one stride across the batch dims: the
+  // rhs is packed once instead of once per matrix.
+  if (count > 1 && !lhsVec && !transL && L.rank == O.rank) {
+    bool shared = true;
+    for (int64_t i = 0; shared && i < R.rank - rm; ++i)
+      shared = R.sizes[i] == 1;
+    bool rows = shared;
+    int64_t lstride = lsm, ostride = osm, size = M;
+    for (int64_t i = batch; rows && i-- > 0;) {
+      rows = L.sizes[i] == O.sizes[i] && L.strides[i] == size * lstride &&
+             O.strides[i] == size * ostride;
+      lstride = L.strides[i], ostride = O.strides[i], size = O.sizes[i];
+    }
+    if (rows) {
+      M *= count;
+      count = 1;
+    }
+  }
   std::vector<float> packL, packR, packO;
   std::vector<int64_t> idx(static_cast<size_t>(batch), 0);
   for (int64_t b = 0; b < count; ++b) {
