@@ -7,11 +7,13 @@
 # weights on the same data (make_training_models.py). Loom: `loomc train`,
 # then `loom-run --data --steps N --batch B --threads T`; PyTorch:
 # torch_bench.py with torch.set_num_threads(T); OpenBLAS (used by both) gets
-# T threads too. Each case runs ROUNDS times, Loom and PyTorch interleaved;
-# a run's figure is its median step time after 2 warm-up steps, the case's
-# the median of the rounds'. Prints one line per case with the
-# Loom / PyTorch ratio (below 1: Loom is faster), and warns when the two
-# sides' mean losses differ (they should train the same model).
+# T threads too, and PyTorch's OpenMP threads wait passively (spinning, they
+# starve OpenBLAS's threads: PyTorch's better configuration here). Each
+# case runs ROUNDS times, Loom and PyTorch interleaved; a run's figure is
+# its median step time after 2 warm-up steps, the case's the median of the
+# rounds'. Prints one line per case with the Loom / PyTorch ratio (below 1:
+# Loom is faster), and warns when the two sides' mean losses differ (they
+# should train the same model).
 #
 # usage: bench/cpu_training/run.sh [--threads T] [--rounds R] [--steps N]
 # needs: build/ (scripts/build.sh), python3-torch and python3-onnx

@@ -6,7 +6,8 @@ make_training_models.py (NAME.pt), micro-batch k = samples
 a constant learning rate. A step is: cut the batch, zero the gradients,
 forward, loss, backward, clip_grad_norm_, optimizer step (and .item() of
 the loss, which Loom's trainer also reads back). The first --warmup steps
-are not counted. PyTorch and OpenBLAS get --threads threads.
+are not counted. PyTorch and OpenBLAS get --threads threads; OpenMP
+waits passively (OMP_WAIT_POLICY, unless set).
 
 Prints the loss line and the step-time line in loom-run's format:
   step N/N  loss L (the mean over all steps)
@@ -36,9 +37,13 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--clip-norm", type=float, default=1.0)
     a = p.parse_args()
-    # OpenBLAS (PyTorch's GEMM here) starts one thread per core unless told
-    # before it loads.
+    # OpenBLAS (PyTorch's GEMM here, a pthreads build) starts one thread per
+    # core unless told before it loads. Its threads run the GEMMs while
+    # PyTorch's OpenMP threads wait: spinning (OpenMP's default), they took
+    # the cores from OpenBLAS's (the 2-thread GPT-2 step 0.7 s instead of
+    # 0.33 s); passive waiting is PyTorch's better configuration here.
     os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
     import torch.nn.functional as F
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
