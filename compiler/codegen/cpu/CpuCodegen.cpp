@@ -113,6 +113,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCpuMemoryPlanPass());
   pm.addPass(createExecToCpuPass());
   pm.addPass(createCpuParallelLoopsPass());
+  pm.addPass(createCpuScalarAccumulatorsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());
