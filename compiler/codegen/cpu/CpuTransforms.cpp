@@ -225,6 +225,14 @@ struct CpuLibraryCallsPass
     module.walk([&](Operation *op) {
       if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (auto flags = matmulFlags(generic)) {
+          // A zero fill of the output right before: the kernel overwrites
+          // it instead (flag 16), one pass over the output fewer.
+          auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+          if (fill && fill.output() == generic.getDpsInits()[0] &&
+              matchPattern(fill.value(), m_AnyZeroFloat())) {
+            *flags |= 16;
+            fill->erase();
+          }
           calls.push_back({op, {*flags}});
           names.push_back("loom_cpu_matmul_f32");
         }
