@@ -327,6 +327,36 @@ uint64_t threadRow() {
   return row;
 }
 
+/// A tensor header for `dtype` and `shape`, checked (known dtype, no
+/// negative dim, at most kMaxTensorBytes); no data yet. `api` names the
+/// caller in messages.
+loom_status newTensor(const char *api, loom_dtype dtype, size_t rank,
+                      const int64_t *shape, std::unique_ptr<loom_tensor_s> &t) {
+  size_t elem = loom_dtype_size(dtype);
+  if (!elem)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      std::string(api) + ": unknown dtype " +
+                          std::to_string(static_cast<int>(dtype)));
+  size_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return makeStatus(LOOM_INVALID_ARGUMENT, std::string(api) +
+                                                   ": negative dim in " +
+                                                   shapeString(shape, rank));
+    if (shape[i] &&
+        count > kMaxTensorBytes / elem / static_cast<size_t>(shape[i]))
+      return makeStatus(LOOM_INVALID_ARGUMENT, std::string(api) + ": shape " +
+                                                   shapeString(shape, rank) +
+                                                   " is too large");
+    count *= static_cast<size_t>(shape[i]);
+  }
+  t = std::make_unique<loom_tensor_s>();
+  t->dtype = dtype;
+  t->shape.assign(shape, shape + rank);
+  t->count = count;
+  return nullptr;
+}
+
 loom_status run(loom_session *session, const loom_tensor *const *inputs,
                 size_t num_inputs, loom_tensor **outputs, size_t num_outputs,
                 loom_profile *profile) {
@@ -434,11 +464,17 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   std::string failure = context->takeFailure();
   session->contexts.release(std::move(context));
 
-  // Copy each result out (its strides may be any), then free what the
-  // code allocated: once per buffer, never an argument's memory, never a
-  // global's (MLIR marks those 0xdeadbeef).
+  // Each result becomes a tensor. A dense, 64-byte aligned buffer the code
+  // allocated is adopted as it is (a training step's new state is most of
+  // its outputs: no copy); any other result is copied (its strides may be
+  // any). Then what the code allocated and no tensor adopted is freed:
+  // once per buffer, never an argument's memory, never a global's (MLIR
+  // marks those 0xdeadbeef).
   std::vector<std::unique_ptr<loom_tensor_s>> made;
-  std::vector<void *> toFree;
+  std::vector<void *> toFree, adopted;
+  auto seen = [](const auto &list, const void *p) {
+    return std::find(list.begin(), list.end(), p) != list.end();
+  };
   size_t word = 0;
   loom_status status = nullptr;
   for (const Signature &s : session->outputs) {
@@ -448,23 +484,16 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     void *allocated = reinterpret_cast<void *>(static_cast<intptr_t>(d[0]));
     const char *aligned =
         reinterpret_cast<const char *>(static_cast<intptr_t>(d[1]));
-    bool ours =
-        allocated && allocated != reinterpret_cast<void *>(0xdeadbeef) &&
-        std::find(argData.begin(), argData.end(), allocated) == argData.end();
-    if (ours &&
-        std::find(toFree.begin(), toFree.end(), allocated) == toFree.end())
+    bool ours = allocated &&
+                allocated != reinterpret_cast<void *>(0xdeadbeef) &&
+                !seen(argData, allocated);
+    if (ours && !seen(toFree, allocated) && !seen(adopted, allocated))
       toFree.push_back(allocated);
     if (status)
       continue;
-    loom_tensor *t = nullptr;
-    status = loom_tensor_create(s.dtype, rank, d + 3, &t);
-    if (status)
-      continue;
-    made.emplace_back(t);
     size_t elem = loom_dtype_size(s.dtype);
     const int64_t *sizes = d + 3, *strides = d + 3 + rank;
-    char *dst = static_cast<char *>(t->data);
-    // Dense row-major (the usual case): one copy.
+    // Dense row-major (the usual case): one copy, or none.
     bool dense = true;
     int64_t expect = 1;
     for (size_t k = rank; k-- > 0;) {
@@ -472,10 +501,29 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
         dense = false;
       expect *= sizes[k];
     }
+    const char *first = aligned + d[2] * static_cast<int64_t>(elem);
+    if (ours && dense && seen(toFree, allocated) &&
+        reinterpret_cast<uintptr_t>(first) % 64 == 0) {
+      std::unique_ptr<loom_tensor_s> t;
+      status = newTensor("loom_session_run", s.dtype, rank, sizes, t);
+      if (status)
+        continue;
+      t->owned.reset(allocated);
+      t->data = const_cast<char *>(first);
+      toFree.erase(std::find(toFree.begin(), toFree.end(), allocated));
+      adopted.push_back(allocated);
+      made.push_back(std::move(t));
+      continue;
+    }
+    loom_tensor *t = nullptr;
+    status = loom_tensor_create(s.dtype, rank, sizes, &t);
+    if (status)
+      continue;
+    made.emplace_back(t);
+    char *dst = static_cast<char *>(t->data);
     if (dense) {
       if (t->count)
-        std::memcpy(dst, aligned + d[2] * static_cast<int64_t>(elem),
-                    t->count * elem);
+        std::memcpy(dst, first, t->count * elem);
       continue;
     }
     // Odometer over the result's index space.
@@ -587,37 +635,6 @@ loom_status loom_profile_write_chrome_trace(const loom_profile *profile,
   std::string error;
   if (!loom::files::writeFileAtomically(path, json, error))
     return makeStatus(LOOM_NOT_FOUND, error);
-  return nullptr;
-}
-
-/// A tensor header for `dtype` and `shape`, checked (known dtype, no
-/// negative dim, at most kMaxTensorBytes); no data yet. `api` names the
-/// caller in messages.
-static loom_status newTensor(const char *api, loom_dtype dtype, size_t rank,
-                             const int64_t *shape,
-                             std::unique_ptr<loom_tensor_s> &t) {
-  size_t elem = loom_dtype_size(dtype);
-  if (!elem)
-    return makeStatus(LOOM_INVALID_ARGUMENT,
-                      std::string(api) + ": unknown dtype " +
-                          std::to_string(static_cast<int>(dtype)));
-  size_t count = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    if (shape[i] < 0)
-      return makeStatus(LOOM_INVALID_ARGUMENT, std::string(api) +
-                                                   ": negative dim in " +
-                                                   shapeString(shape, rank));
-    if (shape[i] &&
-        count > kMaxTensorBytes / elem / static_cast<size_t>(shape[i]))
-      return makeStatus(LOOM_INVALID_ARGUMENT, std::string(api) + ": shape " +
-                                                   shapeString(shape, rank) +
-                                                   " is too large");
-    count *= static_cast<size_t>(shape[i]);
-  }
-  t = std::make_unique<loom_tensor_s>();
-  t->dtype = dtype;
-  t->shape.assign(shape, shape + rank);
-  t->count = count;
   return nullptr;
 }
 

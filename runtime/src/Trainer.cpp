@@ -180,9 +180,14 @@ int64_t loom_trainer_total_steps(const loom_trainer *trainer) {
   return trainer ? trainer->horizon : 0;
 }
 
-loom_status loom_trainer_step(loom_trainer *trainer,
-                              const loom_tensor *const *batch, size_t num_batch,
-                              loom_train_stats *stats) {
+} // extern "C"
+
+namespace {
+
+/// loom_trainer_step, recording the run into `profile` when not null.
+loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
+                 size_t num_batch, loom_train_stats *stats,
+                 loom_profile *profile) {
   if (!trainer || (num_batch && !batch))
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_step: null argument");
@@ -214,8 +219,12 @@ loom_status loom_trainer_step(loom_trainer *trainer,
 
   size_t numOutputs = loom_session_output_count(trainer->session);
   std::vector<loom_tensor *> raw(numOutputs, nullptr);
-  if (loom_status s = loom_session_run(trainer->session, inputs.data(),
-                                       inputs.size(), raw.data(), numOutputs))
+  if (loom_status s =
+          profile ? loom_session_run_profiled(trainer->session, inputs.data(),
+                                              inputs.size(), raw.data(),
+                                              numOutputs, profile)
+                  : loom_session_run(trainer->session, inputs.data(),
+                                     inputs.size(), raw.data(), numOutputs))
     return s;
   std::vector<Tensor> outputs;
   for (loom_tensor *t : raw)
@@ -239,6 +248,27 @@ loom_status loom_trainer_step(loom_trainer *trainer,
   if (stats)
     *stats = result;
   return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+loom_status loom_trainer_step(loom_trainer *trainer,
+                              const loom_tensor *const *batch, size_t num_batch,
+                              loom_train_stats *stats) {
+  return step(trainer, batch, num_batch, stats, nullptr);
+}
+
+loom_status loom_trainer_step_profiled(loom_trainer *trainer,
+                                       const loom_tensor *const *batch,
+                                       size_t num_batch,
+                                       loom_train_stats *stats,
+                                       loom_profile *profile) {
+  if (!profile)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_step_profiled: profile is null");
+  return step(trainer, batch, num_batch, stats, profile);
 }
 
 size_t loom_trainer_state_count(const loom_trainer *trainer) {

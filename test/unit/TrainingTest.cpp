@@ -323,6 +323,10 @@ TEST_F(TrainerTest, BadCallsAreStatuses) {
   EXPECT_EQ(trainer.microStep(), 0);
   EXPECT_EQ(Status(loom_trainer_step(nullptr, nullptr, 0, nullptr)).code(),
             LOOM_INVALID_ARGUMENT);
+  s = Status(
+      loom_trainer_step_profiled(trainer.get(), nullptr, 0, nullptr, nullptr));
+  EXPECT_EQ(s.code(), LOOM_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message(), "loom_trainer_step_profiled: profile is null");
   loom_tensor_info info;
   EXPECT_EQ(
       Status(loom_trainer_batch_input_info(trainer.get(), 2, &info)).code(),

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace loom::tools {
@@ -287,11 +288,25 @@ int train(loom_session *session, const TrainOptions &o) {
     return 0;
   };
 
-  Clock::time_point start = Clock::now(), logStart = start;
+  std::unique_ptr<loom_profile, void (*)(loom_profile *)> profile(
+      nullptr, loom_profile_release);
+  if (!o.profile.empty()) {
+    loom_profile *p = nullptr;
+    if (loom_status s = loom_profile_create(&p))
+      return fail(take(s));
+    profile.reset(p);
+  }
+
+  Clock::time_point start = Clock::now(), logStart = start, stepStart = start;
   double lossSum = 0;
   int64_t lossCount = 0, samples = 0, skipped = 0;
   int64_t endMicro = lastStep * accumulate, firstMicro = micro;
+  // Each optimizer step's time: its micro-batches (cutting the batch and
+  // running the step), not the log lines or checkpoints between steps.
+  std::vector<double> stepMs;
   for (; micro < endMicro; ++micro) {
+    if (micro % accumulate == 0)
+      stepStart = Clock::now();
     fillBatch(feeds, micro, o.batch, count);
     loom_train_stats stats;
     int64_t step = micro / accumulate + 1; // 1-based, as printed
@@ -299,8 +314,11 @@ int train(loom_session *session, const TrainOptions &o) {
     if (accumulate > 1)
       at += " (micro-batch " + std::to_string(micro % accumulate + 1) + " of " +
             std::to_string(accumulate) + ")";
-    if (loom_status s = loom_trainer_step(trainer.get(), batch.data(),
-                                          batch.size(), &stats)) {
+    if (loom_status s = profile ? loom_trainer_step_profiled(
+                                      trainer.get(), batch.data(), batch.size(),
+                                      &stats, profile.get())
+                                : loom_trainer_step(trainer.get(), batch.data(),
+                                                    batch.size(), &stats)) {
       progress.clear();
       return fail(at + ": " + take(s));
     }
@@ -324,6 +342,9 @@ int train(loom_session *session, const TrainOptions &o) {
       progress.show(step - 1);
       continue;
     }
+    stepMs.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - stepStart)
+            .count());
     if (step % o.logEvery == 0 || step == lastStep) {
       progress.clear();
       double seconds = std::max(secondsSince(logStart), 1e-9);
@@ -363,6 +384,27 @@ int train(loom_session *session, const TrainOptions &o) {
   if (!o.save.empty())
     std::printf("; saved %s", o.save.c_str());
   std::printf("\n");
+  // The steady state: the steps after the first `warmup` (the first run
+  // allocates its memory).
+  size_t warmup = static_cast<size_t>(o.warmup);
+  if (stepMs.size() > warmup) {
+    std::vector<double> ms(stepMs.begin() + warmup, stepMs.end());
+    double sum = 0;
+    for (double m : ms)
+      sum += m;
+    std::sort(ms.begin(), ms.end());
+    std::printf("per step: min %.3f ms, median %.3f ms, mean %.3f ms (%zu "
+                "steps after %zu warm-up)\n",
+                ms.front(), ms[ms.size() / 2], sum / ms.size(), ms.size(),
+                warmup);
+  }
+  if (profile) {
+    if (loom_status s =
+            loom_profile_write_chrome_trace(profile.get(), o.profile.c_str()))
+      return fail(take(s));
+    std::fprintf(stderr, "loom-run: wrote %zu events to %s\n",
+                 loom_profile_event_count(profile.get()), o.profile.c_str());
+  }
   return 0;
 }
 

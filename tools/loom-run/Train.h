@@ -3,6 +3,7 @@
 //   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
 //            [--save CKPT] [--save-every K] [--resume CKPT]
 //            [--total-steps H] [--skip-nonfinite] [--threads T]
+//            [--warmup W] [--profile TRACE.json]
 //
 // Drives a training artifact through the runtime's trainer (loom_trainer_*):
 // micro-batches cut from an .npz file, a log line per K optimizer steps,
@@ -37,6 +38,11 @@ struct TrainOptions {
   /// Skip updates whose loss or gradient norm is not finite, instead of
   /// stopping.
   bool skipNonfinite = false;
+  /// Optimizer steps left out of the step-time line (the first allocates
+  /// the run's memory).
+  int64_t warmup = 1;
+  /// A Chrome trace of every step's run and kernels, when not empty.
+  std::string profile;
 };
 
 /// Trains `session` (a training artifact) as `options` say. Returns the

@@ -7,6 +7,7 @@
 //   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
 //            [--save CKPT.loomckpt [--save-every K]] [--resume CKPT.loomckpt]
 //            [--total-steps H] [--skip-nonfinite] [--threads N]
+//            [--warmup W] [--profile TRACE.json]
 //
 // Links the runtime only (the C API): no compiler, MLIR or LLVM. An .onnx
 // MODEL is compiled by the `loomc` installed beside loom-run, and the
@@ -76,7 +77,8 @@ void usage() {
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
       "                [--resume CKPT.loomckpt] [--total-steps H]\n"
-      "                [--skip-nonfinite] [--threads N]\n");
+      "                [--skip-nonfinite] [--threads N] [--warmup W]\n"
+      "                [--profile TRACE.json]\n");
 }
 
 int fail(const std::string &message) {
@@ -406,7 +408,6 @@ std::string inferenceFlag(const Options &o) {
          : !o.outPb.empty()   ? "--out-pb"
          : !o.outDir.empty()  ? "--out-dir"
          : !o.checkPb.empty() ? "--check-pb"
-         : !o.profile.empty() ? "--profile"
          : o.print            ? "--print"
          : o.bench            ? "--bench"
                               : "";
@@ -470,8 +471,11 @@ int main(int argc, char **argv) {
                 "--batch B");
     else if (!flag.empty())
       rc = fail(flag + " does not apply to a training artifact");
-    else
+    else {
+      o.train.warmup = o.warmup;
+      o.train.profile = o.profile;
       rc = loom::tools::train(session, o.train);
+    }
     loom_session_release(session);
     loom_instance_release(instance);
     return rc;

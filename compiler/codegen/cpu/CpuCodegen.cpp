@@ -117,6 +117,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCpuMemoryPlanPass());
   pm.addPass(createExecToCpuPass());
   pm.addPass(createCpuParallelLoopsPass());
+  pm.addPass(createCpuScalarAccumulatorsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());

@@ -225,6 +225,14 @@ struct CpuLibraryCallsPass
     module.walk([&](Operation *op) {
       if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (auto flags = matmulFlags(generic)) {
+          // A zero fill of the output right before: the kernel overwrites
+          // it instead (flag 16), one pass over the output fewer.
+          auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+          if (fill && fill.output() == generic.getDpsInits()[0] &&
+              matchPattern(fill.value(), m_AnyZeroFloat())) {
+            *flags |= 16;
+            fill->erase();
+          }
           calls.push_back({op, {*flags}});
           names.push_back("loom_cpu_matmul_f32");
         }
@@ -419,6 +427,45 @@ struct CpuInlineKernelsPass
   }
 };
 
+struct CpuScalarAccumulatorsPass
+    : PassWrapper<CpuScalarAccumulatorsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuScalarAccumulatorsPass)
+  StringRef getArgument() const final { return "loom-cpu-scalar-accumulators"; }
+  StringRef getDescription() const final {
+    return "reduce into a stack scalar (copied in and out) instead of a "
+           "rank-0 buffer of the arena, so the sum stays in a register";
+  }
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isDeclaration())
+        continue;
+      SmallVector<linalg::GenericOp> reductions;
+      func.walk([&](linalg::GenericOp op) {
+        if (op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
+            op.getNumLoops() > 0 &&
+            cast<MemRefType>(op.getDpsInits()[0].getType()).getRank() == 0)
+          reductions.push_back(op);
+      });
+      for (linalg::GenericOp op : reductions) {
+        OpOperand *init = op.getDpsInitOperand(0);
+        Value out = init->get();
+        auto type = MemRefType::get(
+            {}, cast<MemRefType>(out.getType()).getElementType());
+        // At the top of the function: LLVM promotes only the entry
+        // block's allocas to registers.
+        OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
+        Location loc = op.getLoc();
+        Value acc = b.create<memref::AllocaOp>(loc, type);
+        b.setInsertionPoint(op);
+        b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, out), acc);
+        init->set(acc);
+        b.setInsertionPointAfter(op);
+        b.create<memref::StoreOp>(loc, b.create<memref::LoadOp>(loc, acc), out);
+      }
+    }
+  }
+};
+
 } // namespace
 
 void registerCpuPasses() {
@@ -427,6 +474,7 @@ void registerCpuPasses() {
   PassRegistration<CpuMathApproximationPass>();
   PassRegistration<CpuLibraryCallsPass>();
   PassRegistration<CpuProfileHooksPass>();
+  PassRegistration<CpuScalarAccumulatorsPass>();
   registerCpuCodegenPasses();
   registerCpuParallelLoopsPass();
   registerCpuRuntimeChecksPass();
@@ -450,6 +498,10 @@ std::unique_ptr<Pass> createCpuInlineKernelsPass() {
 
 std::unique_ptr<Pass> createCpuLibraryCallsPass() {
   return std::make_unique<CpuLibraryCallsPass>();
+}
+
+std::unique_ptr<Pass> createCpuScalarAccumulatorsPass() {
+  return std::make_unique<CpuScalarAccumulatorsPass>();
 }
 
 } // namespace loom::codegen

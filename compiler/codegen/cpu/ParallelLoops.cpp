@@ -9,6 +9,7 @@
 //       // subviews [lo, hi) of that dim; its linalg.index shifted by lo
 //
 // and replaced by a call of `@loom_par_dispatch_N(%n, %grain, %operands...)`.
+// Fills of a constant and transposes become such generics first.
 // After lowering to LLVM, addParallelDispatchers() defines that dispatcher:
 // it packs the operands' descriptor pointers into a context and calls the
 // runtime's `loom_rt_parallel_for(trampoline, ctx, n, grain)`, which runs
@@ -98,6 +99,46 @@ chooseSplit(linalg::GenericOp op) {
   return first;
 }
 
+/// A fill of a constant and a transpose as the linalg.generic they are, so
+/// that they split like any other loop nest (a GEMM's zeroed output, a
+/// weight's transpose: megabytes each in a training step). A fill's value
+/// moves into the body: every operand of a split generic is a memref.
+void generalizeCopies(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (isa<linalg::FillOp, linalg::TransposeOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    auto linalgOp = cast<linalg::LinalgOp>(op);
+    if (!linalgOp.hasPureBufferSemantics() || linalgOp.getNumLoops() == 0)
+      continue;
+    OpBuilder b(op);
+    auto yield = [](Value v) {
+      return [v](OpBuilder &nb, Location loc, ValueRange args) {
+        nb.create<linalg::YieldOp>(loc, v ? v : args[0]);
+      };
+    };
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      Value value = fill.value();
+      if (!value.getDefiningOp() ||
+          !value.getDefiningOp()->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      AffineMap out = linalgOp.getIndexingMapsArray().back();
+      b.create<linalg::GenericOp>(op->getLoc(), TypeRange{}, ValueRange{},
+                                  fill.output(), ArrayRef<AffineMap>{out},
+                                  linalgOp.getIteratorTypesArray(),
+                                  yield(value));
+    } else {
+      auto transpose = cast<linalg::TransposeOp>(op);
+      b.create<linalg::GenericOp>(
+          op->getLoc(), TypeRange{}, transpose.getInput(), transpose.getInit(),
+          linalgOp.getIndexingMapsArray(), linalgOp.getIteratorTypesArray(),
+          yield(Value()));
+    }
+    op->erase();
+  }
+}
+
 struct CpuParallelLoopsPass
     : PassWrapper<CpuParallelLoopsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuParallelLoopsPass)
@@ -114,6 +155,7 @@ struct CpuParallelLoopsPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isDeclaration() || func.isPrivate())
         continue;
+      generalizeCopies(func);
       for (auto op : func.getBody().front().getOps<linalg::GenericOp>())
         if (auto split = chooseSplit(op))
           work.push_back({op, split->first, split->second});

@@ -219,6 +219,13 @@ int32_t loom_trainer_accumulate(const loom_trainer *trainer);
 loom_status loom_trainer_step(loom_trainer *trainer,
                               const loom_tensor *const *batch, size_t num_batch,
                               loom_train_stats *stats);
+/* loom_trainer_step, recording the step's run and its kernels into
+ * `profile` (see loom_session_run_profiled). */
+loom_status loom_trainer_step_profiled(loom_trainer *trainer,
+                                       const loom_tensor *const *batch,
+                                       size_t num_batch,
+                                       loom_train_stats *stats,
+                                       loom_profile *profile);
 
 /* The micro-step counter: micro-batches run so far (restored by load). */
 int64_t loom_trainer_micro_step(const loom_trainer *trainer);

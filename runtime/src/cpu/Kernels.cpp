@@ -94,19 +94,20 @@ bool gemmOnOneDnn() {
   return (threads > 0 ? threads : omp_get_max_threads()) != 1;
 }
 
-/// C = A * B + C (row-major) with oneDNN's or OpenBLAS's sgemm.
-void sgemmAccumulate(bool oneDnn, bool transA, bool transB, int64_t m,
-                     int64_t n, int64_t k, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float *c, int64_t ldc) {
+/// C = A * B + beta * C (row-major) with oneDNN's or OpenBLAS's sgemm;
+/// beta 0 does not read C.
+void sgemm(bool oneDnn, bool transA, bool transB, int64_t m, int64_t n,
+           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+           float beta, float *c, int64_t ldc) {
   if (oneDnn) {
     dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda, b,
-               ldb, 1.0f, c, ldc);
+               ldb, beta, c, ldc);
     return;
   }
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f, c,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
               static_cast<int>(ldc));
 }
 
@@ -117,14 +118,16 @@ extern "C" {
 /// out[batch..., m, n] += lhs[batch..., m, k] * rhs[batch..., k, n], f32.
 /// `flags`: bit 0 lhs holds [k, m] (transposed), bit 1 rhs holds [n, k],
 /// bit 2 lhs is a vector [k] (no m dim), bit 3 rhs is a vector [k] (no n
-/// dim). Batch dims broadcast NumPy-style (right-aligned, size 1 widens).
-/// The output is accumulated into (the generated code zero-fills it).
+/// dim), bit 4 the output is overwritten (=) instead of accumulated into
+/// (the generated code drops its zero fill). Batch dims broadcast
+/// NumPy-style (right-aligned, size 1 widens).
 __attribute__((visibility("default"))) void
 _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
                                  int64_t flags) {
   bool oneDnn = gemmOnOneDnn();
   bool transL = flags & 1, transR = flags & 2;
-  bool lhsVec = flags & 4, rhsVec = flags & 8;
+  bool lhsVec = flags & 4, rhsVec = flags & 8, overwrite = flags & 16;
+  float beta = overwrite ? 0.0f : 1.0f;
   View L = view(lhsU), R = view(rhsU), O = view(outU);
   int64_t lm = lhsVec ? 1 : 2, rm = rhsVec ? 1 : 2;
   int64_t om = (lhsVec ? 0 : 1) + (rhsVec ? 0 : 1);
@@ -157,6 +160,26 @@ _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
   int64_t count = 1;
   for (int64_t i = 0; i < batch; ++i)
     count *= O.sizes[i];
+  // A batch of row-major lhs matrices times one shared rhs (a Linear layer
+  // on [batch, tokens, features]) is one GEMM with count * M rows when the
+  // lhs and output rows run on with one stride across the batch dims: the
+  // rhs is packed once instead of once per matrix.
+  if (count > 1 && !lhsVec && !transL && L.rank == O.rank) {
+    bool shared = true;
+    for (int64_t i = 0; shared && i < R.rank - rm; ++i)
+      shared = R.sizes[i] == 1;
+    bool rows = shared;
+    int64_t lstride = lsm, ostride = osm, size = M;
+    for (int64_t i = batch; rows && i-- > 0;) {
+      rows = L.sizes[i] == O.sizes[i] && L.strides[i] == size * lstride &&
+             O.strides[i] == size * ostride;
+      lstride = L.strides[i], ostride = O.strides[i], size = O.sizes[i];
+    }
+    if (rows) {
+      M *= count;
+      count = 1;
+    }
+  }
   std::vector<float> packL, packR, packO;
   std::vector<int64_t> idx(static_cast<size_t>(batch), 0);
   for (int64_t b = 0; b < count; ++b) {
@@ -185,12 +208,16 @@ _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
       packO.resize(static_cast<size_t>(M * N));
       for (int64_t r = 0; r < M; ++r)
         for (int64_t col = 0; col < N; ++col)
-          packO[r * N + col] = c[r * osm + col * osn];
+          packO[r * N + col] = overwrite ? 0.0f : c[r * osm + col * osn];
       cm = {packO.data(), false, std::max<int64_t>(1, N)};
     }
     float *cdata = const_cast<float *>(cm.data);
     if (K == 0) {
-      // Nothing to add.
+      // Nothing to add; an overwritten output is zero.
+      if (overwrite && !packedOut)
+        for (int64_t r = 0; r < M; ++r)
+          for (int64_t col = 0; col < N; ++col)
+            cdata[r * cm.ld + col] = 0.0f;
     } else if (M == 1) {
       // A row times a matrix: sgemv reads the matrix once, where sgemm
       // would pack it first.
@@ -198,17 +225,17 @@ _mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
       cblas_sgemv(CblasRowMajor, bm.trans ? CblasNoTrans : CblasTrans,
                   static_cast<int>(bm.trans ? N : K),
                   static_cast<int>(bm.trans ? K : N), 1.0f, bm.data,
-                  static_cast<int>(bm.ld), a.data, incx, 1.0f, cdata, 1);
+                  static_cast<int>(bm.ld), a.data, incx, beta, cdata, 1);
     } else if (N == 1) {
       int incx = bm.trans ? 1 : static_cast<int>(bm.ld);
       cblas_sgemv(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans,
                   static_cast<int>(a.trans ? K : M),
                   static_cast<int>(a.trans ? M : K), 1.0f, a.data,
-                  static_cast<int>(a.ld), bm.data, incx, 1.0f, cdata,
+                  static_cast<int>(a.ld), bm.data, incx, beta, cdata,
                   static_cast<int>(cm.ld));
     } else {
-      sgemmAccumulate(oneDnn, a.trans, bm.trans, M, N, K, a.data, a.ld, bm.data,
-                      bm.ld, cdata, cm.ld);
+      sgemm(oneDnn, a.trans, bm.trans, M, N, K, a.data, a.ld, bm.data, bm.ld,
+            beta, cdata, cm.ld);
     }
     if (packedOut)
       for (int64_t r = 0; r < M; ++r)
@@ -287,8 +314,8 @@ _mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
                 out[f * O.strides[1] + y * O.strides[2] + x * O.strides[3]];
       c = packO.data();
     }
-    sgemmAccumulate(oneDnn, false, false, F, cols, rows, w, rows, col.data(),
-                    cols, c, cols);
+    sgemm(oneDnn, false, false, F, cols, rows, w, rows, col.data(), cols, 1.0f,
+          c, cols);
     if (!denseOut)
       for (int64_t f = 0; f < F; ++f)
         for (int64_t y = 0; y < OH; ++y)

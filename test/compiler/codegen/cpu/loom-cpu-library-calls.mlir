@@ -78,3 +78,47 @@ func.func @integer(%a: memref<2x3xi32>, %b: memref<3x4xi32>, %o: memref<2x4xi32>
   }
   return
 }
+
+// -----
+
+// A zero fill of the output right before the contraction is dropped: the
+// kernel overwrites the output instead of accumulating (flags = 16). A fill
+// of another value, or not right before, stays.
+// CHECK-LABEL: func.func @overwrite
+// CHECK-NOT: linalg.fill
+// CHECK: %[[F:.*]] = arith.constant 16 : i64
+// CHECK: call @loom_cpu_matmul_f32({{.*}}, %[[F]])
+// CHECK-LABEL: func.func @accumulate
+// CHECK: linalg.fill
+// CHECK: %[[F:.*]] = arith.constant 0 : i64
+// CHECK: call @loom_cpu_matmul_f32({{.*}}, %[[F]])
+func.func @overwrite(%a: memref<5x3xf32>, %b: memref<3x4xf32>, %o: memref<5x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%o : memref<5x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<5x3xf32>, memref<3x4xf32>) outs(%o : memref<5x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @accumulate(%a: memref<5x3xf32>, %b: memref<3x4xf32>, %o: memref<5x4xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%o : memref<5x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<5x3xf32>, memref<3x4xf32>) outs(%o : memref<5x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
