@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Autodiff/Passes.h"
+#include "passes/Training/TrainingUtils.h"
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
@@ -157,29 +158,6 @@ struct AutodiffPass : loom::impl::AutodiffPassBase<AutodiffPass> {
       signalPassFailure();
   }
 
-  FailureOr<func::FuncOp> pickFunction() {
-    ModuleOp module = getOperation();
-    if (!funcName.empty()) {
-      auto f = module.lookupSymbol<func::FuncOp>(funcName);
-      if (!f)
-        return module.emitError("loom-autodiff: no function '")
-               << funcName << "'";
-      return f;
-    }
-    func::FuncOp found;
-    for (auto f : module.getOps<func::FuncOp>()) {
-      if (f.isPrivate() || f.isDeclaration())
-        continue;
-      if (found)
-        return module.emitError("loom-autodiff: several public functions; "
-                                "name one with func=");
-      found = f;
-    }
-    if (!found)
-      return module.emitError("loom-autodiff: no public function");
-    return found;
-  }
-
   LogicalResult run() {
     if (wrt != "params" && wrt != "all")
       return getOperation().emitError("loom-autodiff: wrt must be 'params' "
@@ -193,7 +171,8 @@ struct AutodiffPass : loom::impl::AutodiffPassBase<AutodiffPass> {
         return getOperation().emitError("loom-autodiff: bad freeze regex '")
                << freeze << "': " << why;
     }
-    FailureOr<func::FuncOp> forward = pickFunction();
+    FailureOr<func::FuncOp> forward =
+        training::pickFunction(getOperation(), funcName, "loom-autodiff");
     if (failed(forward))
       return failure();
     if (failed(checkStatic(*forward)))

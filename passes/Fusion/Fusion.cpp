@@ -233,19 +233,27 @@ public:
           " and " + rootC->getName().getStringRef().str() + " stay apart";
       return d;
     }
-    SmallVector<Operation *> merged = membersOf(producer);
-    merged.append(membersOf(consumer));
+    unite(producer, consumer, "fusing", d);
+    return d;
+  }
+
+  /// Merges the regions of `a` and `b` into `d` (fused) unless the result
+  /// would exceed max-ops or make a cycle (`d.reason` says which, with
+  /// `verb` naming the merge).
+  void unite(Operation *a, Operation *b, StringRef verb, Decision &d) {
+    SmallVector<Operation *> merged = membersOf(a);
+    merged.append(membersOf(b));
     if (maxOps && merged.size() > maxOps) {
       d.reason = "the region would exceed max-ops=" + std::to_string(maxOps);
-      return d;
+      return;
     }
     if (Operation *through = pathOutside(merged)) {
-      d.reason = "fusing would make a cycle through " + describe(through);
-      return d;
+      d.reason =
+          (verb + " would make a cycle through " + describe(through)).str();
+      return;
     }
-    groups.unionSets(producer, consumer);
+    groups.unionSets(a, b);
     d.fused = true;
-    return d;
   }
 
   /// Merges the regions of `a` and `b`, which share no edge (horizontal
@@ -256,19 +264,8 @@ public:
       d.reason = "only elementwise regions merge side by side";
       return d;
     }
-    SmallVector<Operation *> merged = membersOf(a);
-    merged.append(membersOf(b));
-    if (maxOps && merged.size() > maxOps) {
-      d.reason = "the region would exceed max-ops=" + std::to_string(maxOps);
-      return d;
-    }
-    if (Operation *through = pathOutside(merged)) {
-      d.reason = "merging would make a cycle through " + describe(through);
-      return d;
-    }
-    groups.unionSets(a, b);
-    d.fused = true;
     d.reason = "multi-tensor optimizer update";
+    unite(a, b, "merging", d);
     return d;
   }
 

@@ -420,6 +420,27 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
   return module;
 }
 
+/// Compiles `module` with `options` plus the code generation flags, and
+/// writes the artifact to -o; the exit code.
+static int compileAndWrite(ModuleOp module, loom::CompileOptions options) {
+  options.cpu.cpu = cpuName;
+  options.cpu.fusionReport = fusionReport;
+  options.cpu.printFusion = printFusion;
+  options.cpu.timing = timing;
+  options.cpu.optLevel = optLevel;
+  std::string bytes, error;
+  loom::CompileReport report;
+  if (failed(loom::compileToArtifact(module, options, bytes, &report)))
+    return 1;
+  if (printMemoryPlan)
+    llvm::outs() << report.memoryPlan;
+  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 static int runCompile(MLIRContext &ctx) {
   if (outputPath == "-") {
     llvm::errs() << "error: compile needs an output file (-o MODEL.loom)\n";
@@ -431,22 +452,7 @@ static int runCompile(MLIRContext &ctx) {
   loom::CompileOptions options;
   options.target = target;
   options.funcName = funcName;
-  options.cpu.cpu = cpuName;
-  options.cpu.fusionReport = fusionReport;
-  options.cpu.printFusion = printFusion;
-  options.cpu.timing = timing;
-  options.cpu.optLevel = optLevel;
-  std::string bytes, error;
-  loom::CompileReport report;
-  if (failed(loom::compileToArtifact(*module, options, bytes, &report)))
-    return 1;
-  if (printMemoryPlan)
-    llvm::outs() << report.memoryPlan;
-  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
-    llvm::errs() << "error: " << error << "\n";
-    return 1;
-  }
-  return 0;
+  return compileAndWrite(*module, options);
 }
 
 /// `--gradients`: the parameters of the gradient function become constants
@@ -577,22 +583,7 @@ static int runTrain(MLIRContext &ctx) {
   }
   options.target = target;
   options.funcName = entry;
-  options.cpu.cpu = cpuName;
-  options.cpu.fusionReport = fusionReport;
-  options.cpu.printFusion = printFusion;
-  options.cpu.timing = timing;
-  options.cpu.optLevel = optLevel;
-  std::string bytes, error;
-  loom::CompileReport report;
-  if (failed(loom::compileToArtifact(*module, options, bytes, &report)))
-    return 1;
-  if (printMemoryPlan)
-    llvm::outs() << report.memoryPlan;
-  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
-    llvm::errs() << "error: " << error << "\n";
-    return 1;
-  }
-  return 0;
+  return compileAndWrite(*module, options);
 }
 
 int main(int argc, char **argv) {
