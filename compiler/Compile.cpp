@@ -320,7 +320,7 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
 
   // Results: the scalars and one next value per state.
   llvm::StringMap<int32_t> scalars = {
-      {"loss", -1}, {"grad_norm", -1}, {"lr", -1}};
+      {"loss", -1}, {"grad_norm", -1}, {"lr", -1}, {"loss_scale", -1}};
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     Type type = func.getResultTypes()[i];
     auto resultError = [&]() {
@@ -368,6 +368,8 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
   training->set_loss_output(scalars["loss"]);
   training->set_grad_norm_output(scalars["grad_norm"]);
   training->set_lr_output(scalars["lr"]);
+  if (scalars["loss_scale"] >= 0)
+    training->set_loss_scale_output(scalars["loss_scale"]);
   for (const artifact::TrainingState &state : training->state())
     if (state.output() < 0)
       return error() << "state '" << state.name() << "' has no next value (a "

@@ -70,10 +70,12 @@ LogicalResult checkStatic(func::FuncOp func) {
 
 /// Builds, at the end of `func`'s body, the gradient of `loss` with respect
 /// to each of `wrt`; a null entry where no gradient reaches the argument.
+/// `scale` (a f32 scalar, may be null) seeds the backward instead of 1:
+/// the gradients of `loss * scale`, loss scaling's scaled backward.
 static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
                                                    Value loss,
                                                    ArrayRef<BlockArgument> wrt,
-                                                   OpBuilder &b) {
+                                                   Value scale, OpBuilder &b) {
   Block &body = func.getBody().front();
   // Varied: depends differentiably on a wrt argument.
   llvm::DenseSet<Value> varied(wrt.begin(), wrt.end());
@@ -103,9 +105,20 @@ static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
     slot = slot ? b.create<graph::AddOp>(g.getLoc(), slot, g).getResult() : g;
   };
   auto lossType = cast<RankedTensorType>(loss.getType());
-  accumulate(loss, b.create<graph::FillLikeOp>(
-                       loss.getLoc(), loss,
-                       b.getFloatAttr(lossType.getElementType(), 1.0)));
+  if (scale) {
+    Value seed = scale;
+    if (lossType.getElementType() != getElementTypeOrSelf(scale.getType()))
+      seed = b.create<graph::CastOp>(loss.getLoc(), seed,
+                                     lossType.getElementType());
+    if (lossType.getRank() != 0)
+      seed =
+          b.create<graph::ReshapeOp>(loss.getLoc(), seed, lossType.getShape());
+    accumulate(loss, seed);
+  } else {
+    accumulate(loss, b.create<graph::FillLikeOp>(
+                         loss.getLoc(), loss,
+                         b.getFloatAttr(lossType.getElementType(), 1.0)));
+  }
 
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
@@ -221,9 +234,18 @@ struct AutodiffPass : loom::impl::AutodiffPassBase<AutodiffPass> {
 
     auto ret = cast<func::ReturnOp>(gradFunc.getBody().front().getTerminator());
     Value loss = ret.getOperand(lossIndex);
+    Value scale;
+    if (lossScale) {
+      unsigned n = gradFunc.getNumArguments();
+      gradFunc.insertArgument(n, RankedTensorType::get({}, b.getF32Type()),
+                              b.getDictionaryAttr({b.getNamedAttr(
+                                  "graph.loss_scale", b.getUnitAttr())}),
+                              loss.getLoc());
+      scale = gradFunc.getArgument(n);
+    }
     b.setInsertionPoint(ret);
     FailureOr<SmallVector<Value>> grads =
-        buildBackward(gradFunc, loss, wrtArgs, b);
+        buildBackward(gradFunc, loss, wrtArgs, scale, b);
     if (failed(grads)) {
       gradFunc.erase();
       return failure();

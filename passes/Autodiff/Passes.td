@@ -31,6 +31,11 @@ def AutodiffPass : Pass<"loom-autodiff", "mlir::ModuleOp"> {
     Shapes must be static (`loomc train --batch` fixes a dynamic batch).
     An active op without a VJP rule is an error naming the op and where it
     came from. `summary` prints what each argument gets.
+
+    With `loss-scale` the gradient function takes one more argument, a
+    `tensor<f32>` marked `graph.loss_scale`, and seeds the backward with it
+    instead of 1: it returns the loss and the gradients of `loss * scale`
+    (loss scaling for f16, which `--loom-optimizer` then unscales).
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"",
@@ -43,6 +48,9 @@ def AutodiffPass : Pass<"loom-autodiff", "mlir::ModuleOp"> {
            "the result that is the loss (a float scalar)">,
     Option<"summary", "summary", "bool", /*default=*/"false",
            "print each argument's gradient decision to stderr">,
+    Option<"lossScale", "loss-scale", "bool", /*default=*/"false",
+           "add a last argument (tensor<f32>, graph.loss_scale) that "
+           "multiplies the loss before the backward (loss scaling)">,
   ];
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Fusion/Passes.h"
+#include "passes/PassReport.h"
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
@@ -33,6 +34,8 @@ namespace loom {
 using namespace mlir;
 using namespace loom;
 using kernel::FusionKind;
+using report::describe;
+using report::locString;
 
 namespace {
 
@@ -89,28 +92,6 @@ bool isSmallConstant(graph::ConstantOp op) {
   auto type = cast<ShapedType>(value.getType());
   int64_t bits = std::max<int64_t>(8, type.getElementTypeBitWidth());
   return type.getNumElements() * bits / 8 < kSmallConstantBytes;
-}
-
-/// "node" for an op from an ONNX node, "file:line:col" for one from a
-/// file, "" otherwise.
-std::string locString(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      loc = fused.getLocations().front();
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().str();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "";
-}
-
-/// "graph.add @node" for people.
-std::string describe(Operation *op) {
-  std::string s = op->getName().getStringRef().str();
-  std::string loc = locString(op->getLoc());
-  return loc.empty() ? s : s + " @" + loc;
 }
 
 /// One fusion decision on a producer -> consumer edge.
@@ -519,14 +500,9 @@ struct FusionPass : loom::impl::FusionPassBase<FusionPass> {
       printSummary(reports, llvm::errs());
     if (report.empty())
       return;
-    std::error_code ec;
-    llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      getOperation().emitError("loom-fusion: cannot write report '")
-          << report << "': " << ec.message();
-      return signalPassFailure();
-    }
-    os << llvm::formatv("{0:2}", toJson(reports)) << "\n";
+    if (failed(loom::report::writeJson(getOperation(), "loom-fusion", report,
+                                       toJson(reports))))
+      signalPassFailure();
   }
 };
 

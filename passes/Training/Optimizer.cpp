@@ -97,6 +97,11 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       return where->emitError("loom-optimizer: nesterov needs a momentum");
     if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
       return where->emitError("loom-optimizer: betas must be in [0, 1)");
+    if (!(lossScaleInit > 0) || !(lossScaleGrowth >= 1) ||
+        !(lossScaleBackoff > 0 && lossScaleBackoff < 1) ||
+        lossScaleInterval < 1)
+      return where->emitError("loom-optimizer: loss scaling needs init > 0, "
+                              "growth >= 1, 0 < backoff < 1, interval >= 1");
     return success();
   }
 
@@ -112,6 +117,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     }
     return kinds;
   }
+
+  bool scaled = false; // the gradient function scales its loss
 
   std::string describe() const {
     std::string s = optimizer + llvm::formatv(" lr={0}", lr).str();
@@ -131,7 +138,41 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       s += llvm::formatv(" warmup={0}", warmup).str();
     if (accumulate > 1)
       s += llvm::formatv(" accumulate={0}", accumulate).str();
+    if (scaled)
+      s += llvm::formatv(" loss_scale=dynamic(init={0} growth={1} every {2} "
+                         "backoff={3})",
+                         lossScaleInit, lossScaleGrowth, lossScaleInterval,
+                         lossScaleBackoff)
+               .str();
     return description.empty() ? s : description + "; " + s;
+  }
+
+  /// torch.cuda.amp.GradScaler.update: after an optimizer step with
+  /// non-finite gradients the scale backs off and the count of good steps
+  /// restarts; after `interval` good steps in a row it grows (unless that
+  /// overflows). Between optimizer steps (accumulation) nothing changes.
+  /// Returns the next scale and count.
+  SmallVector<Value> updateLossScale(OpBuilder &b, Location loc,
+                                     training::Scalars &s, Value scale,
+                                     Value tracker, Value finite, Value apply) {
+    Value zero = s.constant(0.0);
+    Value good = b.create<WhereOp>(loc, finite, s.add(tracker, 1.0), zero);
+    Value grow = b.create<CompareOp>(loc, CompareDirection::ge, good,
+                                     s.constant((double)lossScaleInterval));
+    Value grown = s.mul(scale, lossScaleGrowth);
+    Value grownOk = b.create<CompareOp>(loc, CompareDirection::lt, grown,
+                                        s.constant(INFINITY));
+    Value nextScale = b.create<WhereOp>(
+        loc, finite,
+        b.create<WhereOp>(loc, grow,
+                          b.create<WhereOp>(loc, grownOk, grown, scale), scale),
+        s.mul(scale, lossScaleBackoff));
+    Value nextGood = b.create<WhereOp>(loc, grow, zero, good);
+    if (apply) {
+      nextScale = b.create<WhereOp>(loc, apply, nextScale, scale);
+      nextGood = b.create<WhereOp>(loc, apply, nextGood, tracker);
+    }
+    return {nextScale, nextGood};
   }
 
   LogicalResult run() {
@@ -163,7 +204,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     SmallVector<DictionaryAttr> argAttrs;
     SmallVector<unsigned> batchArgs, paramArgs;
     SmallVector<std::string> paramNames;
+    std::optional<unsigned> scaleArg; // --loom-autodiff loss-scale
     for (unsigned i = 0; i < grad->getNumArguments(); ++i) {
+      if (grad->getArgAttr(i, "graph.loss_scale")) {
+        scaleArg = i;
+        continue;
+      }
       auto param = grad->getArgAttrOfType<StringAttr>(i, "graph.param");
       if (param && gradResult.count(param.getValue())) {
         paramArgs.push_back(i);
@@ -211,6 +257,16 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         types.push_back(grad->getArgument(i).getType());
         argAttrs.push_back(stateAttrs(name + "/" + kind, kind, nullptr));
       }
+    auto scalarF32 = RankedTensorType::get({}, f32);
+    if (scaleArg) {
+      types.append({scalarF32, scalarF32});
+      argAttrs.push_back(
+          stateAttrs("loss_scale", "loss_scale",
+                     DenseElementsAttr::get(
+                         scalarF32, static_cast<float>(lossScaleInit))));
+      argAttrs.push_back(
+          stateAttrs("loss_scale/growth_tracker", "growth_tracker", nullptr));
+    }
 
     b.setInsertionPointAfter(*grad);
     auto step = b.create<func::FuncOp>(loc, "train_step",
@@ -237,6 +293,13 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     for (const std::string &kind : kinds)
       for (Param &p : params)
         p.slots.push_back({kind, step.getArgument(next++)});
+    BlockArgument scale, tracker;
+    scaled = scaleArg.has_value();
+    if (scaleArg) {
+      scale = step.getArgument(next++);
+      tracker = step.getArgument(next++);
+      map.map(grad->getArgument(*scaleArg), scale);
+    }
     b.setInsertionPointToStart(body);
     for (unsigned i = 0; i < grad->getNumArguments(); ++i) {
       auto param = grad->getArgAttrOfType<StringAttr>(i, "graph.param");
@@ -297,10 +360,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     }
     Value lrNow = s.mul(factor, (double)lr);
 
-    // Accumulate, then the mean gradient of the optimizer step.
+    // Unscale (the backward ran on loss * scale), accumulate, then the
+    // mean gradient of the optimizer step.
+    Value invScale = scale ? s.div(s.constant(1.0), scale) : Value();
     SmallVector<Value> grads, nextAccum;
     for (Param &p : params) {
-      Value g = p.grad;
+      Value g = invScale ? s.mul(p.grad, invScale) : p.grad;
       if (accumulate > 1) {
         Value acc = s.add(p.slot("grad_accum"), g);
         nextAccum.push_back(acc);
@@ -322,6 +387,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       sumSq = s.add(sumSq, sq);
     }
     Value norm = b.create<SqrtOp>(loc, sumSq);
+    // Loss scaling: every gradient element is finite iff the sum of squares
+    // is (NaN compares false); a sum that overflows f32 counts as not.
+    Value finite;
+    if (scale)
+      finite = b.create<CompareOp>(loc, CompareDirection::lt, sumSq,
+                                   s.constant(INFINITY));
     if (clipNorm > 0) {
       Value coef = b.create<MinOp>(
           loc, s.div(s.constant((double)clipNorm), s.add(norm, 1e-6)),
@@ -343,8 +414,13 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       bc2Sqrt = b.create<SqrtOp>(loc, bc2);
     }
     SmallVector<Value> results{loss, norm, lrNow};
+    SmallVector<StringRef> outputs{"loss", "grad_norm", "lr"};
+    if (scale) {
+      results.push_back(scale);
+      outputs.push_back("loss_scale");
+    }
     SmallVector<Attribute> resultAttrs;
-    for (StringRef n : {"loss", "grad_norm", "lr"})
+    for (StringRef n : outputs)
       resultAttrs.push_back(
           b.getDictionaryAttr({named("graph.output", b.getStringAttr(n))}));
     llvm::StringMap<SmallVector<Value>> nextSlots;
@@ -378,10 +454,11 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       }
       nextParams.push_back(next);
     }
-    if (accumulate > 1) {
-      // Between optimizer steps only the accumulators move.
+    // Parameters and slots (not the accumulators) keep their values where
+    // `cond` is false.
+    auto gateUpdates = [&](Value cond) {
       auto gate = [&](Value updated, Value old) -> Value {
-        return b.create<WhereOp>(loc, apply, updated, old);
+        return b.create<WhereOp>(loc, cond, updated, old);
       };
       for (size_t i = 0; i < params.size(); ++i)
         nextParams[i] = gate(nextParams[i], params[i].arg);
@@ -392,9 +469,22 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         for (size_t i = 0; i < params.size(); ++i)
           values[i] = gate(values[i], params[i].slot(kind));
       }
+    };
+    if (accumulate > 1) {
+      // Between optimizer steps only the accumulators move.
+      gateUpdates(apply);
       for (Value &acc : nextAccum)
-        acc = gate(b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)), acc);
+        acc = b.create<WhereOp>(
+            loc, apply, b.create<FillLikeOp>(loc, acc, b.getF32FloatAttr(0.0)),
+            acc);
       nextSlots["grad_accum"] = nextAccum;
+    }
+    SmallVector<Value> nextScaling;
+    if (scale) {
+      // Non-finite gradients: the update is skipped (the gradient
+      // accumulators still restart).
+      gateUpdates(finite);
+      nextScaling = updateLossScale(b, loc, s, scale, tracker, finite, apply);
     }
     auto emitState = [&](const Param &p, StringRef name, Value v) {
       results.push_back(v);
@@ -406,6 +496,11 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     for (const std::string &kind : kinds)
       for (auto [p, v] : llvm::zip(params, nextSlots[kind]))
         emitState(p, p.name + "/" + kind, v);
+    if (scale) {
+      Param none;
+      emitState(none, "loss_scale", nextScaling[0]);
+      emitState(none, "loss_scale/growth_tracker", nextScaling[1]);
+    }
     b.create<func::ReturnOp>(loc, results);
     SmallVector<Type> resultTypes;
     for (Value v : results)

@@ -67,6 +67,18 @@ def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
     This is the contract the artifact writer reads (compiler/Compile.cpp).
     Parameters without a gradient (frozen) become constants of their
     initial value.
+
+    Dynamic loss scaling (f16), when the gradient function takes a
+    `graph.loss_scale` argument (`--loom-autodiff loss-scale`), with
+    torch.cuda.amp.GradScaler's semantics and defaults: the scale is state
+    (`loss_scale`, initially `loss-scale-init`, and the count of good steps
+    `loss_scale/growth_tracker`), the backward runs on `loss * scale`, the
+    gradients are multiplied by `1 / scale` before accumulation, and when
+    any is not finite (the sum of their squares is not) the optimizer step
+    leaves parameters and slots as they were and the scale is multiplied by
+    `loss-scale-backoff`; after `loss-scale-interval` good steps in a row
+    it is multiplied by `loss-scale-growth`. The step's scale is the result
+    `graph.output = "loss_scale"`.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"",
@@ -94,6 +106,14 @@ def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
            "the labels input's name (recorded for the runtime)">,
     Option<"description", "description", "std::string", /*default=*/"",
            "a line describing the training, recorded for logs">,
+    Option<"lossScaleInit", "loss-scale-init", "double", /*default=*/"65536.0",
+           "dynamic loss scaling: the first scale">,
+    Option<"lossScaleGrowth", "loss-scale-growth", "double", /*default=*/"2.0",
+           "dynamic loss scaling: factor after loss-scale-interval good steps">,
+    Option<"lossScaleBackoff", "loss-scale-backoff", "double", /*default=*/"0.5",
+           "dynamic loss scaling: factor after a step with non-finite gradients">,
+    Option<"lossScaleInterval", "loss-scale-interval", "int64_t", /*default=*/"2000",
+           "dynamic loss scaling: good steps in a row before the scale grows">,
   ];
 }
 

@@ -254,7 +254,9 @@ static bool checkTraining(const Artifact &a, std::string &error) {
        !use(true, t.total_steps_input(), "the schedule horizon", I64)) ||
       !use(false, t.loss_output(), "the loss", F32) ||
       !use(false, t.grad_norm_output(), "the gradient norm", F32) ||
-      !use(false, t.lr_output(), "the learning rate", F32))
+      !use(false, t.lr_output(), "the learning rate", F32) ||
+      (t.has_loss_scale_output() &&
+       !use(false, t.loss_scale_output(), "the loss scale", F32)))
     return false;
   std::vector<std::string> names;
   for (const TrainingState &s : t.state()) {

@@ -239,9 +239,14 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
   result.applied = (micro + 1) % training.accumulate() == 0;
   result.nonfinite =
       !std::isfinite(result.loss) || !std::isfinite(result.grad_norm);
+  // A loss-scaled step skips its own update on non-finite gradients and
+  // backs its scale off: its state is always the one to keep.
+  bool scaled = training.has_loss_scale_output();
+  if (scaled)
+    result.loss_scale = scalarOf(outputs[training.loss_scale_output()].get());
   // Adopt the next state: swap ownership; the old tensors go with the
   // outputs.
-  if (!result.nonfinite)
+  if (!result.nonfinite || scaled)
     for (int i = 0; i < training.state_size(); ++i)
       std::swap(trainer->state[i], outputs[training.state(i).output()]);
   trainer->microStep = micro + 1;

@@ -323,7 +323,20 @@ int train(loom_session *session, const TrainOptions &o) {
       return fail(at + ": " + take(s));
     }
     samples += o.batch;
-    if (stats.nonfinite) {
+    if (stats.nonfinite && stats.loss_scale > 0) {
+      // Dynamic loss scaling: the step skipped its update and lowered its
+      // scale itself; expected now and then.
+      progress.clear();
+      std::fprintf(stderr,
+                   "loom-run: %s: gradients overflowed at loss scale %g: "
+                   "the update is skipped and the scale lowered\n",
+                   at.c_str(), stats.loss_scale);
+      ++skipped;
+      if (std::isfinite(stats.loss)) {
+        lossSum += stats.loss;
+        ++lossCount;
+      }
+    } else if (stats.nonfinite) {
       progress.clear();
       char what[128];
       std::snprintf(what, sizeof(what), "the loss is %g (gradient norm %g)",
@@ -354,6 +367,8 @@ int train(loom_session *session, const TrainOptions &o) {
                   static_cast<long long>(lastStep),
                   lossCount ? lossSum / lossCount : NAN, stats.lr,
                   stats.grad_norm, samples / seconds);
+      if (stats.loss_scale > 0)
+        std::printf("  loss_scale %g", stats.loss_scale);
       if (tokensPerBatch)
         std::printf("  tokens/s %.0f",
                     samples / o.batch * tokensPerBatch / seconds);

@@ -14,6 +14,8 @@
 //         [--weight-decay W] [--schedule constant|cosine] [--warmup W]
 //         [--total-steps T] [--clip-norm C] [--accumulate K] [--freeze REGEX]
 //         [--batch B] [--dim NAME=SIZE ...] [--print-ir]
+//         [--precision f32|bf16|f16] [--precision-policy P]
+//         [--loss-scale-init S] [--loss-scale-interval N]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -33,6 +35,7 @@
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "passes/Autodiff/Passes.h"
+#include "passes/MixedPrecision/Passes.h"
 #include "passes/Training/Passes.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Checkpoint.h"
@@ -185,6 +188,26 @@ static cl::opt<std::string>
                    cl::desc("export: the checkpoint whose parameters a "
                             "training artifact's model gets"),
                    cl::value_desc("CK.loomckpt"), cl::init(""));
+static cl::opt<std::string>
+    precision("precision",
+              cl::desc("train: f32, or bf16 / f16 mixed precision (matmuls "
+                       "and convolutions in 16 bits, f32 master weights; f16 "
+                       "with dynamic loss scaling)"),
+              cl::init("f32"), cl::cat(trainCat));
+static cl::opt<std::string>
+    precisionPolicy("precision-policy",
+                    cl::desc("train: which ops follow the 16-bit ones: "
+                             "conservative, default or aggressive"),
+                    cl::init("default"), cl::cat(trainCat));
+static cl::opt<double>
+    lossScaleInit("loss-scale-init",
+                  cl::desc("train: f16's first loss scale (default 65536)"),
+                  cl::init(65536.0), cl::cat(trainCat));
+static cl::opt<int64_t> lossScaleInterval(
+    "loss-scale-interval",
+    cl::desc("train: f16: good steps before the loss scale doubles (default "
+             "2000)"),
+    cl::init(2000), cl::cat(trainCat));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("train: print the training step's graph "
                                       "IR"),
@@ -538,8 +561,21 @@ static int runTrain(MLIRContext &ctx) {
   loss.ignoreIndex = ignoreIndex;
   loss.labelSmoothing = labelSmoothing;
   pm.addPass(loom::createLossPass(loss));
+  if (precision != "f32") {
+    if (precision != "bf16" && precision != "f16") {
+      llvm::errs() << "error: --precision takes f32, bf16 or f16, not '"
+                   << precision << "'\n";
+      return 1;
+    }
+    loom::MixedPrecisionPassOptions mixed;
+    mixed.dtype = precision;
+    mixed.policy = precisionPolicy;
+    pm.addPass(loom::createMixedPrecisionPass(mixed));
+  }
   loom::AutodiffPassOptions autodiff;
   autodiff.freeze = freeze;
+  // f16's narrow range needs loss scaling (bf16 has f32's).
+  autodiff.lossScale = precision == "f16" && !gradientsOnly;
   pm.addPass(loom::createAutodiffPass(autodiff));
   if (!gradientsOnly) {
     loom::OptimizerPassOptions opt;
@@ -557,6 +593,8 @@ static int runTrain(MLIRContext &ctx) {
     opt.totalSteps = totalSteps;
     opt.accumulate = accumulate;
     opt.labels = labelsName;
+    opt.lossScaleInit = lossScaleInit;
+    opt.lossScaleInterval = lossScaleInterval;
     opt.description =
         lossKind + " loss" + (logitsName.empty() ? "" : " on " + logitsName);
     pm.addPass(loom::createOptimizerPass(opt));

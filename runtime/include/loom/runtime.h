@@ -182,7 +182,9 @@ typedef struct loom_train_stats {
   int32_t applied;   /* 1 when this micro-batch completes an optimizer step:
                         (micro_step + 1) % accumulate == 0 */
   int32_t nonfinite; /* 1 when the loss or the gradient norm is NaN or
-                        infinite: the state was left unchanged */
+                        infinite: the update was skipped */
+  double loss_scale; /* the loss scale this step ran with (f16 dynamic loss
+                        scaling), 0 when the step does not scale its loss */
 } loom_train_stats;
 
 /* A trainer over a training session: the state tensors hold their initial
@@ -213,7 +215,10 @@ int32_t loom_trainer_accumulate(const loom_trainer *trainer);
  * becomes the step's outputs unless the loss or the gradient norm is not
  * finite: then stats->nonfinite is 1, the state is left as it was (the
  * update is skipped) and the status is still OK; the caller decides to
- * stop or go on. On failure (a bad batch, a value the model rejects)
+ * stop or go on. A step with dynamic loss scaling (stats->loss_scale > 0)
+ * skips its own update on non-finite gradients and lowers its scale: its
+ * state is adopted, stats->nonfinite is 1, and such steps are expected
+ * now and then. On failure (a bad batch, a value the model rejects)
  * nothing changes. LOOM_INVALID_ARGUMENT when the artifact has a schedule
  * horizon input and the horizon is 0 (unset). */
 loom_status loom_trainer_step(loom_trainer *trainer,
