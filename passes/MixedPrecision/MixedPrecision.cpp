@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/MixedPrecision/Passes.h"
+#include "passes/MixedPrecision/Precision.h"
 #include "passes/PassReport.h"
 #include "passes/Training/TrainingUtils.h"
 
@@ -29,6 +30,8 @@ namespace loom {
 using namespace mlir;
 using namespace loom;
 using namespace loom::graph;
+using precision::floatElement;
+using precision::isExactIn;
 
 namespace {
 
@@ -54,25 +57,6 @@ bool isDataMovement(Operation *op) {
 /// Ops whose float operands give only a shape, or that have none.
 bool isSource(Operation *op) {
   return isa<ConstantOp, IotaOp, FillLikeOp, DynamicFillOp, CastOp>(op);
-}
-
-FloatType floatElement(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  return t ? dyn_cast<FloatType>(t.getElementType()) : FloatType();
-}
-
-/// Every value of `from`, subnormals included, is one of `to`.
-bool isExactIn(FloatType from, FloatType to) {
-  using llvm::APFloat;
-  const llvm::fltSemantics &f = from.getFloatSemantics();
-  const llvm::fltSemantics &t = to.getFloatSemantics();
-  auto smallest = [](const llvm::fltSemantics &s) {
-    return APFloat::semanticsMinExponent(s) -
-           static_cast<int>(APFloat::semanticsPrecision(s));
-  };
-  return APFloat::semanticsPrecision(f) <= APFloat::semanticsPrecision(t) &&
-         APFloat::semanticsMaxExponent(f) <= APFloat::semanticsMaxExponent(t) &&
-         smallest(f) >= smallest(t);
 }
 
 int64_t elements(Value v) {
@@ -179,8 +163,12 @@ struct Rewriter {
                                   "its type");
       return success();
     }
+    auto allWeak = [&] {
+      return llvm::all_of(op->getOperands(),
+                          [&](Value v) { return isWeak(v); });
+    };
     if (isSource(op)) {
-      if (!isa<CastOp>(op))
+      if (!isa<CastOp>(op) || allWeak())
         for (Value r : op->getResults())
           weak.insert(r);
       return success();
@@ -197,8 +185,12 @@ struct Rewriter {
       }
       floats.push_back(use.getOperandNumber());
     }
-    if (floats.empty())
+    if (floats.empty()) {
+      if (allWeak())
+        for (Value r : op->getResults())
+          weak.insert(r);
       return success();
+    }
 
     Rule rule = ruleOf(op);
     Type target;
@@ -222,8 +214,11 @@ struct Rewriter {
         (floatElement(v.getType()) == low ? anyLow : anyF32) = true;
       }
       if (!anyActivation) {
-        for (Value r : op->getResults())
-          weak.insert(r);
+        // Only parameters and constants in: so is the result (an embedding
+        // lookup of an input's ids is an activation).
+        if (allWeak())
+          for (Value r : op->getResults())
+            weak.insert(r);
         return success();
       }
       bool toLow = policy == "aggressive" ? anyLow

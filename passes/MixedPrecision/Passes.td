@@ -56,4 +56,25 @@ def MixedPrecisionPass : Pass<"loom-mixed-precision", "mlir::ModuleOp"> {
   ];
 }
 
+def SaveNarrowPass : Pass<"loom-save-narrow", "mlir::ModuleOp"> {
+  let summary = "Keep 16-bit activations for the backward, not their f32 "
+                "copies";
+  let description = [{
+    In a function with a `graph.output = "loss"` result and its backward
+    (a training step or a gradient function): a forward value that the
+    backward uses and that is an exact widening cast of a narrower float
+    (`graph.cast` bf16/f16 -> f32, as `--loom-mixed-precision` makes before
+    layer norm, softmax or the loss) is cast again right before its first
+    use in the backward, from the narrow value. The backward then keeps
+    the 16-bit value alive instead of the f32 copy: half the bytes, the
+    same numbers (the widening is exact), one elementwise cast more.
+    The forward is what the loss depends on; everything else is the
+    backward (and the optimizer).
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "the function (default: the only public one)">,
+  ];
+}
+
 #endif // LOOM_PASSES_MIXEDPRECISION_PASSES_TD

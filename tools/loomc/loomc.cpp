@@ -601,6 +601,12 @@ static int runTrain(MLIRContext &ctx) {
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (precision != "f32") {
+    // After CSE, which would merge the backward's casts back.
+    loom::SaveNarrowPassOptions narrow;
+    narrow.funcName = gradientsOnly ? "forward_grad" : "train_step";
+    pm.addPass(loom::createSaveNarrowPass(narrow));
+  }
   if (timing)
     pm.enableTiming();
   if (failed(pm.run(*module)))
