@@ -3,6 +3,10 @@
 
 low_precision.py inputs DT DIR   writes the inputs of low-precision-model.mlir
 low_precision.py check DT DIR    checks DIR/<output>.npy against numpy
+low_precision.py ops-inputs DT DIR   writes the inputs of low-precision-ops.mlir
+                                     (DT's and, in DIR/f32, float32 ones)
+low_precision.py ops-check DT DIR    checks DIR/<output>.npy against the f32
+                                     model's DIR/f32/<output>.npy
 low_precision.py cast-inputs DIR writes the inputs of low-precision-casts.mlir
 low_precision.py cast-check DIR  checks its outputs bit for bit
 
@@ -106,6 +110,38 @@ def model_check(dt, d):
     cmp = load(d, "compare")
     ok = cmp.dtype == np.bool_ and np.array_equal(cmp, e > load(d, "softmax"))
     print(f"compare: {'ok' if ok else 'MISMATCH'}")
+
+
+def ops_inputs(dt, d):
+    rng = np.random.default_rng(5)
+    shape = (2, 3, 4, 4)
+    x, y = rng.standard_normal(shape), rng.standard_normal(shape)
+    values = {"x": x, "y": y, "p": np.abs(x) + 0.5, "c": [0.5, 1.0, 2.0]}
+    os.makedirs(os.path.join(d, "f32"), exist_ok=True)
+    for name, v in values.items():
+        v = save(d, name, dt, v)
+        np.save(os.path.join(d, "f32", name + ".npy"), v.astype(np.float32))
+    idx = rng.integers(0, 4, (2, 3, 4, 1)).astype(np.int64)
+    for where in [d, os.path.join(d, "f32")]:
+        np.save(os.path.join(where, "idx.npy"), idx)
+
+
+def ops_check(dt, d):
+    storage = np.float16 if dt == "f16" else np.float32
+    for f in sorted(os.listdir(os.path.join(d, "f32"))):
+        name = f[:-4]
+        if name in ["x", "y", "p", "c", "idx"]:
+            continue
+        got, f32 = load(d, name), load(os.path.join(d, "f32"), name)
+        if f32.dtype == np.int64:
+            ok = got.dtype == np.int64 and np.array_equal(got, f32)
+        else:
+            ref = rnd(dt, f32.astype(np.float64))
+            ulp = np.exp2(np.floor(np.log2(np.maximum(np.abs(ref), 1e-30)))
+                          - (PRECISION[dt] - 1))
+            ok = (got.dtype == storage and got.shape == ref.shape and
+                  np.all(np.abs(got - ref) <= ulp + 1e-6))
+        print(f"{name}: {'ok' if ok else 'MISMATCH'} {got.dtype} {got.shape}")
 
 
 # ---- casts: exact, bit for bit ----
@@ -212,6 +248,10 @@ if mode == "inputs":
     model_inputs(sys.argv[2], sys.argv[3])
 elif mode == "check":
     model_check(sys.argv[2], sys.argv[3])
+elif mode == "ops-inputs":
+    ops_inputs(sys.argv[2], sys.argv[3])
+elif mode == "ops-check":
+    ops_check(sys.argv[2], sys.argv[3])
 elif mode == "cast-inputs":
     cast_inputs(sys.argv[2])
 else:
