@@ -268,8 +268,8 @@ struct CpuExpandFloatCastsPass
     arith::populateEmulateUnsupportedFloatsPatterns(emulate, converter);
     ConversionTarget target(*ctx);
     arith::populateEmulateUnsupportedFloatsLegality(target, converter);
-    // A select moves bits (a `where` on bf16 data): nothing to compute.
-    target.addLegalOp<arith::SelectOp>();
+    // Selects included: LLVM lowers a select of f16 values through
+    // __extendhfsf2 on x86, even with F16C.
     if (failed(applyPartialConversion(root, target, std::move(emulate))))
       return signalPassFailure();
 

@@ -16,7 +16,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 
@@ -82,37 +81,27 @@ struct CpuWidenFloatsPass : impl::CpuWidenFloatsPassBase<CpuWidenFloatsPass> {
       if (computesOnNarrowFloats(op))
         ops.push_back(op);
     });
-    // One f32 cast per 16-bit value, right after its definition, shared by
-    // every widened user.
-    DenseMap<Value, Value> wide;
-    auto widenValue = [&](Value v) {
-      auto [it, inserted] = wide.try_emplace(v);
-      if (!inserted)
-        return it->second;
-      OpBuilder b(v.getContext());
-      b.setInsertionPointAfterValue(v);
-      it->second = b.create<graph::CastOp>(v.getLoc(), widened(v.getType()), v,
-                                           TypeAttr::get(b.getF32Type()));
-      return it->second;
-    };
-    for (Operation *op : ops) {
-      if (failed(widen(op, widenValue)))
+    for (Operation *op : ops)
+      if (failed(widen(op)))
         return signalPassFailure();
-    }
   }
 
-  LogicalResult widen(Operation *op,
-                      llvm::function_ref<Value(Value)> widenValue) {
+  LogicalResult widen(Operation *op) {
     auto infer = dyn_cast<InferTypeOpInterface>(op);
     if (!infer)
       return op->emitOpError("computes on f16/bf16, and the CPU backend "
                              "cannot compute it in f32: its result types "
                              "are not inferred");
+    // A cast per user (not one per value shared by its users): fusion then
+    // puts each into its user's kernel, and no f32 copy of a 16-bit value
+    // crosses a kernel boundary (except into a matmul or conv, which take
+    // no prologue).
     IRMapping map;
-    for (Value v : op->getOperands())
-      if (isNarrowFloat(v.getType()))
-        map.map(v, widenValue(v));
     OpBuilder b(op);
+    for (Value v : op->getOperands())
+      if (isNarrowFloat(v.getType()) && !map.contains(v))
+        map.map(v, b.create<graph::CastOp>(v.getLoc(), widened(v.getType()), v,
+                                           TypeAttr::get(b.getF32Type())));
     Operation *wideOp = b.clone(*op, map);
     for (NamedAttribute a : op->getAttrs())
       if (Attribute w = widenedAttr(a.getValue()))
@@ -128,6 +117,8 @@ struct CpuWidenFloatsPass : impl::CpuWidenFloatsPassBase<CpuWidenFloatsPass> {
     b.setInsertionPointAfter(wideOp);
     for (auto [old, result, type] :
          llvm::zip_equal(op->getResults(), wideOp->getResults(), types)) {
+      assert((old.getType() == type || isNarrowFloat(old.getType())) &&
+             "widening changed a result that is not a 16-bit float");
       result.setType(type);
       Value replacement = result;
       if (old.getType() != type)

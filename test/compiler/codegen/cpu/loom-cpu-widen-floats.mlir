@@ -1,7 +1,7 @@
 // RUN: loom-opt --loom-cpu-widen-floats %s | FileCheck %s
 
-// An op on bf16 computes in f32 between casts; a value used twice is cast
-// once.
+// An op on bf16 computes in f32 between casts; a value it uses twice is
+// cast once.
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[X:.*]]: tensor<4xbf16>)
 // CHECK: %[[W:.*]] = graph.cast %[[X]] to f32 : tensor<4xbf16>
@@ -30,12 +30,16 @@ func.func @matmul(%a: tensor<2x8xf16>, %b: tensor<8x3xf16>) -> tensor<2x3xf16> {
 
 // Mixed results keep their types: a compare gives i1, arg_max i64, with no
 // cast back; a loss over bf16 logits and i64 labels widens the logits only.
+// Each user casts for itself, so that fusion can put the cast in its
+// kernel.
 // CHECK-LABEL: func.func @mixed
 // CHECK-DAG: %[[X:.*]] = graph.cast %arg0 to f32 : tensor<4x8xbf16>
 // CHECK-DAG: %[[Y:.*]] = graph.cast %arg1 to f32 : tensor<4x8xbf16>
 // CHECK: %[[C:.*]] = graph.compare gt, %[[X]], %[[Y]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
-// CHECK: %[[I:.*]] = graph.arg_max %[[X]] axis = 1 : (tensor<4x8xf32>) -> tensor<4xi64>
-// CHECK: %[[L:.*]] = graph.cross_entropy %[[X]], %{{.*}} reduction = mean : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+// CHECK: %[[X2:.*]] = graph.cast %arg0 to f32 : tensor<4x8xbf16>
+// CHECK: %[[I:.*]] = graph.arg_max %[[X2]] axis = 1 : (tensor<4x8xf32>) -> tensor<4xi64>
+// CHECK: %[[X3:.*]] = graph.cast %arg0 to f32 : tensor<4x8xbf16>
+// CHECK: %[[L:.*]] = graph.cross_entropy %[[X3]], %{{.*}} reduction = mean : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
 // CHECK: %[[LB:.*]] = graph.cast %[[L]] to bf16 : tensor<f32>
 // CHECK: return %[[C]], %[[I]], %[[LB]]
 func.func @mixed(%x: tensor<4x8xbf16>, %y: tensor<4x8xbf16>, %labels: tensor<4xi64>)
