@@ -189,6 +189,17 @@ def bf16_exact(v):
     return float(np.copysign(best[1], v)) if best[1] == 0 else best[1]
 
 
+def chain(values, q, round_to):
+    """(v + q) + q, each sum rounded by round_to from its exact value."""
+    out = []
+    for v in values:
+        v = float(v)
+        for _ in range(2):
+            v = round_to(v + q) if np.isfinite(v) and abs(v) < 2**60 else v + q
+        out.append(v)
+    return out
+
+
 def cast_inputs(d):
     np.save(os.path.join(d, "x.npy"), np.array(pad(F32), np.float32))
     np.save(os.path.join(d, "d.npy"), np.array(pad(F64), np.float64))
@@ -227,6 +238,11 @@ def cast_check(d):
         "h_f32": (h.astype(np.float32), np.float32),
         "h_f64": (h.astype(np.float64), np.float64),
         "h_i32": (None, np.int32),
+        "b_chain": (chain(bf16_value(bf16_bits(x)), 2.0**-8, bf16_exact),
+                    np.float32),
+        "h_chain": (chain(h, 2.0**-11,
+                          lambda v: float(np.float64(v).astype(np.float16))),
+                    np.float16),
     }
     for name, (ref, dtype) in want.items():
         got = load(d, name)
