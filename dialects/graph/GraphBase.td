@@ -147,6 +147,20 @@ def Graph_NearestModeAttr
     : EnumAttr<Graph_Dialect, Graph_NearestMode, "nearest_mode">;
 
 //===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+/// Each result element is an operand element or a fill value, moved without
+/// arithmetic: reshapes, transposes, slices, concats, gathers, pads, `where`.
+/// Such an op gives the same values in any element type, so a backend may
+/// leave it in a narrow one: the CPU backend keeps f16/bf16 data in 16 bits
+/// through these ops and computes every other op in f32
+/// (`--loom-cpu-widen-floats`).
+def Graph_DataMovement : NativeOpTrait<"DataMovement"> {
+  let cppNamespace = "::loom::graph::GraphTrait";
+}
+
+//===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//
 

@@ -46,6 +46,14 @@ inferArgReduceResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
                      mlir::Type input, int64_t axis, bool keepdims,
                      llvm::SmallVectorImpl<mlir::Type> &types);
 
+namespace GraphTrait {
+/// Graph_DataMovement (GraphBase.td): the op's result elements are operand
+/// elements or fill values, moved without arithmetic.
+template <typename ConcreteType>
+class DataMovement
+    : public mlir::OpTrait::TraitBase<ConcreteType, DataMovement> {};
+} // namespace GraphTrait
+
 } // namespace loom::graph
 
 #include "dialects/graph/GraphInterfaces.h.inc"

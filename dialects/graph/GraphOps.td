@@ -58,7 +58,7 @@ def Graph_IotaOp : Graph_InferredOp<"iota"> {
   }];
 }
 
-def Graph_FillLikeOp : Graph_InferredOp<"fill_like"> {
+def Graph_FillLikeOp : Graph_InferredOp<"fill_like", [Graph_DataMovement]> {
   let summary = "a tensor of the shape of another, filled with one value";
   let description = [{
     A tensor with the shape of `ref` (its dynamic dims included) whose
@@ -453,7 +453,7 @@ def Graph_CompareOp : Graph_InferredOp<"compare", [SameOperandsElementType]> {
   }];
 }
 
-def Graph_WhereOp : Graph_InferredOp<"where"> {
+def Graph_WhereOp : Graph_InferredOp<"where", [Graph_DataMovement]> {
   let summary = "elementwise select with broadcasting";
   let description = [{
     `cond ? x : y` elementwise, with all three operands broadcast together.
@@ -728,7 +728,7 @@ def Graph_TopKOp : Graph_InferredOp<"top_k"> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_InferredOp<"reshape"> {
+def Graph_ReshapeOp : Graph_InferredOp<"reshape", [Graph_DataMovement]> {
   let summary = "reshape to a new shape with the same elements";
   let description = [{
     `shape` lists the new dims. As in ONNX, `0` copies the input's dim at
@@ -748,7 +748,7 @@ def Graph_ReshapeOp : Graph_InferredOp<"reshape"> {
   let hasFolder = 1;
 }
 
-def Graph_TransposeOp : Graph_InferredOp<"transpose"> {
+def Graph_TransposeOp : Graph_InferredOp<"transpose", [Graph_DataMovement]> {
   let summary = "permutes the dims of a tensor";
   let description = [{
     Result dim `i` is operand dim `perm[i]`. Transpose of transpose folds
@@ -765,7 +765,8 @@ def Graph_TransposeOp : Graph_InferredOp<"transpose"> {
   let hasFolder = 1;
 }
 
-def Graph_BroadcastToOp : Graph_InferredOp<"broadcast_to"> {
+def Graph_BroadcastToOp
+    : Graph_InferredOp<"broadcast_to", [Graph_DataMovement]> {
   let summary = "broadcasts a tensor to a larger shape";
   let description = [{
     Broadcasts `x` to `shape` under NumPy rules (dims aligned on the right;
@@ -784,7 +785,8 @@ def Graph_BroadcastToOp : Graph_InferredOp<"broadcast_to"> {
   let hasFolder = 1;
 }
 
-def Graph_ConcatOp : Graph_InferredOp<"concat", [SameOperandsElementType]> {
+def Graph_ConcatOp
+    : Graph_InferredOp<"concat", [Graph_DataMovement, SameOperandsElementType]> {
   let summary = "concatenates tensors along one axis";
   let description = [{
     All operands have the same rank and agree on every dim but `axis`.
@@ -803,7 +805,7 @@ def Graph_ConcatOp : Graph_InferredOp<"concat", [SameOperandsElementType]> {
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_InferredOp<"slice"> {
+def Graph_SliceOp : Graph_InferredOp<"slice", [Graph_DataMovement]> {
   let summary = "strided slice of every dim";
   let description = [{
     For each dim `d`: elements `starts[d], starts[d] + steps[d], ...` up to
@@ -829,7 +831,7 @@ def Graph_SliceOp : Graph_InferredOp<"slice"> {
   let hasFolder = 1;
 }
 
-def Graph_GatherOp : Graph_InferredOp<"gather"> {
+def Graph_GatherOp : Graph_InferredOp<"gather", [Graph_DataMovement]> {
   let summary = "gathers slices along one axis by index";
   let description = [{
     ONNX `Gather`: the result shape is `data.shape[:axis] + indices.shape +
@@ -849,7 +851,8 @@ def Graph_GatherOp : Graph_InferredOp<"gather"> {
   }];
 }
 
-def Graph_GatherElementsOp : Graph_InferredOp<"gather_elements"> {
+def Graph_GatherElementsOp
+    : Graph_InferredOp<"gather_elements", [Graph_DataMovement]> {
   let summary = "gathers single elements along one axis by index";
   let description = [{
     ONNX `GatherElements`: `indices` has the rank of `data`
@@ -897,7 +900,7 @@ def Graph_ScatterElementsOp : Graph_InferredOp<"scatter_elements"> {
   }];
 }
 
-def Graph_TriluOp : Graph_InferredOp<"trilu"> {
+def Graph_TriluOp : Graph_InferredOp<"trilu", [Graph_DataMovement]> {
   let summary = "keeps the upper or lower triangle of the last two dims";
   let description = [{
     For each matrix in the last two dims (rank >= 2, `trilu_c1`), keeps
@@ -949,7 +952,7 @@ def Graph_ResizeOp : Graph_InferredOp<"resize"> {
   }];
 }
 
-def Graph_SqueezeOp : Graph_InferredOp<"squeeze"> {
+def Graph_SqueezeOp : Graph_InferredOp<"squeeze", [Graph_DataMovement]> {
   let summary = "removes size-1 dims";
   let description = [{
     Removes the dims listed in `axes` (sorted, unique); each must be 1, or
@@ -965,7 +968,7 @@ def Graph_SqueezeOp : Graph_InferredOp<"squeeze"> {
       "$x `axes` `=` $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_UnsqueezeOp : Graph_InferredOp<"unsqueeze"> {
+def Graph_UnsqueezeOp : Graph_InferredOp<"unsqueeze", [Graph_DataMovement]> {
   let summary = "inserts size-1 dims";
   let description = [{
     Inserts a size-1 dim at each position of `axes` (sorted, unique,
@@ -981,7 +984,7 @@ def Graph_UnsqueezeOp : Graph_InferredOp<"unsqueeze"> {
       "$x `axes` `=` $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_FlattenOp : Graph_InferredOp<"flatten"> {
+def Graph_FlattenOp : Graph_InferredOp<"flatten", [Graph_DataMovement]> {
   let summary = "flattens to 2-D around an axis";
   let description = [{
     `[d0, ..., dn] -> [d0 * ... * d(axis-1), d(axis) * ... * dn]`, with
@@ -999,7 +1002,7 @@ def Graph_FlattenOp : Graph_InferredOp<"flatten"> {
   let hasFolder = 1;
 }
 
-def Graph_PadOp : Graph_InferredOp<"pad"> {
+def Graph_PadOp : Graph_InferredOp<"pad", [Graph_DataMovement]> {
   let summary = "pads every dim";
   let description = [{
     `pads` holds the begin pads of every dim, then the end pads (ONNX
@@ -1023,7 +1026,7 @@ def Graph_PadOp : Graph_InferredOp<"pad"> {
   let hasFolder = 1;
 }
 
-def Graph_EmbeddingOp : Graph_InferredOp<"embedding"> {
+def Graph_EmbeddingOp : Graph_InferredOp<"embedding", [Graph_DataMovement]> {
   let summary = "embedding lookup: rows of a table by id";
   let description = [{
     `table` is `[vocab, dim]`; the result is `ids.shape + [dim]`, row
@@ -1104,7 +1107,8 @@ def Graph_MseLossOp : Graph_InferredOp<"mse_loss", [SameOperandsElementType]> {
 class Graph_DynamicOp<string mnemonic, list<Trait> traits = []>
     : Graph_InferredOp<mnemonic, traits>;
 
-def Graph_DynamicReshapeOp : Graph_DynamicOp<"dynamic_reshape"> {
+def Graph_DynamicReshapeOp
+    : Graph_DynamicOp<"dynamic_reshape", [Graph_DataMovement]> {
   let summary = "reshape to a shape given as a tensor";
   let description = [{
     ONNX `Reshape` with its shape known only at run time: the result has
@@ -1127,7 +1131,8 @@ def Graph_DynamicReshapeOp : Graph_DynamicOp<"dynamic_reshape"> {
   }];
 }
 
-def Graph_DynamicUnsqueezeOp : Graph_DynamicOp<"dynamic_unsqueeze"> {
+def Graph_DynamicUnsqueezeOp
+    : Graph_DynamicOp<"dynamic_unsqueeze", [Graph_DataMovement]> {
   let summary = "inserts size-1 dims at positions given as a tensor";
   let description = [{
     ONNX `Unsqueeze` with its axes known only at run time: `axes` (length
@@ -1145,7 +1150,8 @@ def Graph_DynamicUnsqueezeOp : Graph_DynamicOp<"dynamic_unsqueeze"> {
       "$x `,` $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_DynamicSqueezeOp : Graph_DynamicOp<"dynamic_squeeze"> {
+def Graph_DynamicSqueezeOp
+    : Graph_DynamicOp<"dynamic_squeeze", [Graph_DataMovement]> {
   let summary = "removes size-1 dims at positions given as a tensor";
   let description = [{
     ONNX `Squeeze` with its axes known only at run time: `axes` (length
@@ -1164,7 +1170,8 @@ def Graph_DynamicSqueezeOp : Graph_DynamicOp<"dynamic_squeeze"> {
       "$x `,` $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_DynamicSliceOp : Graph_DynamicOp<"dynamic_slice"> {
+def Graph_DynamicSliceOp
+    : Graph_DynamicOp<"dynamic_slice", [Graph_DataMovement]> {
   let summary = "strided slice with bounds given as tensors";
   let description = [{
     ONNX `Slice` with `starts`, `ends`, `axes` and `steps` known only at
@@ -1235,7 +1242,8 @@ def Graph_DynamicCumSumOp : Graph_DynamicOp<"dynamic_cumsum"> {
   }];
 }
 
-def Graph_DynamicFillOp : Graph_DynamicOp<"dynamic_fill"> {
+def Graph_DynamicFillOp
+    : Graph_DynamicOp<"dynamic_fill", [Graph_DataMovement]> {
   let summary = "a tensor of a shape given as a tensor, filled with a value";
   let description = [{
     ONNX `ConstantOfShape` of a run-time shape: one dynamic dim per entry
@@ -1251,7 +1259,8 @@ def Graph_DynamicFillOp : Graph_DynamicOp<"dynamic_fill"> {
   let assemblyFormat = "$shape attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_DynamicBroadcastOp : Graph_DynamicOp<"dynamic_broadcast"> {
+def Graph_DynamicBroadcastOp
+    : Graph_DynamicOp<"dynamic_broadcast", [Graph_DataMovement]> {
   let summary = "broadcast to a shape given as a tensor (ONNX Expand)";
   let description = [{
     ONNX `Expand`: `x` and a tensor of shape `shape` broadcast together
@@ -1291,7 +1300,8 @@ def Graph_RangeOp : Graph_DynamicOp<"range", [SameOperandsElementType]> {
   }];
 }
 
-def Graph_DynamicTileOp : Graph_DynamicOp<"dynamic_tile"> {
+def Graph_DynamicTileOp
+    : Graph_DynamicOp<"dynamic_tile", [Graph_DataMovement]> {
   let summary = "repeats a tensor a run-time number of times along each dim";
   let description = [{
     ONNX `Tile`: `repeats` has one non-negative entry per dim of `x`;
@@ -1308,7 +1318,7 @@ def Graph_DynamicTileOp : Graph_DynamicOp<"dynamic_tile"> {
       "$x `,` $repeats attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_DynamicPadOp : Graph_DynamicOp<"dynamic_pad"> {
+def Graph_DynamicPadOp : Graph_DynamicOp<"dynamic_pad", [Graph_DataMovement]> {
   let summary = "pads every dim by amounts given as a tensor";
   let description = [{
     ONNX `Pad` (opset 11) with its pads known only at run time: `pads`

@@ -33,6 +33,7 @@ static bool cpuHas(const std::string &name) {
   LOOM_CHECK("avx512vl")
   LOOM_CHECK("avx512vnni")
   LOOM_CHECK("avx512bf16")
+  LOOM_CHECK("f16c")
 #undef LOOM_CHECK
 #endif
   return true;

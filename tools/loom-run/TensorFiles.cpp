@@ -161,8 +161,48 @@ loom_tensor *readNpy(const std::string &path, std::string &error) {
   return parseNpy(bytes, "'" + path + "'", error);
 }
 
+loom_tensor *convertBf16(const loom_tensor *t, std::string &error) {
+  loom_dtype from = loom_tensor_dtype(t);
+  if (from != LOOM_DTYPE_F32 && from != LOOM_DTYPE_BF16) {
+    error = std::string("cannot convert a ") + loom_dtype_name(from) +
+            " tensor to or from bf16";
+    return nullptr;
+  }
+  std::vector<int64_t> shape(loom_tensor_shape(t),
+                             loom_tensor_shape(t) + loom_tensor_rank(t));
+  loom_tensor *out =
+      makeTensor(from == LOOM_DTYPE_F32 ? LOOM_DTYPE_BF16 : LOOM_DTYPE_F32,
+                 shape, "bf16 conversion", error);
+  if (!out)
+    return nullptr;
+  const char *in = static_cast<const char *>(loom_tensor_data_const(t));
+  char *dst = static_cast<char *>(loom_tensor_data(out));
+  for (size_t i = 0; i < loom_tensor_element_count(t); ++i) {
+    if (from == LOOM_DTYPE_BF16) {
+      uint16_t b;
+      std::memcpy(&b, in + 2 * i, 2);
+      uint32_t bits = static_cast<uint32_t>(b) << 16;
+      std::memcpy(dst + 4 * i, &bits, 4);
+      continue;
+    }
+    uint32_t bits;
+    std::memcpy(&bits, in + 4 * i, 4);
+    uint16_t b;
+    if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
+      b = static_cast<uint16_t>((bits >> 16) | 0x40);
+    else // to nearest even; the carry may reach the exponent (to infinity)
+      b = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+    std::memcpy(dst + 2 * i, &b, 2);
+  }
+  return out;
+}
+
 bool writeNpy(const std::string &path, const loom_tensor *t,
               std::string &error) {
+  if (loom_tensor_dtype(t) == LOOM_DTYPE_BF16) {
+    std::unique_ptr<loom_tensor, TensorDeleter> f32(convertBf16(t, error));
+    return f32 && writeNpy(path, f32.get(), error);
+  }
   const char *descr = nullptr;
   for (const NpyType &n : kNpyTypes)
     if (n.dtype == loom_tensor_dtype(t))

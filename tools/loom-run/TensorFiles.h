@@ -29,8 +29,16 @@ using TensorPtr = std::unique_ptr<loom_tensor, TensorDeleter>;
 /// A tensor owned by the caller (loom_tensor_release), or null with
 /// `error` set, naming the file.
 loom_tensor *readNpy(const std::string &path, std::string &error);
+/// NumPy has no bfloat16: a bf16 tensor is written as float32 (exactly).
+/// f16 is written as float16 ('<f2').
 bool writeNpy(const std::string &path, const loom_tensor *t,
               std::string &error);
+
+/// `t` (f32 or bf16) as a new tensor of the other type: f32 -> bf16 rounds
+/// to nearest even (NaN stays NaN, overflow gives infinity), bf16 -> f32
+/// is exact. The convention for .npy files, which cannot hold bf16: loom-run
+/// reads a float32 .npy given for a bf16 input this way.
+loom_tensor *convertBf16(const loom_tensor *t, std::string &error);
 
 /// The arrays of a NumPy .npz archive (numpy.savez: stored members, or
 /// numpy.savez_compressed: deflated), in archive order, keyed by member

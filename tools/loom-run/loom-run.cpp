@@ -19,6 +19,9 @@
 // writes NAME.npy, `--out-pb DIR` output_K.pb; `--check-pb DIR` compares
 // with DIR/output_K.pb (floats within atol + rtol * |expected|, integers
 // and booleans exactly) and exits 1 on a mismatch; `--print` prints them.
+// bf16, which numpy lacks, travels as float32 in .npy files: a float32
+// .npy given for a bf16 input is rounded to nearest even, and bf16 outputs
+// are written as float32 .npy (exactly); f16 is numpy's float16 ('<f2').
 // `--bench N` runs N more times and prints latency min/median/p90.
 // `--profile FILE` writes a Chrome trace of the runs: one event per kernel.
 // A training artifact (loomc train) trains instead: see Train.h.
@@ -503,8 +506,22 @@ int main(int argc, char **argv) {
       break;
     }
     inputs[k].reset(readNpy(path, error));
-    if (!inputs[k])
+    if (!inputs[k]) {
       rc = fail(error);
+      break;
+    }
+    // NumPy has no bfloat16: a bf16 input takes float32 values, rounded.
+    loom_dtype got = loom_tensor_dtype(inputs[k].get());
+    if (inInfo[k].dtype == LOOM_DTYPE_BF16 && got == LOOM_DTYPE_F32) {
+      inputs[k].reset(loom::tools::convertBf16(inputs[k].get(), error));
+      if (!inputs[k])
+        rc = fail(error);
+    } else if (inInfo[k].dtype == LOOM_DTYPE_BF16 && got != LOOM_DTYPE_BF16) {
+      rc = fail("input '" + name + "' is bf16, and '" + path + "' holds " +
+                loom_dtype_name(got) +
+                ": give float32 values (numpy has no bfloat16; loom-run "
+                "rounds them to bf16, to nearest even)");
+    }
   }
   // DIR/input_K.pb: matched by the tensor's name when it has one (an input
   // bound at compile time is skipped), else by position.

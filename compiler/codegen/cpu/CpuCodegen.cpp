@@ -40,16 +40,19 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 #include <chrono>
 
 using namespace mlir;
@@ -81,6 +84,8 @@ struct CopyToLinalgPass
 
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuCodegenOptions &options) {
+  // f16/bf16 ops compute in f32 between casts; their data stays 16-bit.
+  pm.addPass(createCpuWidenFloatsPass());
   // The graph-level fusion decisions: kernel.fusion regions, each lowered
   // and fused on its own, then inlined.
   FusionPassOptions fusion;
@@ -123,6 +128,10 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // No compiler-rt call for a 16-bit float conversion may reach LLVM.
+  CpuExpandFloatCastsPassOptions floatCasts;
+  floatCasts.softF16 = options.softF16;
+  pm.addPass(createCpuExpandFloatCastsPass(floatCasts));
   // LLVM intrinsics first (floor, fma, sqrt, ... stay inline); what has
   // none and was not approximated calls libm.
   pm.addPass(createConvertMathToLLVMPass());
@@ -254,6 +263,34 @@ static std::string hostFeatures() {
   return features;
 }
 
+/// The compiler-rt routine for 16-bit floats (__truncsfbf2, __extendhfsf2,
+/// ...) that `object` calls, if any: the runtime does not provide them, so
+/// the shared object would fail to load. --loom-cpu-expand-float-casts is
+/// meant to leave none.
+static std::optional<std::string> halfFloatRoutine(StringRef object) {
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(object, "loom-cpu"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return std::nullopt;
+  }
+  llvm::Regex routine("^__(extend|trunc|float|fix)[a-z]*(hf|bf)[a-z0-9]*$|"
+                      "^__gnu_(h2f|f2h)_ieee$");
+  for (const llvm::object::SymbolRef &symbol : (*file)->symbols()) {
+    auto flags = symbol.getFlags();
+    auto name = symbol.getName();
+    if (!flags || !name) {
+      llvm::consumeError(flags.takeError());
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    if ((*flags & llvm::object::SymbolRef::SF_Undefined) &&
+        routine.match(*name))
+      return name->str();
+  }
+  return std::nullopt;
+}
+
 /// Links `object` into a shared object with ld.lld.
 static FailureOr<std::string> linkSharedObject(ModuleOp module,
                                                StringRef object) {
@@ -311,27 +348,7 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
   func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   bool hasResults = func.getNumResults() > 0;
 
-  PassManager pm(ctx);
-  buildCpuLoweringPipeline(pm, options);
-  if (options.timing)
-    pm.enableTiming();
-  if (failed(pm.run(module)))
-    return failure();
-  if (failed(addEntryWrapper(module, entry, hasResults)) ||
-      failed(addParallelDispatchers(module)))
-    return failure();
   CpuCode code;
-  if (auto plans = module->getAttrOfType<ArrayAttr>(kMemoryPlanAttr)) {
-    for (Attribute plan : plans)
-      code.memoryPlan += formatMemoryPlan(cast<DictionaryAttr>(plan));
-    module->removeAttr(kMemoryPlanAttr);
-  }
-  if (auto names = module->getAttrOfType<ArrayAttr>(kKernelNamesAttr)) {
-    for (Attribute name : names)
-      code.kernels.push_back(cast<StringAttr>(name).str());
-    module->removeAttr(kKernelNamesAttr);
-  }
-
   // The target machine: PIC code for a shared object.
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -357,6 +374,32 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
   if (!machine->getMCSubtargetInfo()->isCPUStringValid(code.cpu))
     return module.emitError("CPU codegen: unknown CPU '")
            << code.cpu << "' (try x86-64-v3, skylake-avx512 or host)";
+
+  // f16 <-> f32 conversions are F16C instructions where the target has
+  // them; elsewhere (x86 without F16C) LLVM would call compiler-rt.
+  CpuCodegenOptions pipelineOptions = options;
+  pipelineOptions.softF16 =
+      llvm::Triple(code.triple).isX86() &&
+      !machine->getMCSubtargetInfo()->checkFeatures("+f16c");
+  PassManager pm(ctx);
+  buildCpuLoweringPipeline(pm, pipelineOptions);
+  if (options.timing)
+    pm.enableTiming();
+  if (failed(pm.run(module)))
+    return failure();
+  if (failed(addEntryWrapper(module, entry, hasResults)) ||
+      failed(addParallelDispatchers(module)))
+    return failure();
+  if (auto plans = module->getAttrOfType<ArrayAttr>(kMemoryPlanAttr)) {
+    for (Attribute plan : plans)
+      code.memoryPlan += formatMemoryPlan(cast<DictionaryAttr>(plan));
+    module->removeAttr(kMemoryPlanAttr);
+  }
+  if (auto names = module->getAttrOfType<ArrayAttr>(kKernelNamesAttr)) {
+    for (Attribute name : names)
+      code.kernels.push_back(cast<StringAttr>(name).str());
+    module->removeAttr(kKernelNamesAttr);
+  }
 
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateModuleToLLVMIR(module, llvmContext, "loom");
@@ -392,6 +435,12 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
     codegen.run(*llvmModule);
     phase("code generation");
   }
+  if (auto routine = halfFloatRoutine(object))
+    return module.emitError("CPU codegen: the code calls ")
+           << *routine
+           << ", a compiler-rt routine for 16-bit floats that the runtime "
+              "does not provide (a conversion --loom-cpu-expand-float-casts "
+              "did not expand)";
   auto so = linkSharedObject(module, object);
   if (failed(so))
     return failure();

@@ -29,6 +29,11 @@ struct CpuCodegenOptions {
   /// Print the time of every pass and of LLVM's optimization and code
   /// generation to stderr (loomc --timing).
   bool timing = false;
+  /// Expand f16 <-> f32 conversions into integer arithmetic instead of
+  /// leaving them to LLVM (which emits F16C instructions, or without F16C
+  /// calls compiler-rt routines the runtime lacks). compileForCpu sets it
+  /// from the target's features.
+  bool softF16 = false;
 };
 
 /// The shared object and what the runtime needs to check and call it: see

@@ -149,6 +149,12 @@ struct CpuMathApproximationPass
       if (reduction)
         flags = flags | arith::FastMathFlags::reassoc;
       op.getRegion().walk([&](arith::ArithFastMathInterface math) {
+        // Not on float conversions: with contract, canonicalization folds
+        // extf(truncf(x)) to x, and a fused chain of f16/bf16 ops would
+        // skip the roundings its types say (results that would depend on
+        // fusion decisions).
+        if (isa<arith::ExtFOp, arith::TruncFOp>(math))
+          return;
         math->setAttr(math.getFastMathAttrName(),
                       arith::FastMathFlagsAttr::get(op.getContext(), flags));
       });

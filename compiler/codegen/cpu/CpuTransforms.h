@@ -52,12 +52,18 @@ std::unique_ptr<mlir::Pass> createCpuProfileHooksPass();
 /// a register.
 std::unique_ptr<mlir::Pass> createCpuScalarAccumulatorsPass();
 
-/// --loom-cpu-memory-plan (MemoryPlan.cpp) and --loom-exec-to-cpu
-/// (ExecToCpu.cpp), declared in Passes.td: the memory plan as `exec` ops,
-/// then lowered to the runtime's slots.
+/// Declared in Passes.td: --loom-cpu-widen-floats (WidenFloats.cpp) and
+/// --loom-cpu-expand-float-casts (ExpandFloatCasts.cpp), f16/bf16 stored in
+/// 16 bits and computed in f32; --loom-cpu-memory-plan (MemoryPlan.cpp) and
+/// --loom-exec-to-cpu (ExecToCpu.cpp), the memory plan as `exec` ops, then
+/// lowered to the runtime's slots.
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "compiler/codegen/cpu/Passes.h.inc"
+
+/// Whether `type` is f16 or bf16, or a shaped type of them: the 16-bit
+/// floats the CPU backend stores in 16 bits and computes in f32.
+bool isNarrowFloat(mlir::Type type);
 
 /// The module attribute where the memory plan records its plan for people
 /// (`loomc compile --print-memory-plan`).
@@ -90,8 +96,8 @@ mlir::LogicalResult addParallelDispatchers(mlir::ModuleOp module);
 std::unique_ptr<mlir::Pass> createCpuRuntimeChecksPass();
 void registerCpuRuntimeChecksPass();
 
-/// Registers the passes above under their flags (loom-cpu-fusion,
-/// loom-cpu-inline-kernels,
+/// Registers the passes above under their flags (loom-cpu-widen-floats,
+/// loom-cpu-expand-float-casts, loom-cpu-fusion, loom-cpu-inline-kernels,
 /// loom-cpu-math-approximation, loom-cpu-library-calls,
 /// loom-cpu-profile-hooks, loom-cpu-memory-plan, loom-exec-to-cpu,
 /// loom-cpu-parallel-loops, loom-cpu-scalar-accumulators,

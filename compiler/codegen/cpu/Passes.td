@@ -1,7 +1,7 @@
 //===- Passes.td - passes of the CPU code path -------------*- tablegen -*-===//
 //
-// The memory plan and its CPU lowering. The other CPU passes are declared
-// in CpuTransforms.h.
+// 16-bit floats, the memory plan and its CPU lowering. The other CPU passes
+// are declared in CpuTransforms.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +9,70 @@
 #define LOOM_COMPILER_CODEGEN_CPU_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def CpuWidenFloatsPass : Pass<"loom-cpu-widen-floats", "mlir::ModuleOp"> {
+  let summary = "compute f16/bf16 graph ops in f32; keep 16-bit storage";
+  let description = [{
+    On graph IR, before fusion. The CPU backend stores f16 and bf16 in 16
+    bits and computes on them in f32. Every graph op that computes on a
+    16-bit float operand or result (elementwise math, compare, matmul and
+    conv, reductions, softmax, norms, pooling, losses, cumsum, ...) is
+    rebuilt on f32: each 16-bit float operand goes through `graph.cast` to
+    f32, 16-bit float and type attributes become f32, the result types are
+    inferred again, and each result that was a 16-bit float is cast back to
+    its type. So a matmul or conv accumulates in f32, and a chain of
+    elementwise ops rounds to 16 bits after each op, as its types say.
+    Left in 16 bits: casts, constants, and the ops with the
+    `Graph_DataMovement` trait (reshape, transpose, slice, concat, gather,
+    broadcast, pad, where, fills, ...), so the values that cross kernel
+    boundaries stay 16-bit in memory; fusion then puts the casts into the
+    elementwise loops around them. Integer, boolean and f64 values are not
+    touched (a compare of bf16 still gives i1).
+
+    ```mlir
+    %y = graph.tanh %x : tensor<4xbf16>
+    // becomes
+    %0 = graph.cast %x to f32 : tensor<4xbf16>
+    %1 = graph.tanh %0 : tensor<4xf32>
+    %y = graph.cast %1 to bf16 : tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::loom::graph::GraphDialect"];
+}
+
+def CpuExpandFloatCastsPass
+    : Pass<"loom-cpu-expand-float-casts", "mlir::ModuleOp"> {
+  let summary = "16-bit float conversions as integer arithmetic, no libcalls";
+  let description = [{
+    On arith, before the conversion to LLVM. LLVM lowers several
+    conversions of 16-bit floats to calls of compiler-rt routines
+    (`__truncsfbf2`, `__truncdfhf2`, and without F16C `__extendhfsf2` and
+    `__truncsfhf2`) that the runtime does not link. This pass leaves none:
+
+    * arithmetic that is still on f16/bf16 is done in f32 (upstream
+      `arith-emulate-unsupported-floats`; the widening pass leaves none
+      from graph ops, this is the safety net);
+    * bf16 <-> f32: bit arithmetic (upstream `populateExpandBFloat16Patterns`:
+      round to nearest even, NaN stays NaN, infinities stay);
+    * f64 -> f16/bf16: f64 -> f32 rounded to odd, then f32 -> 16 bits to
+      nearest even, which is correctly rounded (no double rounding);
+      f16/bf16 -> f64 goes through f32 (exact);
+    * integer -> f16/bf16 through f64 (exact for up to 32-bit integers),
+      f16/bf16 -> integer through f32;
+    * with `soft-f16` (a target without F16C): f16 <-> f32 as bit arithmetic
+      too (round to nearest even, subnormals, overflow to infinity, NaN).
+      Otherwise LLVM emits F16C instructions for them.
+
+    `compileForCpu` sets `soft-f16` from the target CPU's features, and
+    fails with an error naming the routine if the object still calls one.
+  }];
+  let options = [
+    Option<"softF16", "soft-f16", "bool", "false",
+           "expand f16 <-> f32 too (for a target without F16C)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
 
 def CpuMemoryPlanPass : Pass<"loom-cpu-memory-plan", "mlir::ModuleOp"> {
   let summary = "plan intermediate buffers into a reused arena and slots";
