@@ -14,6 +14,7 @@
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
+#include "passes/Recompute/Passes.h"
 #include "passes/Training/Passes.h"
 #include "passes/Transforms/Passes.h"
 
@@ -50,5 +51,6 @@ void loom::registerAllPasses() {
   loom::registerFusionPasses();
   loom::registerAutodiffPasses();
   loom::registerTrainingPasses();
+  loom::registerRecomputePasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

@@ -322,8 +322,11 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
     return failure();
   CpuCode code;
   if (auto plans = module->getAttrOfType<ArrayAttr>(kMemoryPlanAttr)) {
-    for (Attribute plan : plans)
-      code.memoryPlan += formatMemoryPlan(cast<DictionaryAttr>(plan));
+    for (Attribute plan : plans) {
+      auto dict = cast<DictionaryAttr>(plan);
+      code.memoryPlan += formatMemoryPlan(dict);
+      code.arenaBytes += cast<IntegerAttr>(dict.get("arena_bytes")).getInt();
+    }
     module->removeAttr(kMemoryPlanAttr);
   }
   if (auto names = module->getAttrOfType<ArrayAttr>(kKernelNamesAttr)) {
