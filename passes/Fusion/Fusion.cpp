@@ -11,6 +11,7 @@
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/LocationString.h"
 #include "dialects/kernel/KernelOps.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -91,20 +92,7 @@ bool isSmallConstant(graph::ConstantOp op) {
   return type.getNumElements() * bits / 8 < kSmallConstantBytes;
 }
 
-/// "node" for an op from an ONNX node, "file:line:col" for one from a
-/// file, "" otherwise.
-std::string locString(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      loc = fused.getLocations().front();
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().str();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "";
-}
+std::string locString(Location loc) { return graph::locationString(loc); }
 
 /// "graph.add @node" for people.
 std::string describe(Operation *op) {

@@ -12,6 +12,7 @@
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/LocationString.h"
 #include "dialects/kernel/KernelOps.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/MemoryPlan/ArenaPlanner.h"
@@ -137,18 +138,7 @@ bool isRecomputable(Operation *op) {
          isMemoryEffectFree(op);
 }
 
-std::string locString(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      loc = fused.getLocations().front();
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().str();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "";
-}
+std::string locString(Location loc) { return graph::locationString(loc); }
 
 std::string typeString(Type t) {
   std::string s;
