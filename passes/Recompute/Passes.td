@@ -22,17 +22,23 @@ def RecomputePass : Pass<"loom-recompute", "mlir::ModuleOp"> {
     Strategies:
 
     * `none`: no change (the report still lists the saved values).
-    * `sqrt`: Chen et al. (2016): the saved values, in forward order, are
-      cut into about sqrt(n) segments of equal bytes; only each segment's
-      last value is kept, the others are recomputed once per segment.
+    * `sqrt`: Chen et al. (2016): of the n cut values (the only
+      batch-dependent forward value live across the point after its op,
+      like a transformer's residual stream between blocks), every
+      ceil(sqrt(n))-th is kept; the other values are recomputed from them.
     * `all`: nothing that can be recomputed is kept: every backward op
       recomputes what it reads from the arguments (the least memory, the
       most FLOPs: quadratic in the depth).
     * `optimal`: the fewest recompute FLOPs with a planned peak within
-      `budget`: a dynamic program over the saved values in forward order
-      (keep or recompute, segment costs in FLOPs, a Lagrange multiplier
-      on the kept bytes), each candidate's peak taken from the memory
-      planner, the multiplier bisected until the peak meets the budget.
+      `budget`: a dynamic program over the cuts in forward order (recompute
+      FLOPs + lambda * kept bytes), lambda swept and bisected against the
+      planned peak of each candidate; then the budget is filled by keeping
+      the recomputed values that cost the most FLOPs per byte while the
+      peak stays within it. sqrt's choice is a candidate too.
+
+    A recomputed matmul, reduction or normalization serves every later
+    backward op; recomputed elementwise and data-movement ops serve only
+    the backward op they were cloned for (and usually fuse into it).
 
     The planned peak is that of the arena planner the CPU backend uses
     (passes/MemoryPlan/ArenaPlanner.h) on the buffers the step will have:

@@ -448,7 +448,6 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
     if (failed(pm.run(*scratch)))
       return failure();
     c.peak = plannedPeak(copy, alignment);
-    ++evaluations;
     return success();
   }
 
@@ -572,7 +571,6 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
     }
 
     RewriteResult done = rewrite(*g, chosen.keep, chosen.perOp);
-    (void)done;
     int64_t forwardFlops = 0;
     for (Operation *op : g->forwardOps)
       forwardFlops += flopsOf(op);
@@ -768,8 +766,6 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
       os << "\n";
     }
   }
-
-  int64_t evaluations = 0;
 };
 
 } // namespace
