@@ -437,8 +437,10 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   cpu->set_features(code->features);
   for (const std::string &name : code->kernels)
     out.add_kernels(name);
-  if (report)
+  if (report) {
     report->memoryPlan = code->memoryPlan;
+    report->arenaBytes = code->arenaBytes;
+  }
 
   std::string body;
   if (!out.SerializeToString(&body))

@@ -45,6 +45,8 @@ struct CompileOptions {
 struct CompileReport {
   /// The memory plan, readable (loomc compile --print-memory-plan).
   std::string memoryPlan;
+  /// The memory plan's arena bytes: the planned peak of the intermediates.
+  int64_t arenaBytes = 0;
 };
 
 /// Compiles `module` (rewritten in place) into the bytes of a .loom file.

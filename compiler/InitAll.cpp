@@ -15,6 +15,7 @@
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
+#include "passes/Recompute/Passes.h"
 #include "passes/Training/Passes.h"
 #include "passes/Transforms/Passes.h"
 
@@ -52,5 +53,6 @@ void loom::registerAllPasses() {
   loom::registerAutodiffPasses();
   loom::registerTrainingPasses();
   loom::registerMixedPrecisionPasses();
+  loom::registerRecomputePasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

@@ -11,6 +11,8 @@
 #ifndef LOOM_PASSES_PASSREPORT_H
 #define LOOM_PASSES_PASSREPORT_H
 
+#include "dialects/graph/LocationString.h"
+
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/FileSystem.h"
@@ -25,16 +27,7 @@ namespace loom::report {
 /// "node" for an op from an ONNX node, "file:line:col" for one from a
 /// file, "" otherwise.
 inline std::string locString(mlir::Location loc) {
-  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      loc = fused.getLocations().front();
-  if (auto named = llvm::dyn_cast<mlir::NameLoc>(loc))
-    return named.getName().str();
-  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine()) +
-            ":" + llvm::Twine(file.getColumn()))
-        .str();
-  return "";
+  return graph::locationString(loc);
 }
 
 /// "graph.add @node" for people.

@@ -16,6 +16,8 @@
 //         [--batch B] [--dim NAME=SIZE ...] [--print-ir]
 //         [--precision f32|bf16|f16] [--precision-policy P]
 //         [--loss-scale-init S] [--loss-scale-interval N]
+//         [--memory-budget SIZE] [--recompute none|all|sqrt|optimal]
+//         [--report FILE.json]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -36,6 +38,7 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
+#include "passes/Recompute/Passes.h"
 #include "passes/Training/Passes.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Checkpoint.h"
@@ -51,8 +54,12 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -212,6 +219,56 @@ static cl::opt<bool> printIR("print-ir",
                              cl::desc("train: print the training step's graph "
                                       "IR"),
                              cl::cat(trainCat));
+
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("train: the planned peak of the step's intermediates may not "
+             "exceed SIZE (bytes, or 512MiB, 2GiB, 1e9, 64KB ...); "
+             "recomputes forward values to meet it"),
+    cl::value_desc("SIZE"), cl::init(""), cl::cat(trainCat));
+static cl::opt<std::string> recomputeStrategy(
+    "recompute",
+    cl::desc("train: which forward values the backward recomputes: none, "
+             "all, sqrt or optimal (default: optimal with --memory-budget, "
+             "else none)"),
+    cl::init(""), cl::cat(trainCat));
+static cl::opt<std::string> reportPath(
+    "report",
+    cl::desc("train: write the decisions of the passes (mixed precision, "
+             "recompute) and the "
+             "memory plan as JSON to FILE, and a summary to stderr"),
+    cl::value_desc("FILE.json"), cl::init(""), cl::cat(trainCat));
+
+/// Bytes from "123", "1e9", "64KB", "512MiB", "2GiB" (K/M/G: powers of
+/// 1000; Ki/Mi/Gi: of 1024; a trailing B optional); -1 when malformed.
+static int64_t parseSize(StringRef text) {
+  StringRef s = text.trim();
+  size_t digits = s.find_first_not_of("0123456789.eE+-");
+  StringRef number = s.substr(0, digits), unit = s.substr(number.size());
+  // "1e9" has no unit; "2e" would not parse as a number.
+  double value = 0;
+  if (number.empty() || number.getAsDouble(value) || value < 0)
+    return -1;
+  unit = unit.trim();
+  if (unit.ends_with_insensitive("b") && !unit.equals_insensitive("b"))
+    unit = unit.drop_back();
+  else if (unit.equals_insensitive("b"))
+    unit = "";
+  double scale = llvm::StringSwitch<double>(unit.lower())
+                     .Case("", 1)
+                     .Case("k", 1e3)
+                     .Case("m", 1e6)
+                     .Case("g", 1e9)
+                     .Case("t", 1e12)
+                     .Case("ki", 1024.0)
+                     .Case("mi", 1024.0 * 1024)
+                     .Case("gi", 1024.0 * 1024 * 1024)
+                     .Case("ti", 1024.0 * 1024 * 1024 * 1024)
+                     .Default(-1);
+  if (scale < 0)
+    return -1;
+  return static_cast<int64_t>(value * scale);
+}
 
 /// Op counts, and constants as parameters (count and bytes).
 static void summarize(ModuleOp module, llvm::raw_ostream &os) {
@@ -445,7 +502,8 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
 
 /// Compiles `module` with `options` plus the code generation flags, and
 /// writes the artifact to -o; the exit code.
-static int compileAndWrite(ModuleOp module, loom::CompileOptions options) {
+static int compileAndWrite(ModuleOp module, loom::CompileOptions options,
+                           loom::CompileReport *out = nullptr) {
   options.cpu.cpu = cpuName;
   options.cpu.fusionReport = fusionReport;
   options.cpu.printFusion = printFusion;
@@ -457,6 +515,8 @@ static int compileAndWrite(ModuleOp module, loom::CompileOptions options) {
     return 1;
   if (printMemoryPlan)
     llvm::outs() << report.memoryPlan;
+  if (out)
+    *out = report;
   if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
@@ -492,6 +552,72 @@ static void bakeParams(func::FuncOp func) {
       erase.set(i);
     }
   (void)func.eraseArguments(erase);
+}
+
+/// A pass's JSON report, read from `path` (which is removed).
+static std::optional<llvm::json::Object> takeReport(StringRef path,
+                                                    StringRef pass) {
+  auto text = llvm::MemoryBuffer::getFile(path);
+  llvm::sys::fs::remove(path);
+  if (!text) {
+    llvm::errs() << "error: the " << pass << " report is missing\n";
+    return std::nullopt;
+  }
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*text)->getBuffer());
+  if (!parsed || !parsed->getAsObject()) {
+    llvm::consumeError(parsed.takeError());
+    llvm::errs() << "error: the " << pass << " report is not JSON\n";
+    return std::nullopt;
+  }
+  return std::move(*parsed->getAsObject());
+}
+
+/// After a training compile with --loom-recompute (and --loom-mixed-
+/// precision when `mixedJson` is set): the codegen memory plan's peak
+/// against the pass's and the budget, and --report's JSON
+/// (`{"mixed_precision": {...}, "recompute": {...}, "memory_plan":
+/// {...}}`).
+static int finishRecompute(int rc, StringRef recomputeJson, StringRef mixedJson,
+                           int64_t budget,
+                           const loom::CompileReport &compiled) {
+  std::optional<llvm::json::Object> recompute =
+      takeReport(recomputeJson, "recompute");
+  std::optional<llvm::json::Object> mixed;
+  if (!mixedJson.empty())
+    mixed = takeReport(mixedJson, "mixed precision");
+  if (rc != 0)
+    return rc;
+  if (!recompute || (!mixedJson.empty() && !mixed))
+    return 1;
+  int64_t passPeak = recompute->getInteger("planned_peak_after").value_or(-1);
+  (*recompute)["codegen_planned_peak"] = compiled.arenaBytes;
+  if (!reportPath.empty()) {
+    llvm::errs() << "memory plan of the compiled step: " << compiled.arenaBytes
+                 << " bytes (loom-recompute planned " << passPeak << ")\n";
+    llvm::json::Object root{
+        {"recompute", std::move(*recompute)},
+        {"memory_plan",
+         llvm::json::Object{{"arena_bytes", compiled.arenaBytes}}},
+    };
+    if (mixed)
+      root["mixed_precision"] = std::move(*mixed);
+    std::string out, error;
+    llvm::raw_string_ostream os(out);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+    if (!loom::tools::writeFileAtomically(reportPath, out, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+  }
+  if (budget > 0 && compiled.arenaBytes > budget) {
+    llvm::errs() << "error: the compiled step's memory plan needs "
+                 << compiled.arenaBytes << " bytes, over the budget of "
+                 << budget << " (loom-recompute planned " << passPeak
+                 << "); a smaller budget leaves room for the difference\n";
+    return 1;
+  }
+  return 0;
 }
 
 static int runTrain(MLIRContext &ctx) {
@@ -561,6 +687,8 @@ static int runTrain(MLIRContext &ctx) {
   loss.ignoreIndex = ignoreIndex;
   loss.labelSmoothing = labelSmoothing;
   pm.addPass(loom::createLossPass(loss));
+  // The mixed precision pass writes its JSON here; merged into --report.
+  SmallString<128> mixedJson;
   if (precision != "f32") {
     if (precision != "bf16" && precision != "f16") {
       llvm::errs() << "error: --precision takes f32, bf16 or f16, not '"
@@ -570,6 +698,15 @@ static int runTrain(MLIRContext &ctx) {
     loom::MixedPrecisionPassOptions mixed;
     mixed.dtype = precision;
     mixed.policy = precisionPolicy;
+    if (!reportPath.empty()) {
+      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+              "loomc-mixed-precision", "json", mixedJson)) {
+        llvm::errs() << "error: a temporary file: " << ec.message() << "\n";
+        return 1;
+      }
+      mixed.report = mixedJson.str().str();
+      mixed.summary = true;
+    }
     pm.addPass(loom::createMixedPrecisionPass(mixed));
   }
   loom::AutodiffPassOptions autodiff;
@@ -607,12 +744,48 @@ static int runTrain(MLIRContext &ctx) {
     narrow.funcName = gradientsOnly ? "forward_grad" : "train_step";
     pm.addPass(loom::createSaveNarrowPass(narrow));
   }
-  if (timing)
-    pm.enableTiming();
-  if (failed(pm.run(*module)))
-    return 1;
   // Only the training step (or the gradient function) is compiled.
   std::string entry = gradientsOnly ? "forward_grad" : "train_step";
+  int64_t budget = 0;
+  if (!memoryBudget.empty()) {
+    budget = parseSize(memoryBudget);
+    if (budget <= 0) {
+      llvm::errs() << "error: --memory-budget takes a size (4096, 64KiB, "
+                      "512MiB, 2GiB, 1e9), not '"
+                   << memoryBudget << "'\n";
+      return 1;
+    }
+  }
+  std::string strategy = recomputeStrategy;
+  if (strategy.empty())
+    strategy = budget > 0 ? "optimal" : "none";
+  // The recompute pass writes its JSON here; merged into --report below.
+  SmallString<128> recomputeJson;
+  bool recompute =
+      budget > 0 || !recomputeStrategy.empty() || !reportPath.empty();
+  if (recompute) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "loomc-recompute", "json", recomputeJson)) {
+      llvm::errs() << "error: a temporary file: " << ec.message() << "\n";
+      return 1;
+    }
+    loom::RecomputePassOptions rc;
+    rc.funcName = entry;
+    rc.budget = budget;
+    rc.strategy = strategy;
+    rc.report = recomputeJson.str().str();
+    rc.summary = !reportPath.empty();
+    pm.addPass(loom::createRecomputePass(rc));
+  }
+  if (timing)
+    pm.enableTiming();
+  if (failed(pm.run(*module))) {
+    if (recompute)
+      llvm::sys::fs::remove(recomputeJson);
+    if (!mixedJson.empty())
+      llvm::sys::fs::remove(mixedJson);
+    return 1;
+  }
   for (auto f : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (f.getName() != entry)
       f.erase();
@@ -627,7 +800,11 @@ static int runTrain(MLIRContext &ctx) {
   }
   options.target = target;
   options.funcName = entry;
-  return compileAndWrite(*module, options);
+  loom::CompileReport compiled;
+  int rc = compileAndWrite(*module, options, &compiled);
+  if (recompute)
+    return finishRecompute(rc, recomputeJson, mixedJson, budget, compiled);
+  return rc;
 }
 
 int main(int argc, char **argv) {

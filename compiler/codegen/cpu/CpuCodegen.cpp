@@ -391,8 +391,11 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
       failed(addParallelDispatchers(module)))
     return failure();
   if (auto plans = module->getAttrOfType<ArrayAttr>(kMemoryPlanAttr)) {
-    for (Attribute plan : plans)
-      code.memoryPlan += formatMemoryPlan(cast<DictionaryAttr>(plan));
+    for (Attribute plan : plans) {
+      auto dict = cast<DictionaryAttr>(plan);
+      code.memoryPlan += formatMemoryPlan(dict);
+      code.arenaBytes += cast<IntegerAttr>(dict.get("arena_bytes")).getInt();
+    }
     module->removeAttr(kMemoryPlanAttr);
   }
   if (auto names = module->getAttrOfType<ArrayAttr>(kKernelNamesAttr)) {

@@ -48,6 +48,8 @@ struct CpuCode {
   std::vector<std::string> kernels;
   /// The memory plan, readable: planned bytes and the largest buffers.
   std::string memoryPlan;
+  /// The planned arena bytes (the static-size peak), summed over functions.
+  int64_t arenaBytes = 0;
 };
 
 /// The name of the entry `void loom_entry(void **args)`.

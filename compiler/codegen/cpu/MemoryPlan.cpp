@@ -24,6 +24,7 @@
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
 #include "dialects/exec/ExecOps.h"
+#include "passes/MemoryPlan/ArenaPlanner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,10 +42,6 @@ namespace loom::codegen {
 #include "compiler/codegen/cpu/Passes.h.inc"
 
 namespace {
-
-int64_t alignUp(int64_t n, int64_t alignment) {
-  return (n + alignment - 1) / alignment * alignment;
-}
 
 struct Buffer {
   memref::AllocOp alloc; // replaced by an exec.buffer
@@ -102,10 +99,6 @@ bool liveRange(memref::AllocOp alloc, Block &block,
   return true;
 }
 
-bool overlaps(const Buffer &a, const Buffer &b) {
-  return a.first <= b.last && b.first <= a.last;
-}
-
 struct CpuMemoryPlanPass : impl::CpuMemoryPlanPassBase<CpuMemoryPlanPass> {
   using Base::Base;
 
@@ -148,36 +141,24 @@ struct CpuMemoryPlanPass : impl::CpuMemoryPlanPassBase<CpuMemoryPlanPass> {
       if (!liveRange(alloc, block, position, b))
         continue;
       if (type.hasStaticShape())
-        b.bytes = alignUp(exec::getStaticBytes(type), alignment);
+        b.bytes = memplan::alignUp(exec::getStaticBytes(type), alignment);
       buffers.push_back(std::move(b));
     }
 
-    // Static buffers: offsets in the arena, largest first, first fit.
+    // Static buffers: offsets in the arena, largest first, first fit
+    // (passes/MemoryPlan/ArenaPlanner.h, shared with --loom-recompute).
     std::vector<Buffer *> fixed, dynamic;
     for (Buffer &b : buffers)
       (b.bytes >= 0 ? fixed : dynamic).push_back(&b);
-    std::stable_sort(fixed.begin(), fixed.end(),
-                     [](Buffer *a, Buffer *b) { return a->bytes > b->bytes; });
-    int64_t arena = 0, unshared = 0;
-    std::vector<Buffer *> placed;
-    for (Buffer *b : fixed) {
-      std::vector<std::pair<int64_t, int64_t>> taken;
-      for (Buffer *p : placed)
-        if (overlaps(*p, *b))
-          taken.push_back({p->offset, p->offset + p->bytes});
-      std::sort(taken.begin(), taken.end());
-      int64_t offset = 0;
-      for (auto [begin, end] : taken) {
-        if (offset + b->bytes <= begin)
-          break;
-        offset = std::max(offset, end);
-      }
+    std::vector<memplan::LiveBuffer> live;
+    for (Buffer *b : fixed)
+      live.push_back({b->first, b->last, b->bytes});
+    memplan::ArenaPlan arenaPlan = memplan::planArena(live);
+    for (auto [b, offset] : llvm::zip(fixed, arenaPlan.offsets)) {
       b->slot = 0;
       b->offset = offset;
-      arena = std::max(arena, offset + b->bytes);
-      unshared += b->bytes;
-      placed.push_back(b);
     }
+    int64_t arena = arenaPlan.peak, unshared = arenaPlan.unshared;
     // Dynamic buffers: slots shared by disjoint live ranges.
     std::stable_sort(dynamic.begin(), dynamic.end(),
                      [](Buffer *a, Buffer *b) { return a->first < b->first; });

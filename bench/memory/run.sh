@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Peak memory of a training step with and without recomputation: the
+# GPT-2-style model of test/training (2 blocks, width 32, 16 tokens) trained
+# with AdamW, for each recompute strategy (none, sqrt, optimal at FRACTION of
+# none's planned peak) and precision (f32 so far; the PRECISIONS list is
+# where bf16 goes once loomc train has it). For each: the peak the
+# --loom-recompute pass planned, the compiled step's memory plan (the arena
+# the runtime allocates for the step's intermediates), the extra FLOPs and
+# the solve time (from loomc train --report), and the measured maximum
+# resident set size of `loom-run` over STEPS steps (the whole process:
+# code, weights, optimizer state and the arena), with its difference from
+# none's. Prints one line per case.
+#
+# usage: bench/memory/run.sh [--batch B] [--fraction F] [--steps N]
+# needs: build/ (scripts/build.sh)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+batch=64; fraction=0.5; steps=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --batch) batch=$2; shift 2 ;;
+    --fraction) fraction=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    *) echo "usage: $0 [--batch B] [--fraction F] [--steps N]"; exit 2 ;;
+  esac
+done
+bin="$root/build/bin"
+out="$root/build/bench/memory"
+mkdir -p "$out"
+model="$root/test/training/gpt2.onnx"
+data="$root/test/training/gpt2.data.npz"
+PRECISIONS="f32"
+flags=(--loss cross_entropy --logits logits --labels labels --optimizer adamw
+       --lr 0.003 --weight-decay 0.1 --clip-norm 1.0 --batch "$batch")
+
+# Max RSS (KiB) of a command, from the kernel's rusage of the child.
+maxrss() {
+  /usr/bin/python3 - "$@" <<'PY'
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+}
+field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+echo "model gpt2 (test/training), batch $batch, $steps steps; budget of optimal: $fraction x none's planned peak"
+printf "%-5s %-8s %12s %12s %12s %12s %10s %12s %12s\n" precision strategy \
+  budget pass_peak codegen_peak extra_flops solve_ms max_rss_kib rss_delta_kib
+for precision in $PRECISIONS; do
+  none_arena=""; none_rss=""
+  for strategy in none sqrt optimal; do
+    extra=(--recompute "$strategy")
+    budget="-"
+    if [ "$strategy" = optimal ]; then
+      budget=$(/usr/bin/python3 -c "print(int($none_arena * $fraction))")
+      extra+=(--memory-budget "$budget")
+    fi
+    art="$out/gpt2-$precision-$strategy.loom"
+    rep="$out/gpt2-$precision-$strategy.json"
+    "$bin/loomc" train "$model" "${flags[@]}" "${extra[@]}" --report "$rep" \
+      -o "$art" 2>"$out/gpt2-$precision-$strategy.summary"
+    arena=$(field "$rep" 'r["memory_plan"]["arena_bytes"]')
+    pass=$(field "$rep" 'r["recompute"]["planned_peak_after"]')
+    flops=$(field "$rep" 'r["recompute"]["extra_flops"]')
+    solve=$(field "$rep" '"%.0f" % r["recompute"]["solve_ms"]')
+    rss=$(maxrss "$bin/loom-run" "$art" --data "$data" --steps "$steps" \
+      --batch "$batch" --threads 1)
+    [ -z "$none_arena" ] && none_arena=$arena && none_rss=$rss
+    printf "%-9s %-8s %12s %12s %12s %12s %10s %12s %12s\n" "$precision" \
+      "$strategy" "$budget" "$pass" "$arena" "$flops" "$solve" "$rss" \
+      $((rss - none_rss))
+  done
+done

@@ -1,0 +1,21 @@
+//===- Passes.h - activation recomputation ----------------------*- C++ -*-===//
+
+#ifndef LOOM_PASSES_RECOMPUTE_PASSES_H
+#define LOOM_PASSES_RECOMPUTE_PASSES_H
+
+#include "dialects/kernel/KernelDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace loom {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "passes/Recompute/Passes.h.inc"
+
+} // namespace loom
+
+#endif // LOOM_PASSES_RECOMPUTE_PASSES_H
