@@ -30,6 +30,14 @@ inline std::string locString(mlir::Location loc) {
   return graph::locationString(loc);
 }
 
+/// A type as MLIR prints it ("tensor<4x8xbf16>", "f32").
+inline std::string typeString(mlir::Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
 /// "graph.add @node" for people.
 inline std::string describe(mlir::Operation *op) {
   std::string s = op->getName().getStringRef().str();

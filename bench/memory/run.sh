@@ -2,8 +2,8 @@
 # Peak memory of a training step with and without recomputation: the
 # GPT-2-style model of test/training (2 blocks, width 32, 16 tokens) trained
 # with AdamW, for each recompute strategy (none, sqrt, optimal at FRACTION of
-# none's planned peak) and precision (f32 so far; the PRECISIONS list is
-# where bf16 goes once loomc train has it). For each: the peak the
+# none's planned peak) and precision (f32, and bf16 mixed precision with the
+# default policy: loomc train --precision bf16). For each: the peak the
 # --loom-recompute pass planned, the compiled step's memory plan (the arena
 # the runtime allocates for the step's intermediates), the extra FLOPs and
 # the solve time (from loomc train --report), and the measured maximum
@@ -29,7 +29,7 @@ out="$root/build/bench/memory"
 mkdir -p "$out"
 model="$root/test/training/gpt2.onnx"
 data="$root/test/training/gpt2.data.npz"
-PRECISIONS="f32"
+PRECISIONS="f32 bf16"
 flags=(--loss cross_entropy --logits logits --labels labels --optimizer adamw
        --lr 0.003 --weight-decay 0.1 --clip-norm 1.0 --batch "$batch")
 
@@ -58,6 +58,7 @@ for precision in $PRECISIONS; do
     art="$out/gpt2-$precision-$strategy.loom"
     rep="$out/gpt2-$precision-$strategy.json"
     "$bin/loomc" train "$model" "${flags[@]}" "${extra[@]}" --report "$rep" \
+      --precision "$precision" \
       -o "$art" 2>"$out/gpt2-$precision-$strategy.summary"
     arena=$(field "$rep" 'r["memory_plan"]["arena_bytes"]')
     pass=$(field "$rep" 'r["recompute"]["planned_peak_after"]')
@@ -66,8 +67,15 @@ for precision in $PRECISIONS; do
     rss=$(maxrss "$bin/loom-run" "$art" --data "$data" --steps "$steps" \
       --batch "$batch" --threads 1)
     [ -z "$none_arena" ] && none_arena=$arena && none_rss=$rss
+    [ "$precision" = f32 ] && [ "$strategy" = none ] && f32_arena=$arena
     printf "%-9s %-8s %12s %12s %12s %12s %10s %12s %12s\n" "$precision" \
       "$strategy" "$budget" "$pass" "$arena" "$flops" "$solve" "$rss" \
       $((rss - none_rss))
   done
 done
+if [ -n "${f32_arena:-}" ]; then
+  for precision in $PRECISIONS; do
+    a=$(field "$out/gpt2-$precision-none.json" 'r["memory_plan"]["arena_bytes"]')
+    /usr/bin/python3 -c "print('planned peak without recompute, $precision: %d bytes, %.1f%% of f32' % ($a, 100.0 * $a / $f32_arena))"
+  done
+fi

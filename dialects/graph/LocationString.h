@@ -3,6 +3,7 @@
 #ifndef LOOM_DIALECTS_GRAPH_LOCATIONSTRING_H
 #define LOOM_DIALECTS_GRAPH_LOCATIONSTRING_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 
 #include <string>

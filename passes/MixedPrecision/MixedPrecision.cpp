@@ -64,13 +64,6 @@ int64_t elements(Value v) {
   return t.hasStaticShape() ? t.getNumElements() : -1;
 }
 
-std::string typeName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
-
 /// One cast the pass made, for the report.
 struct CastInfo {
   std::string reason;
@@ -88,7 +81,7 @@ struct Rewriter {
   unsigned inserted = 0, removed = 0;
   unsigned lowOps = 0, followLow = 0, keptF32 = 0;
 
-  std::string lowName() const { return typeName(low); }
+  std::string lowName() const { return report::typeString(low); }
 
   /// `v` as a tensor of element type `t`: one cast per value and type,
   /// right where `v` becomes available.
@@ -179,7 +172,7 @@ struct Rewriter {
       if (!e)
         continue;
       if (e != f32 && e != low) {
-        restoreOperands(op, where + " has a " + typeName(e) +
+        restoreOperands(op, where + " has a " + report::typeString(e) +
                                 " operand: left as it is");
         return success();
       }
@@ -408,8 +401,8 @@ struct Rewriter {
       Value v = op->getOperand(0);
       list.push_back(llvm::json::Object{
           {"value", valueName(v)},
-          {"from", typeName(floatElement(v.getType()))},
-          {"to", typeName(floatElement(op->getResult(0).getType()))},
+          {"from", report::typeString(floatElement(v.getType()))},
+          {"to", report::typeString(floatElement(op->getResult(0).getType()))},
           {"elements", elements(v)},
           {"reason", info->reason}});
     }
@@ -434,8 +427,9 @@ struct Rewriter {
         followLow, keptF32, casts.size(), paramCasts(), inserted, removed);
     for (auto [op, info] : ordered()) {
       Value v = op->getOperand(0);
-      os << "  " << valueName(v) << " " << typeName(floatElement(v.getType()))
-         << " -> " << typeName(floatElement(op->getResult(0).getType())) << ": "
+      os << "  " << valueName(v) << " "
+         << report::typeString(floatElement(v.getType())) << " -> "
+         << report::typeString(floatElement(op->getResult(0).getType())) << ": "
          << info->reason << "\n";
     }
   }

@@ -69,6 +69,10 @@ def RecomputePass : Pass<"loom-recompute", "mlir::ModuleOp"> {
            "write the decisions as JSON to this file">,
     Option<"summary", "summary", "bool", /*default=*/"false",
            "print the decisions to stderr">,
+    Option<"targetPasses", "target-passes", "std::string", /*default=*/"",
+           "the backend's graph passes before fusion, as a pass pipeline "
+           "(the CPU's: loom-cpu-widen-floats), run on every planned copy "
+           "so that the plan is the compiled code's">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
            "byte alignment of every buffer, as the memory plan's">,
   ];

@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/PassReport.h"
 #include "passes/Recompute/Passes.h"
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
-#include "dialects/graph/LocationString.h"
 #include "dialects/kernel/KernelOps.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/MemoryPlan/ArenaPlanner.h"
@@ -22,6 +22,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -138,14 +139,8 @@ bool isRecomputable(Operation *op) {
          isMemoryEffectFree(op);
 }
 
-std::string locString(Location loc) { return graph::locationString(loc); }
-
-std::string typeString(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
+using report::locString;
+using report::typeString;
 
 /// The forward part of a joint function: its saved values and its cut
 /// values (checkpoint candidates).
@@ -444,6 +439,9 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
     c.flops = r.flops;
     c.flopsOfSaved = std::move(r.flopsOfSaved);
     PassManager pm(func.getContext());
+    if (!targetPasses.empty() && failed(parsePassPipeline(targetPasses, pm)))
+      return func.emitError("loom-recompute: bad target-passes '")
+             << targetPasses << "'";
     pm.addPass(createFusionPass());
     if (failed(pm.run(*scratch)))
       return failure();
@@ -576,14 +574,10 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
       forwardFlops += flopsOf(op);
     llvm::json::Object out =
         toJson(*g, chosen, none, done, forwardFlops, solveMs, tried);
-    if (!report.empty()) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
-      if (ec)
-        return func->emitError("loom-recompute: cannot write '")
-               << report << "': " << ec.message();
-      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
-    }
+    if (!report.empty() &&
+        failed(loom::report::writeJson(*func, "loom-recompute", report,
+                                       llvm::json::Value(std::move(out)))))
+      return failure();
     if (summary)
       printSummary(llvm::errs(), *g, chosen, none, done, forwardFlops, solveMs);
     return success();

@@ -775,6 +775,8 @@ static int runTrain(MLIRContext &ctx) {
     rc.strategy = strategy;
     rc.report = recomputeJson.str().str();
     rc.summary = !reportPath.empty();
+    if (target == "cpu")
+      rc.targetPasses = loom::codegen::kCpuGraphPasses;
     pm.addPass(loom::createRecomputePass(rc));
   }
   if (timing)

@@ -85,6 +85,7 @@ struct CopyToLinalgPass
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuCodegenOptions &options) {
   // f16/bf16 ops compute in f32 between casts; their data stays 16-bit.
+  // (kCpuGraphPasses names what runs before fusion.)
   pm.addPass(createCpuWidenFloatsPass());
   // The graph-level fusion decisions: kernel.fusion regions, each lowered
   // and fused on its own, then inlined.

@@ -18,6 +18,11 @@
 
 namespace loom::codegen {
 
+/// The graph passes the CPU pipeline runs before --loom-fusion, as pass
+/// pipeline text: what --loom-recompute runs on the copies it plans, so
+/// that its planned peak is the compiled code's.
+inline constexpr const char *kCpuGraphPasses = "loom-cpu-widen-floats";
+
 struct CpuCodegenOptions {
   /// An LLVM CPU name ("x86-64-v3", "skylake-avx512") or "host".
   std::string cpu = "host";
