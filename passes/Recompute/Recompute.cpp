@@ -356,6 +356,22 @@ int64_t plannedPeak(func::FuncOp fused, int64_t alignment) {
       bufferOf[op.getResult(0)] = it == bufferOf.end() ? -1 : it->second;
       continue;
     }
+    // A matmul or convolution whose region rounds its result (a cast in
+    // its epilogue: the 16-bit rounding of a widened op) writes into a
+    // buffer of its own first, which the epilogue reads (the CPU code does
+    // not round in place). It lives while the region runs.
+    bool rounds =
+        fusion && llvm::any_of(fusion.getBody().front(), [](Operation &inner) {
+          return isa<graph::CastOp>(inner);
+        });
+    if (rounds)
+      for (Operation &inner : fusion.getBody().front())
+        if (isa<graph::MatmulOp, graph::ConvOp>(inner)) {
+          int64_t bytes = tensorBytes(inner.getResult(0).getType());
+          buffers.push_back({position[&op], position[&op],
+                             memplan::alignUp(bytes, alignment)});
+          escapes.push_back(false);
+        }
     for (Value r : op.getResults()) {
       int64_t bytes = tensorBytes(r.getType());
       if (bytes == 0) {
