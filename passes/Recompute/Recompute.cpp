@@ -10,6 +10,7 @@
 
 #include "passes/PassReport.h"
 #include "passes/Recompute/Passes.h"
+#include "passes/Training/TrainingUtils.h"
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
@@ -422,13 +423,8 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
 
   FailureOr<func::FuncOp> pick() {
     ModuleOp module = getOperation();
-    if (!funcName.empty()) {
-      auto f = module.lookupSymbol<func::FuncOp>(funcName);
-      if (!f)
-        return module.emitError("loom-recompute: no function '")
-               << funcName << "'";
-      return f;
-    }
+    if (!funcName.empty())
+      return training::pickFunction(module, funcName, "loom-recompute");
     for (auto f : module.getOps<func::FuncOp>()) {
       if (f.isDeclaration())
         continue;
