@@ -1,6 +1,7 @@
 //===- Compile.cpp - graph IR to a .loom artifact -------------------------===//
 
 #include "compiler/Compile.h"
+#include "passes/Sharding/ShardingUtils.h"
 
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/TensorBytes.h"
@@ -421,6 +422,21 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       return func->emitError("an inference module was given, but '")
              << func->getName() << "' is not a training step (no "
              << kTrainingAttr << ")";
+  }
+  if (mesh::MeshOp mesh = sharding::findMesh(module)) {
+    artifact::Mesh *m = out.mutable_mesh();
+    SmallVector<std::string> axes = sharding::axisNames(mesh);
+    if (axes.size() != mesh.getShape().size())
+      return mesh.emitError("the mesh needs one name per axis (")
+             << sharding::kAxesAttr << ")";
+    for (auto [size, name] : llvm::zip(mesh.getShape(), axes)) {
+      if (size <= 0)
+        return mesh.emitError("the mesh's axes need static sizes");
+      m->add_shape(size);
+      m->add_axes(name);
+    }
+    if (auto zero = mesh->getAttrOfType<IntegerAttr>(sharding::kZeroAttr))
+      m->set_zero_stage(static_cast<int32_t>(zero.getInt()));
   }
   if (failed(outlineWeights(*func, options.minWeightBytes, out)))
     return failure();

@@ -16,6 +16,7 @@
 #include "passes/Fusion/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Recompute/Passes.h"
+#include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
 #include "passes/Transforms/Passes.h"
 
@@ -27,6 +28,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -39,7 +42,8 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::LLVM::LLVMDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+                  mlir::mesh::MeshDialect, mlir::scf::SCFDialect,
+                  mlir::tensor::TensorDialect>();
   registry.insert<loom::exec::ExecDialect>();
   loom::codegen::registerCpuCodegenDialects(registry);
 }
@@ -54,5 +58,6 @@ void loom::registerAllPasses() {
   loom::registerTrainingPasses();
   loom::registerMixedPrecisionPasses();
   loom::registerRecomputePasses();
+  loom::registerShardingPasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

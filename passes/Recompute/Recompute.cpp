@@ -443,6 +443,10 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
     OpBuilder b(func.getContext());
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
     b.setInsertionPointToEnd(scratch->getBody());
+    // The module's other symbols the function may refer to (a mesh).
+    for (Operation &op : *func->getParentOfType<ModuleOp>().getBody())
+      if (!isa<func::FuncOp>(op))
+        b.clone(op);
     auto copy = cast<func::FuncOp>(b.clone(*func));
     FailureOr<StepGraph> g = analyze(copy);
     if (failed(g))

@@ -55,24 +55,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
   }
 
   FailureOr<func::FuncOp> gradFunction() {
-    if (!funcName.empty())
-      return training::pickFunction(getOperation(), funcName, "loom-optimizer");
-    func::FuncOp found;
-    for (auto f : getOperation().getOps<func::FuncOp>()) {
-      bool hasGrads = false;
-      for (unsigned i = 0; i < f.getNumResults(); ++i)
-        hasGrads |= bool(f.getResultAttr(i, "graph.grad_of"));
-      if (!hasGrads)
-        continue;
-      if (found)
-        return f.emitError("loom-optimizer: several gradient functions; "
-                           "name one with func=");
-      found = f;
-    }
-    if (!found)
-      return getOperation().emitError(
-          "loom-optimizer: no gradient function (run --loom-autodiff first)");
-    return found;
+    return training::gradientFunction(getOperation(), funcName,
+                                      "loom-optimizer");
   }
 
   double decay() const {

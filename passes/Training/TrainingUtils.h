@@ -36,6 +36,33 @@ inline mlir::FailureOr<mlir::func::FuncOp> pickFunction(mlir::ModuleOp module,
 }
 
 /// Rank-0 constants and scalar arithmetic of one element type.
+/// The gradient function of `module`: `name` when given, else the one
+/// function returning `graph.grad_of` results (`--loom-autodiff`'s
+/// output). Errors name `pass`.
+inline mlir::FailureOr<mlir::func::FuncOp>
+gradientFunction(mlir::ModuleOp module, llvm::StringRef name,
+                 llvm::StringRef pass) {
+  if (!name.empty())
+    return pickFunction(module, name, pass);
+  mlir::func::FuncOp found;
+  for (auto f : module.getOps<mlir::func::FuncOp>()) {
+    bool hasGrads = false;
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      hasGrads |= bool(f.getResultAttr(i, "graph.grad_of"));
+    if (!hasGrads)
+      continue;
+    if (found)
+      return f.emitError() << pass
+                           << ": several gradient functions; name one with "
+                              "func=";
+    found = f;
+  }
+  if (!found)
+    return module.emitError()
+           << pass << ": no gradient function (run --loom-autodiff first)";
+  return found;
+}
+
 class Scalars {
 public:
   Scalars(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elem)

@@ -39,6 +39,7 @@
 #include "passes/Autodiff/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Recompute/Passes.h"
+#include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Checkpoint.h"
@@ -232,6 +233,23 @@ static cl::opt<std::string> recomputeStrategy(
              "all, sqrt or optimal (default: optimal with --memory-budget, "
              "else none)"),
     cl::init(""), cl::cat(trainCat));
+static cl::opt<int64_t> dataParallel(
+    "data-parallel",
+    cl::desc("train: data-parallel ranks; each computes 1/N of the global "
+             "batch (--batch) and the gradients are averaged over them "
+             "(run under loom-launch --nproc N)"),
+    cl::init(1), cl::cat(trainCat));
+static cl::opt<int64_t>
+    zeroStage("zero",
+              cl::desc("train: ZeRO stage with --data-parallel: 0 (none), 1 "
+                       "(optimizer state sharded), 2 (and gradients "
+                       "reduce-scattered)"),
+              cl::init(0), cl::cat(trainCat));
+static cl::opt<std::string> bucketSize(
+    "bucket-size",
+    cl::desc("train: gradient bytes per data-parallel bucket (default: "
+             "chosen from the model)"),
+    cl::value_desc("SIZE"), cl::init(""), cl::cat(trainCat));
 static cl::opt<std::string> reportPath(
     "report",
     cl::desc("train: write the decisions of the passes (mixed precision, "
@@ -554,6 +572,16 @@ static void bakeParams(func::FuncOp func) {
   (void)func.eraseArguments(erase);
 }
 
+/// A temporary file for a pass's JSON report (merged into --report).
+static bool temporaryReport(StringRef prefix, SmallString<128> &path) {
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile(prefix, "json", path)) {
+    llvm::errs() << "error: a temporary file: " << ec.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 /// A pass's JSON report, read from `path` (which is removed).
 static std::optional<llvm::json::Object> takeReport(StringRef path,
                                                     StringRef pass) {
@@ -573,22 +601,29 @@ static std::optional<llvm::json::Object> takeReport(StringRef path,
   return std::move(*parsed->getAsObject());
 }
 
-/// After a training compile with --loom-recompute (and --loom-mixed-
-/// precision when `mixedJson` is set): the codegen memory plan's peak
-/// against the pass's and the budget, and --report's JSON
-/// (`{"mixed_precision": {...}, "recompute": {...}, "memory_plan":
-/// {...}}`).
-static int finishRecompute(int rc, StringRef recomputeJson, StringRef mixedJson,
-                           int64_t budget,
+/// A section of --report: its key and the temporary file its pass wrote
+/// (empty: the pass did not run).
+struct ReportSection {
+  StringRef key, pass;
+  StringRef path;
+};
+
+/// After a training compile with --loom-recompute: the codegen memory
+/// plan's peak against the pass's and the budget, and --report's JSON
+/// (`{"recompute": {...}, "memory_plan": {...}}` and each of `sections`
+/// that ran: "mixed_precision", "sharding").
+static int finishRecompute(int rc, StringRef recomputeJson,
+                           ArrayRef<ReportSection> sections, int64_t budget,
                            const loom::CompileReport &compiled) {
   std::optional<llvm::json::Object> recompute =
       takeReport(recomputeJson, "recompute");
-  std::optional<llvm::json::Object> mixed;
-  if (!mixedJson.empty())
-    mixed = takeReport(mixedJson, "mixed precision");
+  std::vector<std::pair<StringRef, std::optional<llvm::json::Object>>> extra;
+  for (const ReportSection &section : sections)
+    if (!section.path.empty())
+      extra.push_back({section.key, takeReport(section.path, section.pass)});
   if (rc != 0)
     return rc;
-  if (!recompute || (!mixedJson.empty() && !mixed))
+  if (!recompute || llvm::any_of(extra, [](auto &e) { return !e.second; }))
     return 1;
   int64_t passPeak = recompute->getInteger("planned_peak_after").value_or(-1);
   (*recompute)["codegen_planned_peak"] = compiled.arenaBytes;
@@ -600,8 +635,8 @@ static int finishRecompute(int rc, StringRef recomputeJson, StringRef mixedJson,
         {"memory_plan",
          llvm::json::Object{{"arena_bytes", compiled.arenaBytes}}},
     };
-    if (mixed)
-      root["mixed_precision"] = std::move(*mixed);
+    for (auto &[key, object] : extra)
+      root[key] = std::move(*object);
     std::string out, error;
     llvm::raw_string_ostream os(out);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
@@ -634,6 +669,15 @@ static int runTrain(MLIRContext &ctx) {
       return 1;
     import.initializersAsParams = true;
     import.batch = batchSize;
+    if (batchSize && dataParallel > 1) {
+      if (batchSize % dataParallel) {
+        llvm::errs() << "error: --batch " << batchSize
+                     << " (the global batch) does not split over "
+                     << "--data-parallel " << dataParallel << " ranks\n";
+        return 1;
+      }
+      import.batch = batchSize / dataParallel;
+    }
     for (const std::string &d : dimSizes) {
       size_t eq = d.find('=');
       int64_t size = 0;
@@ -699,11 +743,8 @@ static int runTrain(MLIRContext &ctx) {
     mixed.dtype = precision;
     mixed.policy = precisionPolicy;
     if (!reportPath.empty()) {
-      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-              "loomc-mixed-precision", "json", mixedJson)) {
-        llvm::errs() << "error: a temporary file: " << ec.message() << "\n";
+      if (!temporaryReport("loomc-mixed-precision", mixedJson))
         return 1;
-      }
       mixed.report = mixedJson.str().str();
       mixed.summary = true;
     }
@@ -714,6 +755,41 @@ static int runTrain(MLIRContext &ctx) {
   // f16's narrow range needs loss scaling (bf16 has f32's).
   autodiff.lossScale = precision == "f16" && !gradientsOnly;
   pm.addPass(loom::createAutodiffPass(autodiff));
+  // Data parallel: the gradient function's gradients reduced over the
+  // ranks; its report goes into --report.
+  SmallString<128> shardingJson;
+  if (dataParallel < 1 || zeroStage < 0 || zeroStage > 2 ||
+      (zeroStage > 0 && dataParallel < 2)) {
+    llvm::errs() << "error: --data-parallel takes N >= 1 and --zero 0, 1 or "
+                    "2 with --data-parallel N >= 2\n";
+    return 1;
+  }
+  if (dataParallel > 1) {
+    if (gradientsOnly) {
+      llvm::errs() << "error: --data-parallel compiles a training step, not "
+                      "--gradients\n";
+      return 1;
+    }
+    loom::DataParallelPassOptions dp;
+    dp.ranks = dataParallel;
+    dp.zero = zeroStage;
+    if (!bucketSize.empty()) {
+      dp.bucketBytes = parseSize(bucketSize);
+      if (dp.bucketBytes <= 0) {
+        llvm::errs() << "error: --bucket-size takes a size (4096, 64KiB, "
+                        "25MiB), not '"
+                     << bucketSize << "'\n";
+        return 1;
+      }
+    }
+    if (!reportPath.empty()) {
+      if (!temporaryReport("loomc-sharding", shardingJson))
+        return 1;
+      dp.report = shardingJson.str().str();
+      dp.summary = true;
+    }
+    pm.addPass(loom::createDataParallelPass(dp));
+  }
   if (!gradientsOnly) {
     loom::OptimizerPassOptions opt;
     opt.optimizer = optimizerKind;
@@ -764,11 +840,8 @@ static int runTrain(MLIRContext &ctx) {
   bool recompute =
       budget > 0 || !recomputeStrategy.empty() || !reportPath.empty();
   if (recompute) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "loomc-recompute", "json", recomputeJson)) {
-      llvm::errs() << "error: a temporary file: " << ec.message() << "\n";
+    if (!temporaryReport("loomc-recompute", recomputeJson))
       return 1;
-    }
     loom::RecomputePassOptions rc;
     rc.funcName = entry;
     rc.budget = budget;
@@ -782,10 +855,10 @@ static int runTrain(MLIRContext &ctx) {
   if (timing)
     pm.enableTiming();
   if (failed(pm.run(*module))) {
-    if (recompute)
-      llvm::sys::fs::remove(recomputeJson);
-    if (!mixedJson.empty())
-      llvm::sys::fs::remove(mixedJson);
+    for (StringRef path : {StringRef(recomputeJson), StringRef(mixedJson),
+                           StringRef(shardingJson)})
+      if (!path.empty())
+        llvm::sys::fs::remove(path);
     return 1;
   }
   for (auto f : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
@@ -805,7 +878,10 @@ static int runTrain(MLIRContext &ctx) {
   loom::CompileReport compiled;
   int rc = compileAndWrite(*module, options, &compiled);
   if (recompute)
-    return finishRecompute(rc, recomputeJson, mixedJson, budget, compiled);
+    return finishRecompute(rc, recomputeJson,
+                           {{"mixed_precision", "mixed precision", mixedJson},
+                            {"sharding", "data parallel", shardingJson}},
+                           budget, compiled);
   return rc;
 }
 

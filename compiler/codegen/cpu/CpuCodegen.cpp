@@ -107,6 +107,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCpuMathApproximationPass());
   // Checks of run-time shape parameters report a status, never abort.
   pm.addPass(createCpuRuntimeChecksPass());
+  // Mesh collectives: started where they stand, awaited at first use.
+  pm.addPass(createCpuCollectivesPass());
 
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -74,6 +74,42 @@ def CpuExpandFloatCastsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def CpuCollectivesPass : Pass<"loom-cpu-collectives", "mlir::ModuleOp"> {
+  let summary = "mesh collectives to asynchronous runtime calls";
+  let description = [{
+    On tensors, right before bufferization. Each collective of MLIR's
+    `mesh` dialect (`all_reduce`, `reduce_scatter`, `all_gather`,
+    `all_slice`, `broadcast`) becomes a start and a wait call of the
+    runtime (docs/distributed.md, "What the generated code calls"):
+
+    ```mlir
+    %r = mesh.all_reduce %x on @mesh mesh_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+    ...
+    %y = graph.add %r, %z  // the first use
+    // becomes
+    %in = bufferization.to_memref %x read_only : memref<8xf32>
+    %out = memref.alloc() {alignment = 64} : memref<8xf32>
+    %h = call @loom_rt_collective_start_f32(%in*, %out*, 0, 1, 0, 1) : ... -> i64
+    ...
+    call @loom_rt_collective_wait_f32(%h, %in*, %out*)
+    %r = bufferization.to_tensor %out restrict writable : memref<8xf32>
+    %y = graph.add %r, %z
+    ```
+
+    The collective runs between the two calls, overlapping whatever the
+    code computes in between (the rest of the backward, for a gradient
+    bucket). The wait takes both buffers, so the memory plan keeps them
+    alive until then. The module's `mesh.mesh` is erased once nothing
+    refers to it (the artifact records it, Artifact.mesh). A mesh op this
+    pass does not lower (`mesh.shard`, `send`, `recv`, ...) is an error
+    that names it.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CpuMemoryPlanPass : Pass<"loom-cpu-memory-plan", "mlir::ModuleOp"> {
   let summary = "plan intermediate buffers into a reused arena and slots";
   let description = [{

@@ -1,0 +1,61 @@
+//===- Passes.td - sharding over a device mesh -------------*- tablegen -*-===//
+
+#ifndef LOOM_PASSES_SHARDING_PASSES_TD
+#define LOOM_PASSES_SHARDING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Data parallel gradients: buckets all-reduced (or reduce-scattered for ZeRO) over the data axis";
+  let description = [{
+    Runs on the gradient function (`--loom-autodiff`'s `F_grad`) before
+    `--loom-optimizer`. Every rank runs the same program on its slice of
+    the global batch: the parameters are replicated, each rank's gradients
+    are partial sums of the global gradient, and its loss is the loss of
+    its slice. The pass declares the mesh (`mesh.mesh @mesh`, axis `data`
+    of `ranks` ranks, `loom.axes = ["data"]`) and turns them into the
+    global values with MLIR's upstream `mesh` collectives:
+
+    * gradients are grouped in buckets of about `bucket-bytes` bytes, in
+      the order the backward produces them; a bucket is flattened,
+      scaled by `1 / ranks` and all-reduced right after its last gradient
+      is computed, so the reduction overlaps the rest of the backward (the
+      CPU backend starts it there and waits where the result is first
+      used). `bucket-bytes = 0` lets the pass choose: a quarter of the
+      gradient bytes, between 256 KiB and 25 MiB (PyTorch DDP's default
+      cap), so that a model has a few buckets to overlap;
+    * the loss is all-reduced and divided by `ranks`: the mean of the
+      ranks' losses, as DDP reports (equal to the global batch's loss for
+      a mean loss over equal slices);
+    * with `zero = 1` or `2` (ZeRO) each gradient comes out as this rank's
+      shard: the gradient flattened, padded to a multiple of `ranks` and
+      cut in `ranks` equal chunks. A bucket lays its gradients out chunk by
+      chunk (`[ranks, sum of chunk sizes]`), so one collective serves the
+      whole bucket: ZeRO-2 reduce-scatters it (only the shard is ever
+      reduced), ZeRO-1 all-reduces it and keeps its slice. The result
+      carries `graph.shard = {axis = 0, shape = <full shape>}`;
+      `--loom-optimizer` then updates only the shard (its slots are
+      shards) and all-gathers the parameter.
+
+    With `report` the pass writes its decisions as JSON (the mesh, each
+    bucket's gradients, bytes and the op after which it starts, each
+    parameter's sharding) and with `summary` prints them.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "the gradient function (default: the one returning graph.grad_of results)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "data-parallel ranks (the mesh's data axis)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"0",
+           "gradient bytes per bucket (0: chosen from the model)">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage: 0 (all-reduce), 1 or 2 (sharded optimizer state)">,
+    Option<"report", "report", "std::string", /*default=*/"",
+           "write the decisions as JSON to this file">,
+    Option<"summary", "summary", "bool", /*default=*/"false",
+           "print the decisions on stderr">,
+  ];
+  let dependentDialects = ["mlir::mesh::MeshDialect"];
+}
+
+#endif // LOOM_PASSES_SHARDING_PASSES_TD
