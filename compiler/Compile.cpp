@@ -298,6 +298,16 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
     state->set_kind(kind.str());
     state->set_input(static_cast<int32_t>(i));
     state->set_output(-1);
+    if (auto shard = func.getArgAttrOfType<DictionaryAttr>(i, "graph.shard")) {
+      auto axis = shard.getAs<StringAttr>("axis");
+      auto full = shard.getAs<DenseI64ArrayAttr>("shape");
+      if (!axis || !full)
+        return argError() << "graph.shard needs an axis and a shape";
+      artifact::StateShard *out = state->mutable_shard();
+      out->set_axis(axis.str());
+      for (int64_t d : full.asArrayRef())
+        out->add_full_dims(d);
+    }
     if (Attribute init = func.getArgAttr(i, kInitialValueAttr)) {
       auto value = dyn_cast<ElementsAttr>(init);
       if (!value || value.getType() != type)

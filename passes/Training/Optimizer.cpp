@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Sharding/ShardingUtils.h"
 #include "passes/Training/Passes.h"
 #include "passes/Training/TrainingUtils.h"
 
@@ -38,6 +39,10 @@ struct Param {
   Value grad;        ///< in train_step
   Attribute initial; ///< graph.initial_value, may be null
   SmallVector<std::pair<std::string, BlockArgument>> slots; ///< kind, arg
+  /// ZeRO (`graph.shard` on its gradient): the gradient and the slots are
+  /// this rank's chunk of the flattened, padded parameter.
+  DictionaryAttr shard;
+  int64_t numel = 0, chunk = 0;
   BlockArgument slot(StringRef kind) const {
     for (auto &[k, a] : slots)
       if (k == kind)
@@ -159,6 +164,37 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     return {nextScale, nextGood};
   }
 
+  /// ZeRO: this rank's chunk of `p`'s parameter, flattened and padded to
+  /// a multiple of the ranks (as --loom-data-parallel cuts the gradient).
+  static Value shardOf(OpBuilder &b, Location loc,
+                       const sharding::MeshAxis &axis, const Param &p) {
+    Value flat = b.create<ReshapeOp>(loc, p.arg, ArrayRef<int64_t>{p.numel});
+    int64_t padded = p.chunk * axis.size;
+    if (padded != p.numel)
+      flat = b.create<PadOp>(loc, flat, ArrayRef<int64_t>{0, padded - p.numel},
+                             PadMode::constant, llvm::APFloat(0.0));
+    Value rows =
+        b.create<ReshapeOp>(loc, flat, ArrayRef<int64_t>{axis.size, p.chunk});
+    Value mine = sharding::allSlice(b, loc, axis, rows, 0);
+    return b.create<ReshapeOp>(loc, mine, ArrayRef<int64_t>{p.chunk});
+  }
+
+  /// ZeRO: the whole parameter from every rank's updated chunk.
+  static Value unshard(OpBuilder &b, Location loc,
+                       const sharding::MeshAxis &axis, const Param &p,
+                       Value chunk) {
+    Value row = b.create<ReshapeOp>(loc, chunk, ArrayRef<int64_t>{1, p.chunk});
+    Value all = sharding::allGather(b, loc, axis, row, 0);
+    Value flat =
+        b.create<ReshapeOp>(loc, all, ArrayRef<int64_t>{axis.size * p.chunk});
+    if (axis.size * p.chunk != p.numel)
+      flat =
+          b.create<SliceOp>(loc, flat, ArrayRef<int64_t>{0},
+                            ArrayRef<int64_t>{p.numel}, ArrayRef<int64_t>{1});
+    return b.create<ReshapeOp>(
+        loc, flat, cast<RankedTensorType>(p.arg.getType()).getShape());
+  }
+
   LogicalResult run() {
     FailureOr<func::FuncOp> grad = gradFunction();
     if (failed(grad) || failed(checkOptions(*grad)))
@@ -238,8 +274,17 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     SmallVector<std::string> kinds = slotKinds();
     for (const std::string &kind : kinds)
       for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
-        types.push_back(grad->getArgument(i).getType());
-        argAttrs.push_back(stateAttrs(name + "/" + kind, kind, nullptr));
+        // A ZeRO slot is a shard, like the gradient.
+        unsigned r = gradResult[name];
+        types.push_back(grad->getResultTypes()[r]);
+        DictionaryAttr attrs = stateAttrs(name + "/" + kind, kind, nullptr);
+        if (auto shard =
+                grad->getResultAttrOfType<DictionaryAttr>(r, "graph.shard")) {
+          NamedAttrList list(attrs);
+          list.set("graph.shard", shard);
+          attrs = list.getDictionary(ctx);
+        }
+        argAttrs.push_back(attrs);
       }
     auto scalarF32 = RankedTensorType::get({}, f32);
     if (scaleArg) {
@@ -301,8 +346,29 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     for (Operation &op : grad->getBody().front().without_terminator())
       b.clone(op, map);
     Value loss = map.lookup(ret.getOperand(0));
-    for (Param &p : params)
-      p.grad = map.lookup(ret.getOperand(gradResult[p.name]));
+    for (Param &p : params) {
+      unsigned r = gradResult[p.name];
+      p.grad = map.lookup(ret.getOperand(r));
+      p.shard = grad->getResultAttrOfType<DictionaryAttr>(r, "graph.shard");
+      if (p.shard) {
+        p.numel = cast<RankedTensorType>(p.arg.getType()).getNumElements();
+        p.chunk = cast<RankedTensorType>(p.grad.getType()).getNumElements();
+      }
+    }
+    // ZeRO: the data axis the shards are cut over.
+    std::optional<sharding::MeshAxis> dataAxis;
+    if (llvm::any_of(params, [](const Param &p) { return bool(p.shard); })) {
+      mesh::MeshOp mesh = sharding::findMesh(module);
+      if (mesh)
+        for (auto [i, n] : llvm::enumerate(sharding::axisNames(mesh)))
+          if (n == "data")
+            dataAxis = sharding::MeshAxis{mesh.getSymName().str(), (int16_t)i,
+                                          mesh.getShape()[i]};
+      if (!dataAxis)
+        return grad->emitError("loom-optimizer: sharded gradients "
+                               "(graph.shard) but no mesh with a 'data' "
+                               "axis (run --loom-data-parallel)");
+    }
 
     // The optimizer's ops say so in fusion reports and profiles.
     loc = NameLoc::get(b.getStringAttr("optimizer"));
@@ -358,8 +424,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       grads.push_back(g);
     }
     // Global norm and clipping.
-    Value sumSq = s.constant(0.0);
-    for (Value g : grads) {
+    Value sumSq = s.constant(0.0), shardSumSq;
+    for (auto [p, g] : llvm::zip(params, grads)) {
       auto t = cast<RankedTensorType>(g.getType());
       Value sq = s.mul(g, g);
       if (t.getRank() > 0) {
@@ -368,8 +434,15 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
           all.push_back(i);
         sq = b.create<ReduceSumOp>(loc, sq, all, false);
       }
-      sumSq = s.add(sumSq, sq);
+      if (p.shard)
+        shardSumSq = shardSumSq ? s.add(shardSumSq, sq) : sq;
+      else
+        sumSq = s.add(sumSq, sq);
     }
+    // ZeRO: each rank holds disjoint chunks (the padding is zeros), so the
+    // global sum of squares is the sum over the data axis.
+    if (shardSumSq)
+      sumSq = s.add(sumSq, sharding::allReduce(b, loc, *dataAxis, shardSumSq));
     Value norm = b.create<SqrtOp>(loc, sumSq);
     // Loss scaling: every gradient element is finite iff the sum of squares
     // is (NaN compares false); a sum that overflows f32 counts as not.
@@ -412,7 +485,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     for (auto [p, g] : llvm::zip(params, grads)) {
       Location ploc = NameLoc::get(b.getStringAttr("optimizer/" + p.name));
       training::Scalars s(b, ploc, f32);
-      Value w = p.arg, next;
+      Value w = p.shard ? shardOf(b, ploc, *dataAxis, p) : Value(p.arg);
+      Value next;
       if (optimizer == "sgd") {
         Value d = wd != 0 ? s.add(g, s.mul(w, wd)) : g;
         if (momentum != 0) {
@@ -436,7 +510,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
             s.add(s.div(b.create<SqrtOp>(ploc, v), bc2Sqrt), (double)eps);
         next = s.sub(w, s.mul(s.div(m, denom), stepSize));
       }
-      nextParams.push_back(next);
+      nextParams.push_back(p.shard ? unshard(b, ploc, *dataAxis, p, next)
+                                   : next);
     }
     // Parameters and slots (not the accumulators) keep their values where
     // `cond` is false.

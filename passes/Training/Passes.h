@@ -4,6 +4,7 @@
 #ifndef LOOM_PASSES_TRAINING_PASSES_H
 #define LOOM_PASSES_TRAINING_PASSES_H
 
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

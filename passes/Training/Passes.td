@@ -39,6 +39,7 @@ def LossPass : Pass<"loom-loss", "mlir::ModuleOp"> {
 }
 
 def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
+  let dependentDialects = ["mlir::mesh::MeshDialect"];
   let summary = "Build the training step from a gradient function";
   let description = [{
     From `F_grad(args) -> (loss, grads)` (the output of `--loom-autodiff`)
@@ -79,6 +80,14 @@ def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
     `loss-scale-backoff`; after `loss-scale-interval` good steps in a row
     it is multiplied by `loss-scale-growth`. The step's scale is the result
     `graph.output = "loss_scale"`.
+
+    ZeRO (`--loom-data-parallel zero=1|2`): a gradient marked
+    `graph.shard` is this rank's chunk of the flattened, padded parameter.
+    Its slots are chunks too (marked `graph.shard`, so the artifact records
+    them as sharded state); the update runs on the rank's chunk of the
+    parameter (`mesh.all_slice`), and the updated chunks are all-gathered
+    into the next parameter. The global gradient norm adds the chunks'
+    sums of squares over the data axis (`mesh.all_reduce`).
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"",

@@ -1,0 +1,134 @@
+"""Data parallel and ZeRO training equal single-process training.
+
+For MODEL (mlp or gpt2, test/training/), trains 5 optimizer steps on one
+process with the global batch, then for each rank count and ZeRO stage the
+same global batch split over the ranks under loom-launch, and checks
+(rtol 1e-5):
+
+  * the loss, learning rate and gradient norm of every step (rank 0's log);
+  * every parameter after the 5 steps (`loomc export --checkpoint`, read
+    back with the onnx package).
+
+The loss of a data-parallel step is the mean of the ranks' losses (as
+PyTorch DDP reports it), which is the global batch's loss when every rank's
+slice has as many counted labels: the check uses labels without ignored
+entries for that reason.
+
+  check_data_parallel.py BIN_DIR TRAINING_DIR WORK_DIR MODEL RANKS ZEROS
+  (RANKS, ZEROS: comma-separated, e.g. 2,4 and 0,1,2)
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+FLAGS = {
+    "mlp": ["--optimizer", "adamw", "--lr", "0.01", "--weight-decay", "0.01",
+            "--clip-norm", "0.5", "--batch", "8"],
+    "gpt2": ["--optimizer", "adamw", "--lr", "0.003", "--weight-decay", "0.1",
+             "--warmup", "2", "--schedule", "cosine", "--total-steps", "5",
+             "--clip-norm", "1.0", "--accumulate", "2", "--batch", "4"],
+}
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+    return r.stdout + r.stderr
+
+
+def logged(out):
+    """(loss, lr, grad_norm) of each logged step of rank 0 (or the only)."""
+    rows = []
+    for line in out.splitlines():
+        if line.startswith("[rank ") and not line.startswith("[rank 0]"):
+            continue
+        m = re.search(r"loss (\S+)\s+lr (\S+)\s+grad_norm (\S+)", line)
+        if m:
+            rows.append([float(x) for x in m.groups()])
+    return np.array(rows)
+
+
+def params(bindir, artifact, ckpt, work, name):
+    out = os.path.join(work, name + ".onnx")
+    run([os.path.join(bindir, "loomc"), "export", artifact, "--checkpoint",
+         ckpt, "-o", out])
+    model = onnx.load(out)
+    return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+
+
+def main():
+    bindir, testdir, work, model = sys.argv[1:5]
+    ranks = [int(r) for r in sys.argv[5].split(",")]
+    zeros = [int(z) for z in sys.argv[6].split(",")]
+    os.makedirs(work, exist_ok=True)
+    loomc = os.path.join(bindir, "loomc")
+    loomrun = os.path.join(bindir, "loom-run")
+    launch = os.path.join(bindir, "loom-launch")
+
+    data = dict(np.load(os.path.join(testdir, model + ".data.npz")))
+    data["labels"] = np.where(data["labels"] < 0, 0, data["labels"])
+    data_path = os.path.join(work, model + ".data.npz")
+    np.savez(data_path, **data)
+    flags = ["--loss", "cross_entropy", "--logits", "logits", "--labels",
+             "labels", "--opt-level", "1"] + FLAGS[model]
+    batch = flags[flags.index("--batch") + 1]
+    run_flags = ["--data", data_path, "--steps", "5", "--batch", batch,
+                 "--log-every", "1", "--threads", "1"]
+
+    single = os.path.join(work, model + "-single.loom")
+    run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o", single]
+        + flags)
+    ckpt = os.path.join(work, model + "-single.ckpt")
+    ref_log = logged(run([loomrun, single, "--save", ckpt] + run_flags))
+    ref_params = params(bindir, single, ckpt, work, model + "-single")
+    if ref_log.shape != (5, 3):
+        sys.exit("single process: expected 5 logged steps, got %s" % ref_log)
+
+    failed = False
+    for n in ranks:
+        for zero in zeros:
+            tag = "%s-dp%d-zero%d" % (model, n, zero)
+            art = os.path.join(work, tag + ".loom")
+            run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
+                 art, "--data-parallel", str(n), "--zero", str(zero)] + flags)
+            ck = os.path.join(work, tag + ".ckpt")
+            log = logged(run([launch, "--nproc", str(n), "--timeout", "120",
+                              "--", loomrun, art, "--save", ck] + run_flags))
+            got = params(bindir, art, ck, work, tag)
+            problems = []
+            if log.shape != ref_log.shape:
+                problems.append("logged %s, expected 5 steps" % (log,))
+            elif not np.allclose(log, ref_log, rtol=1e-5, atol=0):
+                problems.append("loss/lr/grad_norm %s, single %s" %
+                                (log.tolist(), ref_log.tolist()))
+            worst = 0.0
+            for name, ref in ref_params.items():
+                value = got.get(name)
+                if value is None or value.shape != ref.shape:
+                    problems.append("parameter %s missing or misshaped" % name)
+                    continue
+                err = np.abs(value - ref) / (np.abs(ref) + 1e-6)
+                worst = max(worst, float(err.max()))
+                if not np.allclose(value, ref, rtol=1e-5, atol=1e-7):
+                    problems.append("parameter %s differs by up to %.3g" %
+                                    (name, float(np.abs(value - ref).max())))
+            if problems:
+                failed = True
+                print("FAIL %s: %s" % (tag, "; ".join(problems)))
+            else:
+                print("ok %s: 5 steps, losses %s, %d parameters (worst "
+                      "relative difference %.2g)" %
+                      (tag, " ".join("%.6g" % x for x in log[:, 0]),
+                       len(ref_params), worst))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
