@@ -58,4 +58,24 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::mesh::MeshDialect"];
 }
 
+def VerifyCollectivesPass : Pass<"loom-verify-collectives", "mlir::ModuleOp"> {
+  let summary = "Check that every group's ranks issue the same collectives in the same order";
+  let description = [{
+    A collective that one rank of its group issues and another does not,
+    or issues in another order or with another shape, hangs or corrupts
+    data at run time. This pass finds it at compile time: for every rank
+    of the module's mesh it lists the collectives its program issues (the
+    public function whose `loom.ranks` names the rank, or the one function
+    without `loom.ranks`, which every rank runs), splits each collective's
+    ranks into its groups (the ranks that differ only on its mesh axes) and
+    compares, within each group, the ranks' sequences: kind, mesh axes,
+    reduction, gather/scatter/slice axis, root, operand and result types.
+    The first difference is an error on the op that names both ranks, the
+    position in the group's sequence and what each rank issues there.
+
+    A collective inside a region (an `scf.if` or a loop) is an error: the
+    ranks may not all reach it. So is a rank that runs no or two programs.
+  }];
+}
+
 #endif // LOOM_PASSES_SHARDING_PASSES_TD

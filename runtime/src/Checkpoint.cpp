@@ -4,6 +4,10 @@
 
 #include "runtime/src/FileIO.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+
 namespace loom::artifact {
 
 bool serializeCheckpoint(const Checkpoint &checkpoint, std::string &bytes,
@@ -54,8 +58,9 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
   return true;
 }
 
-bool readCheckpoint(const std::string &path, Checkpoint &out,
-                    std::string &error) {
+namespace {
+
+bool readOne(const std::string &path, Checkpoint &out, std::string &error) {
   std::string bytes;
   if (!files::readFile(path, bytes, error, "checkpoint"))
     return false;
@@ -64,6 +69,126 @@ bool readCheckpoint(const std::string &path, Checkpoint &out,
     return false;
   }
   return true;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+} // namespace
+
+std::string shardFileName(int64_t microStep, int64_t rank, int64_t ranks) {
+  return "step" + std::to_string(microStep) + ".rank" + std::to_string(rank) +
+         "-of-" + std::to_string(ranks) + ".loomckpt";
+}
+
+bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
+                 const std::string &where, std::string &error) {
+  struct Pieces {
+    const CheckpointTensor *first = nullptr;
+    std::vector<const CheckpointTensor *> chunks;
+  };
+  std::map<std::string, Pieces> sharded;
+  std::vector<std::string> order;
+  std::map<std::string, const CheckpointTensor *> whole;
+  for (const Checkpoint &file : files)
+    for (const CheckpointTensor &t : file.state()) {
+      std::string what = where + ": state '" + t.name() + "'";
+      if (!t.has_shard()) {
+        if (!whole.emplace(t.name(), &t).second || sharded.count(t.name())) {
+          error = what + " is in two shard files";
+          return false;
+        }
+        order.push_back(t.name());
+        continue;
+      }
+      Pieces &p = sharded[t.name()];
+      if (!p.first) {
+        if (whole.count(t.name()) || t.shard_count() < 1) {
+          error = what + " is corrupt (shard count " +
+                  std::to_string(t.shard_count()) + ")";
+          return false;
+        }
+        p.first = &t;
+        p.chunks.assign(static_cast<size_t>(t.shard_count()), nullptr);
+        order.push_back(t.name());
+      }
+      if (t.shard_count() != p.first->shard_count() ||
+          t.dtype() != p.first->dtype() || t.dims_size() != 1 ||
+          p.first->dims_size() != 1 || t.dims(0) != p.first->dims(0) ||
+          t.shard().full_dims_size() != p.first->shard().full_dims_size() ||
+          t.shard_index() < 0 || t.shard_index() >= t.shard_count() ||
+          p.chunks[static_cast<size_t>(t.shard_index())]) {
+        error = what + ": shard " + std::to_string(t.shard_index()) +
+                " does not match the others (count, type, size or index)";
+        return false;
+      }
+      p.chunks[static_cast<size_t>(t.shard_index())] = &t;
+    }
+  for (const std::string &name : order) {
+    CheckpointTensor *out = manifest.add_state();
+    if (auto it = whole.find(name); it != whole.end()) {
+      *out = *it->second;
+      continue;
+    }
+    const Pieces &p = sharded[name];
+    int64_t numel = 1;
+    for (int64_t d : p.first->shard().full_dims())
+      numel *= d;
+    size_t elem = p.first->data().size() /
+                  static_cast<size_t>(std::max<int64_t>(1, p.first->dims(0)));
+    std::string data;
+    for (size_t i = 0; i < p.chunks.size(); ++i) {
+      if (!p.chunks[i]) {
+        error = where + ": state '" + name + "' lacks shard " +
+                std::to_string(i) + " of " + std::to_string(p.chunks.size());
+        return false;
+      }
+      data += p.chunks[i]->data();
+    }
+    if (data.size() < static_cast<size_t>(numel) * elem) {
+      error = where + ": the shards of state '" + name + "' hold " +
+              std::to_string(data.size()) + " bytes, fewer than its shape";
+      return false;
+    }
+    data.resize(static_cast<size_t>(numel) * elem);
+    out->set_name(name);
+    out->set_kind(p.first->kind());
+    out->set_dtype(p.first->dtype());
+    for (int64_t d : p.first->shard().full_dims())
+      out->add_dims(d);
+    out->set_data(std::move(data));
+  }
+  manifest.clear_shard_files();
+  return true;
+}
+
+bool readCheckpoint(const std::string &path, Checkpoint &out,
+                    std::string &error) {
+  std::string file = path;
+  if (isDirectory(path))
+    file = path + "/" + kManifestName;
+  if (!readOne(file, out, error))
+    return false;
+  if (out.shard_files().empty())
+    return true;
+  std::string dir = file.substr(0, file.find_last_of('/') + 1);
+  std::vector<Checkpoint> shards(static_cast<size_t>(out.shard_files_size()));
+  for (int i = 0; i < out.shard_files_size(); ++i) {
+    const std::string &name = out.shard_files(i);
+    if (name.empty() || name.find('/') != std::string::npos) {
+      error = file + ": shard file name '" + name + "' is not a plain name";
+      return false;
+    }
+    if (!readOne(dir + name, shards[static_cast<size_t>(i)], error))
+      return false;
+  }
+  if (!out.state().empty()) {
+    error = file + ": a manifest with state of its own";
+    return false;
+  }
+  return mergeShards(out, shards, path, error);
 }
 
 std::map<std::string, const CheckpointTensor *>

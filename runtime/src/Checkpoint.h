@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace loom::artifact {
 
@@ -38,9 +39,26 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
                      std::string &error);
 
 /// Reads and validates the checkpoint at `path`; messages start with the
-/// path ("ckpt.loomckpt: checkpoint is corrupt (checksum mismatch)").
+/// path ("ckpt.loomckpt: checkpoint is corrupt (checksum mismatch)"). A
+/// sharded checkpoint (a directory with a manifest, or the manifest file)
+/// comes back merged: every sharded tensor whole, as a one-process
+/// checkpoint holds it.
 bool readCheckpoint(const std::string &path, Checkpoint &out,
                     std::string &error);
+
+/// The manifest's name in a sharded checkpoint's directory.
+inline constexpr const char *kManifestName = "manifest";
+
+/// The file of `rank` (of `ranks`) in a sharded checkpoint written at
+/// micro-step `microStep` (the step keeps an earlier set intact until the
+/// new manifest replaces the old one).
+std::string shardFileName(int64_t microStep, int64_t rank, int64_t ranks);
+
+/// Merges the shards `files` (parsed) of a manifest into `manifest`'s
+/// state: replicated tensors once, sharded ones concatenated in shard
+/// order and cut to their full size. `where` starts the messages.
+bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
+                 const std::string &where, std::string &error);
 
 /// The state tensors of a (validated) checkpoint by name; the pointers
 /// live as long as `checkpoint`.

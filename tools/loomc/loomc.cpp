@@ -852,6 +852,9 @@ static int runTrain(MLIRContext &ctx) {
       rc.targetPasses = loom::codegen::kCpuGraphPasses;
     pm.addPass(loom::createRecomputePass(rc));
   }
+  // Every rank of every group issues the same collectives, in order.
+  if (dataParallel > 1)
+    pm.addPass(loom::createVerifyCollectivesPass());
   if (timing)
     pm.enableTiming();
   if (failed(pm.run(*module))) {
