@@ -142,6 +142,10 @@ struct loom_session_s {
   std::string modelName;
   /// Set for a training artifact (checked by artifact::parse).
   std::unique_ptr<loom::artifact::Training> training;
+  /// The mesh the code was compiled for (empty: one process).
+  std::vector<int64_t> meshShape;
+  std::vector<std::string> meshAxes;
+  int32_t zeroStage = 0;
 };
 
 const loom::artifact::Training *
@@ -219,6 +223,11 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
 
   session->kernels.assign(artifact.kernels().begin(), artifact.kernels().end());
   session->modelName = artifact.model_name();
+  session->meshShape.assign(artifact.mesh().shape().begin(),
+                            artifact.mesh().shape().end());
+  session->meshAxes.assign(artifact.mesh().axes().begin(),
+                           artifact.mesh().axes().end());
+  session->zeroStage = artifact.mesh().zero_stage();
   if (artifact.has_training()) {
     session->training = std::make_unique<loom::artifact::Training>();
     session->training->Swap(artifact.mutable_training());
@@ -373,6 +382,20 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
         "the model has " + std::to_string(session->outputs.size()) +
             " outputs, the run asked for " + std::to_string(num_outputs));
 
+  // A multi-rank artifact needs its ranks.
+  int64_t meshRanks = 1;
+  for (int64_t s : session->meshShape)
+    meshRanks *= s;
+  if (meshRanks > 1)
+    return makeStatus(
+        LOOM_UNAVAILABLE,
+        "this artifact runs on a mesh of " + std::to_string(meshRanks) +
+            " ranks (" +
+            loom::runtime::collectives::meshString(session->meshShape,
+                                                   session->meshAxes) +
+            "); start it under loom-launch (or torchrun, mpirun, srun) with " +
+            std::to_string(meshRanks) + " ranks");
+
   // Check every input against its signature; named dynamic dims agree.
   std::map<std::string, std::pair<int64_t, std::string>> symbols;
   for (size_t i = 0; i < num_inputs; ++i) {
@@ -428,6 +451,7 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   std::unique_ptr<loom::runtime::RunContext> context =
       session->contexts.acquire();
   loom::runtime::ActiveRun active(context.get());
+  context->collectives().begin(nullptr, session->meshShape);
   // The generated loops' parallel chunks use the instance's thread count.
   // OpenMP's thread count is per calling thread: set it for this run's
   // GEMMs and convolutions too.
@@ -462,6 +486,7 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     session->cpu->entry()(args.data());
   }
   std::string failure = context->takeFailure();
+  std::string collectiveFailure = context->collectives().finish();
   session->contexts.release(std::move(context));
 
   // Each result becomes a tensor. A dense, 64-byte aligned buffer the code
@@ -545,6 +570,8 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     std::free(p);
   if (status)
     return status;
+  if (!collectiveFailure.empty())
+    return makeStatus(LOOM_UNAVAILABLE, collectiveFailure);
   if (!failure.empty())
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "the model rejected an input value: " + failure);
