@@ -74,6 +74,24 @@ std::chrono::milliseconds timeoutFromEnv(std::chrono::milliseconds fallback,
 /// The default timeout: 300 s.
 inline constexpr std::chrono::milliseconds kDefaultTimeout{300000};
 
+/// Where this process stands in its job, from the environment a launcher
+/// sets: RANK, WORLD_SIZE, LOCAL_RANK (loom-launch, torchrun),
+/// OMPI_COMM_WORLD_RANK/_SIZE/_LOCAL_RANK (mpirun) or SLURM_PROCID,
+/// SLURM_NTASKS, SLURM_LOCALID (srun); MASTER_ADDR and MASTER_PORT name
+/// rank 0's rendezvous (MASTER_ADDR defaults to 127.0.0.1 on one node).
+struct RankEnvironment {
+  int rank = 0, size = 1, localRank = 0;
+  std::string masterAddr;
+  int masterPort = 0;
+  /// "RANK/WORLD_SIZE", "OMPI_COMM_WORLD_*" or "SLURM_*".
+  std::string source;
+};
+
+/// Reads the environment; false with `error` saying what is missing or
+/// inconsistent. `found` is false when no launcher variable is set at all
+/// (a single process).
+bool rankFromEnvironment(RankEnvironment &env, bool &found, std::string &error);
+
 class Communicator {
 public:
   virtual ~Communicator();
@@ -112,6 +130,10 @@ public:
   /// The failure that broke the communicator; "" while it works.
   virtual std::string error() const = 0;
 };
+
+/// A communicator of one rank: every collective is a copy; send and recv
+/// fail (there is no peer).
+std::unique_ptr<Communicator> createSelfCommunicator();
 
 } // namespace loom::runtime::collectives
 
