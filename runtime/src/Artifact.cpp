@@ -307,6 +307,37 @@ static bool checkTraining(const Artifact &a, std::string &error) {
   return true;
 }
 
+/// The mesh: at least one axis, each of size >= 1 and a known name, at most
+/// 65536 ranks, ZeRO stage 0, 1 or 2.
+static bool checkMesh(const Mesh &m, std::string &error) {
+  error = "mesh: ";
+  if (m.shape_size() == 0 || m.shape_size() != m.axes_size()) {
+    error += "it has " + std::to_string(m.shape_size()) + " sizes and " +
+             std::to_string(m.axes_size()) + " axis names";
+    return false;
+  }
+  int64_t ranks = 1;
+  for (int i = 0; i < m.shape_size(); ++i) {
+    if (m.shape(i) < 1 || m.shape(i) > 65536 || (ranks *= m.shape(i)) > 65536) {
+      error += "axis " + std::to_string(i) + " has size " +
+               std::to_string(m.shape(i)) + " (at most 65536 ranks in all)";
+      return false;
+    }
+    if (m.axes(i) != "data" && m.axes(i) != "tensor") {
+      error += "axis " + std::to_string(i) + " is named '" + m.axes(i) +
+               "', not 'data' or 'tensor'";
+      return false;
+    }
+  }
+  if (m.zero_stage() < 0 || m.zero_stage() > 2) {
+    error +=
+        "ZeRO stage " + std::to_string(m.zero_stage()) + " is not 0, 1 or 2";
+    return false;
+  }
+  error.clear();
+  return true;
+}
+
 bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
   const char *body = nullptr;
   size_t bodySize = 0;
@@ -335,6 +366,8 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
       return false;
   }
   if (out.has_training() && !checkTraining(out, error))
+    return false;
+  if (out.has_mesh() && !checkMesh(out.mesh(), error))
     return false;
   if (out.cpu().shared_object().empty() || out.cpu().entry_symbol().empty()) {
     error = "artifact has no CPU code";

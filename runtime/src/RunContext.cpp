@@ -6,7 +6,7 @@
 
 namespace loom::runtime {
 
-static thread_local RunContext *current = nullptr;
+static thread_local RunContext *currentRun = nullptr;
 
 RunContext::~RunContext() {
   for (Slot &s : slots_)
@@ -50,10 +50,15 @@ size_t RunContext::bytes() const {
   return total;
 }
 
-ActiveRun::ActiveRun(RunContext *context) : previous_(current) {
-  current = context;
+RunContext &RunContext::current() {
+  static thread_local RunContext fallback;
+  return currentRun ? *currentRun : fallback;
 }
-ActiveRun::~ActiveRun() { current = previous_; }
+
+ActiveRun::ActiveRun(RunContext *context) : previous_(currentRun) {
+  currentRun = context;
+}
+ActiveRun::~ActiveRun() { currentRun = previous_; }
 
 std::unique_ptr<RunContext> RunContextPool::acquire() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -72,13 +77,7 @@ void RunContextPool::release(std::unique_ptr<RunContext> context) {
 } // namespace loom::runtime
 
 namespace {
-/// The calling thread's run context. Outside a run (the code called by
-/// something else than the runtime) there is none; a thread-local one
-/// keeps the code working.
-loom::runtime::RunContext &currentContext() {
-  static thread_local loom::runtime::RunContext fallback;
-  return loom::runtime::current ? *loom::runtime::current : fallback;
-}
+using loom::runtime::RunContext;
 
 /// MLIR's descriptor of a memref<?xi8>.
 struct Bytes1D {
@@ -89,7 +88,7 @@ struct Bytes1D {
 
 extern "C" __attribute__((visibility("default"))) void
 _mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
-  void *p = currentContext().slot(slot, bytes);
+  void *p = RunContext::current().slot(slot, bytes);
   if (!p) {
     // Out of memory: there is no status path out of the generated code;
     // fail loudly rather than write through a null pointer.
@@ -103,5 +102,5 @@ _mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
 /// carries `message`. The code goes on with safe sizes and returns.
 extern "C" __attribute__((visibility("default"))) void
 loom_rt_fail(const char *message) {
-  currentContext().fail(message);
+  RunContext::current().fail(message);
 }

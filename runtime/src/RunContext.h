@@ -14,6 +14,8 @@
 #ifndef LOOM_RUNTIME_RUNCONTEXT_H
 #define LOOM_RUNTIME_RUNCONTEXT_H
 
+#include "runtime/src/collectives/RunCollectives.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +37,13 @@ public:
   void fail(const char *message);
   /// The recorded failure, or empty; clears it.
   std::string takeFailure();
+  /// This run's collectives (the ABI of docs/distributed.md).
+  collectives::RunCollectives &collectives() { return collectives_; }
+
+  /// The calling thread's run context. Outside a run (the code called by
+  /// something else than the runtime) there is none: a thread-local one
+  /// keeps the code working (its collectives are copies).
+  static RunContext &current();
 
 private:
   struct Slot {
@@ -43,6 +52,7 @@ private:
   };
   std::vector<Slot> slots_;
   std::string failure_;
+  collectives::RunCollectives collectives_;
 };
 
 /// Makes `context` the calling thread's current run context while alive.

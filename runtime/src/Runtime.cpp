@@ -17,6 +17,7 @@
 #include "runtime/src/RunContext.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/ThreadPool.h"
+#include "runtime/src/collectives/CommunicatorApi.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -142,6 +143,13 @@ struct loom_session_s {
   std::string modelName;
   /// Set for a training artifact (checked by artifact::parse).
   std::unique_ptr<loom::artifact::Training> training;
+  /// The mesh the code was compiled for (empty: one process).
+  std::vector<int64_t> meshShape;
+  std::vector<std::string> meshAxes;
+  int32_t zeroStage = 0;
+  std::vector<const char *> meshAxisPtrs;
+  /// Attached by loom_session_attach_communicator; not owned.
+  loom_communicator *communicator = nullptr;
 };
 
 const loom::artifact::Training *
@@ -219,6 +227,13 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
 
   session->kernels.assign(artifact.kernels().begin(), artifact.kernels().end());
   session->modelName = artifact.model_name();
+  session->meshShape.assign(artifact.mesh().shape().begin(),
+                            artifact.mesh().shape().end());
+  session->meshAxes.assign(artifact.mesh().axes().begin(),
+                           artifact.mesh().axes().end());
+  session->zeroStage = artifact.mesh().zero_stage();
+  for (const std::string &a : session->meshAxes)
+    session->meshAxisPtrs.push_back(a.c_str());
   if (artifact.has_training()) {
     session->training = std::make_unique<loom::artifact::Training>();
     session->training->Swap(artifact.mutable_training());
@@ -264,6 +279,43 @@ loom_status loom_session_create_from_file(loom_instance *instance,
 }
 
 void loom_session_release(loom_session *session) { delete session; }
+
+loom_status loom_session_attach_communicator(loom_session *session,
+                                             loom_communicator *comm) {
+  if (!session)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_attach_communicator: session is null");
+  int64_t ranks = 1;
+  for (int64_t s : session->meshShape)
+    ranks *= s;
+  if (comm && !session->meshShape.empty() && comm->comm->size() != ranks)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "this artifact runs on a mesh of " +
+                          std::to_string(ranks) + " ranks (" +
+                          loom::runtime::collectives::meshString(
+                              session->meshShape, session->meshAxes) +
+                          "), the communicator has " +
+                          std::to_string(comm->comm->size()) + " ranks");
+  session->communicator = comm;
+  return nullptr;
+}
+
+size_t loom_session_mesh(const loom_session *session, size_t capacity,
+                         int64_t *shape, const char **axes,
+                         int32_t *zero_stage) {
+  if (!session)
+    return 0;
+  size_t n = session->meshShape.size();
+  for (size_t i = 0; i < n && i < capacity; ++i) {
+    if (shape)
+      shape[i] = session->meshShape[i];
+    if (axes)
+      axes[i] = session->meshAxisPtrs[i];
+  }
+  if (zero_stage)
+    *zero_stage = session->zeroStage;
+  return n;
+}
 
 int32_t loom_session_is_training(const loom_session *session) {
   return session && session->training ? 1 : 0;
@@ -373,6 +425,21 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
         "the model has " + std::to_string(session->outputs.size()) +
             " outputs, the run asked for " + std::to_string(num_outputs));
 
+  // A multi-rank artifact needs its ranks.
+  int64_t meshRanks = 1;
+  for (int64_t s : session->meshShape)
+    meshRanks *= s;
+  loom_communicator *comm = session->communicator;
+  if (meshRanks > 1 && !comm)
+    return makeStatus(
+        LOOM_UNAVAILABLE,
+        "this artifact runs on a mesh of " + std::to_string(meshRanks) +
+            " ranks (" +
+            loom::runtime::collectives::meshString(session->meshShape,
+                                                   session->meshAxes) +
+            "); start it under loom-launch (or torchrun, mpirun, srun) with " +
+            std::to_string(meshRanks) + " ranks");
+
   // Check every input against its signature; named dynamic dims agree.
   std::map<std::string, std::pair<int64_t, std::string>> symbols;
   for (size_t i = 0; i < num_inputs; ++i) {
@@ -404,6 +471,17 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     }
   }
 
+  // One step at a time per communicator; a broken one fails at once.
+  std::unique_lock<std::mutex> commLock;
+  if (comm) {
+    commLock = std::unique_lock<std::mutex>(comm->runMutex);
+    std::string broken = comm->comm->error();
+    if (!broken.empty())
+      return makeStatus(LOOM_UNAVAILABLE,
+                        "the communicator is broken by an earlier failure: " +
+                            broken);
+  }
+
   // Descriptors: inputs, weights, then the results the entry fills.
   std::vector<std::vector<int64_t>> descs;
   std::vector<const void *> argData;
@@ -428,6 +506,8 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   std::unique_ptr<loom::runtime::RunContext> context =
       session->contexts.acquire();
   loom::runtime::ActiveRun active(context.get());
+  context->collectives().begin(comm ? comm->comm.get() : nullptr,
+                               session->meshShape);
   // The generated loops' parallel chunks use the instance's thread count.
   // OpenMP's thread count is per calling thread: set it for this run's
   // GEMMs and convolutions too.
@@ -462,6 +542,7 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     session->cpu->entry()(args.data());
   }
   std::string failure = context->takeFailure();
+  std::string collectiveFailure = context->collectives().finish();
   session->contexts.release(std::move(context));
 
   // Each result becomes a tensor. A dense, 64-byte aligned buffer the code
@@ -545,6 +626,8 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     std::free(p);
   if (status)
     return status;
+  if (!collectiveFailure.empty())
+    return makeStatus(LOOM_UNAVAILABLE, collectiveFailure);
   if (!failure.empty())
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "the model rejected an input value: " + failure);

@@ -25,7 +25,13 @@
  *     overlap (it owns mutable state). Several trainers of one session may
  *     step on different threads at once, since they share only the
  *     immutable session.
- *   - The runtime keeps no global mutable state.
+ *   - A loom_communicator runs one step at a time: runs of sessions that
+ *     share a communicator are serialized (a run holds it from start to
+ *     end), since every rank must issue the same collectives in the same
+ *     order. Attach it before the session's first run, never while a run
+ *     is in flight; release it after the sessions it is attached to.
+ *   - The runtime keeps no global mutable state (a communicator's worker
+ *     thread and rank 0's rendezvous thread belong to the communicator).
  */
 #ifndef LOOM_RUNTIME_H
 #define LOOM_RUNTIME_H
@@ -268,6 +274,71 @@ loom_status loom_trainer_find_state(const loom_trainer *trainer,
  * is unchanged. */
 loom_status loom_trainer_save(const loom_trainer *trainer, const char *path);
 loom_status loom_trainer_load(loom_trainer *trainer, const char *path);
+
+/* ---- distributed: communicators ---- */
+/* A communicator joins the processes (ranks) of one job: the collectives of
+ * an artifact compiled for a mesh (loomc train --data-parallel N) run over
+ * it, between CPU processes over Gloo (TCP). Rank 0 serves the rendezvous
+ * on MASTER_PORT; every rank meets it at MASTER_ADDR:MASTER_PORT. See
+ * docs/distributed.md.
+ *
+ * Failures: a rank that never arrives, dies or hangs makes the others fail
+ * within the timeout with a status naming the rank (LOOM_UNAVAILABLE);
+ * nothing hangs, aborts or exits. After a failure the communicator is
+ * broken: every later run fails at once. */
+typedef struct loom_communicator_s loom_communicator;
+
+typedef struct loom_communicator_options {
+  /* How long the rendezvous and each collective may wait for the other
+   * ranks, in seconds; 0: $LOOM_COLLECTIVE_TIMEOUT, else 300. */
+  double timeout_seconds;
+} loom_communicator_options;
+
+void loom_communicator_options_initialize(loom_communicator_options *options);
+
+/* Joins the job the environment describes, as launchers set it:
+ * RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (loom-launch,
+ * torchrun), OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK (mpirun) or
+ * SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID (srun), the last two with
+ * MASTER_ADDR and MASTER_PORT. Without any of them: a communicator of one
+ * rank. Returns when every rank has arrived. LOOM_INVALID_ARGUMENT when the
+ * variables are missing or inconsistent; LOOM_UNAVAILABLE when the
+ * rendezvous fails (the message names the ranks that did not arrive).
+ * `options` may be NULL. */
+loom_status
+loom_communicator_create_from_env(const loom_communicator_options *options,
+                                  loom_communicator **out);
+/* The same with explicit values. */
+loom_status loom_communicator_create(int32_t rank, int32_t size,
+                                     const char *master_addr,
+                                     int32_t master_port,
+                                     const loom_communicator_options *options,
+                                     loom_communicator **out);
+int32_t loom_communicator_rank(const loom_communicator *comm);
+int32_t loom_communicator_size(const loom_communicator *comm);
+/* The rank among the ranks of this node; -1 when the launcher did not say. */
+int32_t loom_communicator_local_rank(const loom_communicator *comm);
+/* Blocks until every rank has called it (or fails like a collective). */
+loom_status loom_communicator_barrier(loom_communicator *comm);
+/* Rank 0 waits here for the other ranks to release theirs (at most the
+ * timeout): it serves their rendezvous. */
+void loom_communicator_release(loom_communicator *comm);
+
+/* The session's runs use `comm` for their collectives. Before the first
+ * run, not concurrently with runs; `comm` must outlive the session's runs.
+ * LOOM_INVALID_ARGUMENT when the artifact's mesh has another number of
+ * ranks than the communicator. A session whose artifact has a mesh of more
+ * than one rank fails its runs (LOOM_UNAVAILABLE) until one is attached.
+ * NULL detaches. */
+loom_status loom_session_attach_communicator(loom_session *session,
+                                             loom_communicator *comm);
+/* The artifact's mesh: its rank count (1 without a mesh), and its axes
+ * and ZeRO stage. `shape`, `axes` may be NULL; otherwise they receive up
+ * to `capacity` entries (strings live as long as the session). Returns the
+ * number of axes (0 without a mesh). */
+size_t loom_session_mesh(const loom_session *session, size_t capacity,
+                         int64_t *shape, const char **axes,
+                         int32_t *zero_stage);
 
 /* ---- tensors: dense, row-major ---- */
 /* A zero-filled tensor owning its memory (64-byte aligned). */

@@ -118,6 +118,41 @@ private:
   Status status_;
 };
 
+/// A communicator joining the ranks of a distributed job (see runtime.h).
+/// Release order: after the sessions it is attached to.
+class Communicator {
+public:
+  Communicator() = default;
+  Communicator(Communicator &&o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
+  Communicator &operator=(Communicator &&o) noexcept {
+    std::swap(c_, o.c_);
+    return *this;
+  }
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+  ~Communicator() { loom_communicator_release(c_); }
+
+  /// Joins the job the launcher's environment describes (one rank when
+  /// there is none). `timeout_seconds` 0: $LOOM_COLLECTIVE_TIMEOUT or 300.
+  static Status fromEnv(Communicator &out, double timeout_seconds = 0) {
+    loom_communicator_options options;
+    loom_communicator_options_initialize(&options);
+    options.timeout_seconds = timeout_seconds;
+    loom_communicator *c = nullptr;
+    Status s(loom_communicator_create_from_env(&options, &c));
+    out = Communicator(c);
+    return s;
+  }
+  int32_t rank() const { return loom_communicator_rank(c_); }
+  int32_t size() const { return loom_communicator_size(c_); }
+  Status barrier() { return Status(loom_communicator_barrier(c_)); }
+  loom_communicator *get() const { return c_; }
+
+private:
+  explicit Communicator(loom_communicator *c) : c_(c) {}
+  loom_communicator *c_ = nullptr;
+};
+
 class Session {
 public:
   Session() = default;
@@ -168,6 +203,10 @@ public:
     return status;
   }
 
+  /// Runs use `comm`'s collectives; before the first run.
+  Status attach(const Communicator &comm) {
+    return Status(loom_session_attach_communicator(s_, comm.get()));
+  }
   loom_session *get() const { return s_; }
 
 private:

@@ -1,0 +1,235 @@
+//===- Communicator.cpp - what every backend shares -----------------------===//
+
+#include "runtime/src/collectives/Communicator.h"
+
+#include "runtime/src/Artifact.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace loom::runtime::collectives {
+
+const char *reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::Prod:
+    return "prod";
+  }
+  return "?";
+}
+
+bool isCollectiveDtype(loom_dtype dtype) {
+  switch (dtype) {
+  case LOOM_DTYPE_F32:
+  case LOOM_DTYPE_F16:
+  case LOOM_DTYPE_BF16:
+  case LOOM_DTYPE_F64:
+  case LOOM_DTYPE_I64:
+  case LOOM_DTYPE_I32:
+  case LOOM_DTYPE_I8:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string groupString(const Group &group, int worldSize) {
+  if (group.empty() || static_cast<int>(group.size()) == worldSize)
+    return "all " + std::to_string(worldSize) + " ranks";
+  std::string s = group.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < group.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(group[i]);
+  return s;
+}
+
+Work::~Work() = default;
+Communicator::~Communicator() = default;
+
+namespace {
+class DoneWork : public Work {
+public:
+  explicit DoneWork(std::string error) : error_(std::move(error)) {}
+  std::string wait() override { return error_; }
+
+private:
+  std::string error_;
+};
+} // namespace
+
+WorkPtr completedWork(std::string error) {
+  return std::make_shared<DoneWork>(std::move(error));
+}
+
+namespace {
+class SelfCommunicator : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  const char *backend() const override { return "self"; }
+  WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
+                    ReduceOp, const Group &group) override {
+    return copy(in, out, count, dtype, group);
+  }
+  WorkPtr allGather(const void *in, void *out, size_t count, loom_dtype dtype,
+                    const Group &group) override {
+    return copy(in, out, count, dtype, group);
+  }
+  WorkPtr reduceScatter(const void *in, void *out, size_t count,
+                        loom_dtype dtype, ReduceOp,
+                        const Group &group) override {
+    return copy(in, out, count, dtype, group);
+  }
+  WorkPtr broadcast(const void *in, void *out, size_t count, loom_dtype dtype,
+                    int root, const Group &group) override {
+    if (root != 0)
+      return completedWork("broadcast: root " + std::to_string(root) +
+                           " is not in a group of 1");
+    return copy(in, out, count, dtype, group);
+  }
+  WorkPtr send(const void *, size_t, loom_dtype, int peer, uint32_t) override {
+    return completedWork("send to rank " + std::to_string(peer) +
+                         ": a communicator of one rank has no peer");
+  }
+  WorkPtr recv(void *, size_t, loom_dtype, int peer, uint32_t) override {
+    return completedWork("recv from rank " + std::to_string(peer) +
+                         ": a communicator of one rank has no peer");
+  }
+  WorkPtr barrier(const Group &) override { return completedWork(""); }
+  std::string error() const override { return ""; }
+
+private:
+  static WorkPtr copy(const void *in, void *out, size_t count, loom_dtype dtype,
+                      const Group &group) {
+    if (!isCollectiveDtype(dtype))
+      return completedWork("collectives do not take dtype " +
+                           std::to_string(static_cast<int>(dtype)));
+    if (!group.empty() && group != Group{0})
+      return completedWork("the group is not rank 0");
+    if (count && in != out)
+      std::memmove(out, in, count * artifact::dtypeSize(dtype));
+    return completedWork("");
+  }
+};
+} // namespace
+
+std::unique_ptr<Communicator> createSelfCommunicator() {
+  return std::make_unique<SelfCommunicator>();
+}
+
+std::chrono::milliseconds timeoutFromEnv(std::chrono::milliseconds fallback,
+                                         std::string &error) {
+  const char *v = std::getenv("LOOM_COLLECTIVE_TIMEOUT");
+  if (!v || !*v)
+    return fallback;
+  char *end = nullptr;
+  errno = 0;
+  double seconds = std::strtod(v, &end);
+  if (errno || *end || !(seconds > 0) || seconds > 1e7) {
+    error = std::string("LOOM_COLLECTIVE_TIMEOUT='") + v +
+            "' is not a positive number of seconds";
+    return fallback;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+namespace {
+/// The integer value of `name`; false with `error` when set but not one.
+bool intVar(const char *name, int &value, bool &set, std::string &error) {
+  const char *v = std::getenv(name);
+  set = v && *v;
+  if (!set)
+    return true;
+  char *end = nullptr;
+  errno = 0;
+  long n = std::strtol(v, &end, 10);
+  if (errno || *end || n < 0 || n > 1 << 24) {
+    error = std::string(name) + "='" + v + "' is not a rank number";
+    return false;
+  }
+  value = static_cast<int>(n);
+  return true;
+}
+} // namespace
+
+bool rankFromEnvironment(RankEnvironment &env, bool &found,
+                         std::string &error) {
+  struct Scheme {
+    const char *rank, *size, *local, *source;
+  } schemes[] = {
+      {"RANK", "WORLD_SIZE", "LOCAL_RANK", "RANK/WORLD_SIZE"},
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_*"},
+      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_*"},
+  };
+  found = false;
+  for (const Scheme &s : schemes) {
+    RankEnvironment e;
+    bool hasRank, hasSize, hasLocal;
+    if (!intVar(s.rank, e.rank, hasRank, error) ||
+        !intVar(s.size, e.size, hasSize, error) ||
+        !intVar(s.local, e.localRank, hasLocal, error))
+      return false;
+    if (!hasRank && !hasSize)
+      continue;
+    if (hasRank != hasSize) {
+      error = std::string(hasRank ? s.rank : s.size) + " is set but " +
+              (hasRank ? s.size : s.rank) + " is not";
+      return false;
+    }
+    if (e.size < 1 || e.rank >= e.size) {
+      error = std::string(s.rank) + "=" + std::to_string(e.rank) +
+              " is not below " + s.size + "=" + std::to_string(e.size);
+      return false;
+    }
+    if (found) {
+      // Two launchers' variables: they must agree.
+      if (e.rank != env.rank || e.size != env.size) {
+        error = std::string("the launchers' variables disagree: ") +
+                env.source + " says rank " + std::to_string(env.rank) + " of " +
+                std::to_string(env.size) + ", " + s.source + " says rank " +
+                std::to_string(e.rank) + " of " + std::to_string(e.size);
+        return false;
+      }
+      continue;
+    }
+    if (!hasLocal)
+      e.localRank = e.size == 1 ? 0 : -1;
+    e.source = s.source;
+    env = e;
+    found = true;
+  }
+  if (!found)
+    return true;
+  const char *addr = std::getenv("MASTER_ADDR");
+  const char *port = std::getenv("MASTER_PORT");
+  env.masterAddr = addr && *addr ? addr : "";
+  bool hasPort = false;
+  if (!intVar("MASTER_PORT", env.masterPort, hasPort, error))
+    return false;
+  if (env.size == 1)
+    return true;
+  if (!hasPort || env.masterAddr.empty()) {
+    error = std::string("rank ") + std::to_string(env.rank) + " of " +
+            std::to_string(env.size) + " (from " + env.source +
+            ") needs MASTER_ADDR and MASTER_PORT, the address of rank 0's "
+            "rendezvous" +
+            (port ? "" : " (MASTER_PORT is not set)") +
+            (addr ? "" : " (MASTER_ADDR is not set)") +
+            "; loom-launch and torchrun set them";
+    return false;
+  }
+  if (env.masterPort < 1 || env.masterPort > 65535) {
+    error =
+        "MASTER_PORT=" + std::to_string(env.masterPort) + " is not a TCP port";
+    return false;
+  }
+  return true;
+}
+
+} // namespace loom::runtime::collectives

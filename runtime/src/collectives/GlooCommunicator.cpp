@@ -1,0 +1,742 @@
+//===- GlooCommunicator.cpp - collectives between CPU processes -----------===//
+
+#include "runtime/src/collectives/GlooCommunicator.h"
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/collectives/TcpStore.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace loom::runtime::collectives {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Reductions: c[i] = a[i] op b[i]; 16-bit floats through f32.
+//===----------------------------------------------------------------------===//
+
+float floatOf(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
+float bf16ToFloat(uint16_t h) {
+  return floatOf(static_cast<uint32_t>(h) << 16);
+}
+
+uint16_t floatToBf16(float f) {
+  uint32_t bits = bitsOf(f);
+  if ((bits & 0x7fffffff) > 0x7f800000)
+    return static_cast<uint16_t>((bits >> 16) | 0x40); // quiet NaN
+  bits += 0x7fff + ((bits >> 16) & 1);                 // nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float f16ToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000 | (mant << 13);
+  } else if (exp) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (!mant) {
+    bits = sign;
+  } else { // subnormal: normalize
+    exp = 113;
+    while (!(mant & 0x400)) {
+      mant <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+  }
+  return floatOf(bits);
+}
+
+uint16_t floatToF16(float f) {
+  uint32_t bits = bitsOf(f);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t absBits = bits & 0x7fffffff;
+  if (absBits > 0x7f800000)
+    return sign | 0x7e00; // NaN
+  if (absBits >= 0x477ff000)
+    return sign | 0x7c00; // overflows to infinity
+  if (absBits < 0x38800000) {
+    // Subnormal or zero: scale into the 10-bit mantissa, nearest even.
+    float scaled = floatOf(absBits) * 16777216.0f; // 2^24
+    uint32_t m = static_cast<uint32_t>(scaled);
+    float rest = scaled - static_cast<float>(m);
+    if (rest > 0.5f || (rest == 0.5f && (m & 1)))
+      ++m;
+    return sign | static_cast<uint16_t>(m);
+  }
+  uint32_t rounded = absBits + 0xfff + ((absBits >> 13) & 1);
+  return sign | static_cast<uint16_t>((rounded - 0x38000000) >> 13);
+}
+
+template <typename T> T applyOp(ReduceOp op, T a, T b) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return a + b;
+  case ReduceOp::Max:
+    return a > b ? a : b;
+  case ReduceOp::Min:
+    return a < b ? a : b;
+  case ReduceOp::Prod:
+    return a * b;
+  }
+  return a;
+}
+
+using ReduceFn =
+    std::function<void(void *, const void *, const void *, size_t)>;
+
+template <typename T> ReduceFn plainReduce(ReduceOp op) {
+  return [op](void *c, const void *a, const void *b, size_t n) {
+    T *out = static_cast<T *>(c);
+    const T *x = static_cast<const T *>(a), *y = static_cast<const T *>(b);
+    for (size_t i = 0; i < n; ++i)
+      out[i] = static_cast<T>(applyOp<T>(op, x[i], y[i]));
+  };
+}
+
+template <float (*Load)(uint16_t), uint16_t (*Store)(float)>
+ReduceFn halfReduce(ReduceOp op) {
+  return [op](void *c, const void *a, const void *b, size_t n) {
+    uint16_t *out = static_cast<uint16_t *>(c);
+    const uint16_t *x = static_cast<const uint16_t *>(a),
+                   *y = static_cast<const uint16_t *>(b);
+    for (size_t i = 0; i < n; ++i)
+      out[i] = Store(applyOp<float>(op, Load(x[i]), Load(y[i])));
+  };
+}
+
+ReduceFn reduceFn(loom_dtype dtype, ReduceOp op) {
+  switch (dtype) {
+  case LOOM_DTYPE_F32:
+    return plainReduce<float>(op);
+  case LOOM_DTYPE_F64:
+    return plainReduce<double>(op);
+  case LOOM_DTYPE_I64:
+    return plainReduce<int64_t>(op);
+  case LOOM_DTYPE_I32:
+    return plainReduce<int32_t>(op);
+  case LOOM_DTYPE_I8:
+    return plainReduce<int8_t>(op);
+  case LOOM_DTYPE_F16:
+    return halfReduce<f16ToFloat, floatToF16>(op);
+  case LOOM_DTYPE_BF16:
+    return halfReduce<bf16ToFloat, floatToBf16>(op);
+  default:
+    return nullptr;
+  }
+}
+
+size_t elementSize(loom_dtype dtype) {
+  return isCollectiveDtype(dtype) ? artifact::dtypeSize(dtype) : 0;
+}
+
+/// An all-reduce of `count` elements in place on `data`, with elements of
+/// the size of T (the reduction knows the real type).
+template <typename T>
+void allReduceAs(const std::shared_ptr<gloo::Context> &ctx, void *data,
+                 size_t count, ReduceFn fn, uint32_t tag,
+                 std::chrono::milliseconds timeout) {
+  gloo::AllreduceOptions opts(ctx);
+  opts.setOutput<T>(static_cast<T *>(data), count);
+  opts.setReduceFunction(std::move(fn));
+  opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+  opts.setTag(tag);
+  opts.setTimeout(timeout);
+  gloo::allreduce(opts);
+}
+
+void allReduceInPlace(const std::shared_ptr<gloo::Context> &ctx, void *data,
+                      size_t count, loom_dtype dtype, ReduceOp op, uint32_t tag,
+                      std::chrono::milliseconds timeout) {
+  ReduceFn fn = reduceFn(dtype, op);
+  switch (elementSize(dtype)) {
+  case 8:
+    return allReduceAs<uint64_t>(ctx, data, count, fn, tag, timeout);
+  case 4:
+    return allReduceAs<uint32_t>(ctx, data, count, fn, tag, timeout);
+  case 2:
+    return allReduceAs<uint16_t>(ctx, data, count, fn, tag, timeout);
+  default:
+    return allReduceAs<uint8_t>(ctx, data, count, fn, tag, timeout);
+  }
+}
+
+std::string seconds(std::chrono::milliseconds t) {
+  std::string s = std::to_string(t.count() / 1000.0);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.')
+    s.pop_back();
+  return s + " s";
+}
+
+std::string rankList(const std::vector<int> &ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Work and the communicator
+//===----------------------------------------------------------------------===//
+
+class GlooWork : public Work {
+public:
+  std::string wait() override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return done_; });
+    return error_;
+  }
+  void complete(std::string error) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = std::move(error);
+      done_ = true;
+    }
+    cv_.notify_all();
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::string error_;
+};
+
+/// Send and receive slots apart from the collectives' (which gloo builds
+/// from small prefixes and the tag).
+constexpr uint64_t kPointToPointSlot = 0x4c4f4f4d00000000ull;
+
+class GlooCommunicator : public Communicator {
+public:
+  GlooCommunicator(int rank, int size, std::chrono::milliseconds timeout)
+      : rank_(rank), size_(size), timeout_(timeout) {}
+  ~GlooCommunicator() override;
+
+  bool init(const std::string &addr, int port, const GlooOptions &options,
+            std::string &error);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char *backend() const override { return "gloo"; }
+  std::string error() const override {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    return error_;
+  }
+
+  WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
+                    ReduceOp op, const Group &group) override {
+    size_t bytes = count * elementSize(dtype);
+    return reduction(
+        "all_reduce", count, dtype, op, group,
+        [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
+          if (in != out)
+            std::memmove(out, in, bytes);
+          allReduceInPlace(ctx, out, count, dtype, op, tag, timeout_);
+        });
+  }
+
+  WorkPtr allGather(const void *in, void *out, size_t count, loom_dtype dtype,
+                    const Group &group) override {
+    size_t bytes = count * elementSize(dtype);
+    return enqueue(
+        describe("all_gather", count, dtype, group), group, dtype,
+        [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
+          gloo::AllgatherOptions opts(ctx);
+          opts.setInput<uint8_t>(static_cast<uint8_t *>(const_cast<void *>(in)),
+                                 bytes);
+          opts.setOutput<uint8_t>(static_cast<uint8_t *>(out),
+                                  bytes * ctx->size);
+          opts.setTag(tag);
+          opts.setTimeout(timeout_);
+          gloo::allgather(opts);
+        });
+  }
+
+  WorkPtr reduceScatter(const void *in, void *out, size_t count,
+                        loom_dtype dtype, ReduceOp op,
+                        const Group &group) override {
+    size_t bytes = count * elementSize(dtype);
+    // The whole reduction on a scratch copy, then this member's chunk:
+    // twice the traffic of a ring reduce-scatter, but one code path.
+    return reduction(
+        "reduce_scatter", count, dtype, op, group,
+        [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
+          std::vector<char> scratch(static_cast<const char *>(in),
+                                    static_cast<const char *>(in) +
+                                        bytes * ctx->size);
+          allReduceInPlace(ctx, scratch.data(), count * ctx->size, dtype, op,
+                           tag, timeout_);
+          std::memcpy(out, scratch.data() + bytes * ctx->rank, bytes);
+        });
+  }
+
+  WorkPtr broadcast(const void *in, void *out, size_t count, loom_dtype dtype,
+                    int root, const Group &group) override {
+    std::string name = describe("broadcast", count, dtype, group) +
+                       " from group rank " + std::to_string(root);
+    size_t bytes = count * elementSize(dtype);
+    return enqueue(
+        name, group, dtype,
+        [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
+          if (root < 0 || root >= ctx->size)
+            throw gloo::InvalidOperationException("the root is not in the "
+                                                  "group");
+          if (ctx->rank == root && in != out)
+            std::memmove(out, in, bytes);
+          gloo::BroadcastOptions opts(ctx);
+          opts.setOutput<uint8_t>(static_cast<uint8_t *>(out), bytes);
+          opts.setRoot(root);
+          opts.setTag(tag);
+          opts.setTimeout(timeout_);
+          gloo::broadcast(opts);
+        });
+  }
+
+  WorkPtr send(const void *data, size_t count, loom_dtype dtype, int peer,
+               uint32_t tag) override {
+    return pointToPoint(true, const_cast<void *>(data), count, dtype, peer,
+                        tag);
+  }
+  WorkPtr recv(void *data, size_t count, loom_dtype dtype, int peer,
+               uint32_t tag) override {
+    return pointToPoint(false, data, count, dtype, peer, tag);
+  }
+
+  WorkPtr barrier(const Group &group) override {
+    return enqueue(
+        "barrier over " + groupString(group, size_), group, LOOM_DTYPE_I8,
+        [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
+          gloo::BarrierOptions opts(ctx);
+          opts.setTag(tag);
+          opts.setTimeout(timeout_);
+          gloo::barrier(opts);
+        });
+  }
+
+  /// As a killed process: connections closed, no goodbye.
+  void drop();
+
+private:
+  using Body =
+      std::function<void(const std::shared_ptr<gloo::Context> &, uint32_t)>;
+  struct Task {
+    std::string name;
+    Group group;
+    Body body;
+    std::shared_ptr<GlooWork> work;
+  };
+
+  std::string describe(const char *what, size_t count, loom_dtype dtype,
+                       const Group &group) const {
+    return std::string(what) + " of " + std::to_string(count) + " " +
+           (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
+           " over " + groupString(group, size_);
+  }
+
+  /// Enqueues a reduction `what`, or rejects an unknown `op`.
+  WorkPtr reduction(const char *what, size_t count, loom_dtype dtype,
+                    ReduceOp op, const Group &group, Body body) {
+    std::string name =
+        describe(what, count, dtype, group) + " (" + reduceOpName(op) + ")";
+    if (static_cast<int>(op) < 0 || static_cast<int>(op) > 3)
+      return reject(name, "unknown reduction");
+    return enqueue(std::move(name), group, dtype, std::move(body));
+  }
+  WorkPtr pointToPoint(bool sending, void *data, size_t count, loom_dtype dtype,
+                       int peer, uint32_t tag);
+  /// Fails an operation before it runs (a bad argument): breaks the
+  /// communicator, since the other ranks will wait for it.
+  WorkPtr reject(const std::string &name, const std::string &why);
+  WorkPtr enqueue(std::string name, Group group, loom_dtype dtype, Body body);
+  void work();
+  /// The context of `group` (world ranks, sorted, holding this rank),
+  /// made on first use.
+  std::shared_ptr<gloo::Context> context(const Group &group);
+  /// Records the failure of `name` and closes every pair, so that the
+  /// ranks blocked on this one fail now rather than at their timeout.
+  void breakWith(const std::string &name, const std::string &what);
+  std::string brokenError() const {
+    return "the communicator is broken by an earlier failure: " + error();
+  }
+
+  const int rank_, size_;
+  const std::chrono::milliseconds timeout_;
+  std::unique_ptr<StoreServer> server_;
+  std::unique_ptr<TcpStore> store_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  // The worker's: contexts per group (the world under its full list) and
+  // the next tag of each.
+  std::map<Group, std::shared_ptr<gloo::Context>> contexts_;
+  std::map<Group, uint32_t> tags_;
+
+  std::thread worker_;
+  std::mutex queueMutex_;
+  std::condition_variable queueCv_;
+  std::deque<Task> queue_;
+  bool stop_ = false;
+
+  mutable std::mutex errorMutex_;
+  std::string error_;
+};
+
+bool GlooCommunicator::init(const std::string &addr, int port,
+                            const GlooOptions &options, std::string &error) {
+  std::string where =
+      "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": ";
+  if (rank_ == 0) {
+    server_ = StoreServer::start(port, error);
+    if (!server_) {
+      error = where + error;
+      return false;
+    }
+  }
+  Clock::time_point deadline = Clock::now() + timeout_;
+  store_ = TcpStore::connect(addr, port, rank_, timeout_, error);
+  if (!store_) {
+    error = where + error;
+    return false;
+  }
+  // Everyone arrives (each says the world size it was given), or the
+  // missing ranks are named.
+  std::string me = std::to_string(rank_);
+  if (!store_->trySet("loom/join/" + me, std::to_string(size_), error)) {
+    error = where + error;
+    return false;
+  }
+  std::vector<int> missing;
+  for (int attempt = 0;; ++attempt) {
+    missing.clear();
+    for (int r = 0; r < size_; ++r) {
+      std::string value;
+      bool found = false;
+      if (!store_->tryGet("loom/join/" + std::to_string(r), value, found,
+                          error)) {
+        error = where + error;
+        return false;
+      }
+      if (!found) {
+        missing.push_back(r);
+      } else if (value != std::to_string(size_)) {
+        error = where + "rank " + std::to_string(r) + " was started with " +
+                "WORLD_SIZE " + value + ", this rank with " +
+                std::to_string(size_);
+        return false;
+      }
+    }
+    if (missing.empty())
+      break;
+    if (Clock::now() >= deadline) {
+      error = where + "the rendezvous at " + addr + ":" + std::to_string(port) +
+              " timed out after " + seconds(timeout_) + ": " +
+              rankList(missing) +
+              " never arrived (LOOM_COLLECTIVE_TIMEOUT sets the timeout)";
+      return false;
+    }
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min(1 + attempt, 20)));
+  }
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname =
+        options.hostname.empty() ? store_->localAddress() : options.hostname;
+    device_ = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception &e) {
+    error = where + "cannot open a TCP device: " + e.what();
+    return false;
+  }
+  worker_ = std::thread([this] { work(); });
+  // The world's pairs, first on the worker like any group's.
+  Group world(size_);
+  for (int r = 0; r < size_; ++r)
+    world[r] = r;
+  std::string worldError =
+      enqueue("the connection of all " + std::to_string(size_) + " ranks",
+              world, LOOM_DTYPE_I8,
+              [](const std::shared_ptr<gloo::Context> &, uint32_t) {})
+          ->wait();
+  if (!worldError.empty()) {
+    error = where + worldError;
+    return false;
+  }
+  return true;
+}
+
+GlooCommunicator::~GlooCommunicator() {
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    stop_ = true;
+  }
+  queueCv_.notify_all();
+  if (worker_.joinable())
+    worker_.join();
+  contexts_.clear();
+  device_.reset();
+  if (store_)
+    store_->close(/*goodbye=*/true);
+  // Rank 0 serves the store: it stays until the others have left (a
+  // group some of them still make needs it), at most the timeout.
+  if (server_)
+    server_->drain(Clock::now() + timeout_);
+}
+
+void GlooCommunicator::drop() {
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    stop_ = true;
+  }
+  queueCv_.notify_all();
+  if (worker_.joinable())
+    worker_.join();
+  {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    if (error_.empty())
+      error_ = "rank " + std::to_string(rank_) + " was dropped (a test)";
+  }
+  contexts_.clear();
+  if (store_)
+    store_->close(/*goodbye=*/false);
+}
+
+WorkPtr GlooCommunicator::reject(const std::string &name,
+                                 const std::string &why) {
+  std::string message = name + " on rank " + std::to_string(rank_) + ": " + why;
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  if (!error_.empty())
+    return completedWork("the communicator is broken by an earlier failure: " +
+                         error_);
+  error_ = message;
+  return completedWork(message);
+}
+
+WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
+                                  loom_dtype dtype, Body body) {
+  if (!error().empty())
+    return completedWork(brokenError());
+  if (group.empty()) {
+    group.resize(size_);
+    for (int r = 0; r < size_; ++r)
+      group[r] = r;
+  }
+  bool sorted = std::is_sorted(group.begin(), group.end()) &&
+                std::adjacent_find(group.begin(), group.end()) == group.end();
+  if (!sorted || group.front() < 0 || group.back() >= size_ ||
+      !std::binary_search(group.begin(), group.end(), rank_))
+    return reject(name, "the group is not a sorted list of distinct ranks "
+                        "below " +
+                            std::to_string(size_) + " that holds this rank");
+  if (!isCollectiveDtype(dtype))
+    return reject(name, "collectives do not take dtype " +
+                            std::to_string(static_cast<int>(dtype)));
+  auto work = std::make_shared<GlooWork>();
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    if (stop_)
+      return completedWork(name + ": the communicator is closing");
+    queue_.push_back(
+        {std::move(name), std::move(group), std::move(body), work});
+  }
+  queueCv_.notify_one();
+  return work;
+}
+
+WorkPtr GlooCommunicator::pointToPoint(bool sending, void *data, size_t count,
+                                       loom_dtype dtype, int peer,
+                                       uint32_t tag) {
+  std::string name =
+      std::string(sending ? "send" : "recv") + " of " + std::to_string(count) +
+      " " + (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
+      (sending ? " to rank " : " from rank ") + std::to_string(peer);
+  if (peer < 0 || peer >= size_ || peer == rank_)
+    return reject(name, "the peer is not another rank of the " +
+                            std::to_string(size_));
+  size_t bytes = count * elementSize(dtype);
+  return enqueue(name, {}, dtype,
+                 [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t) {
+                   auto buffer = ctx->createUnboundBuffer(data, bytes);
+                   if (sending) {
+                     buffer->send(peer, kPointToPointSlot | tag);
+                     buffer->waitSend(timeout_);
+                   } else {
+                     buffer->recv(peer, kPointToPointSlot | tag);
+                     buffer->waitRecv(timeout_);
+                   }
+                 });
+}
+
+std::shared_ptr<gloo::Context> GlooCommunicator::context(const Group &group) {
+  auto it = contexts_.find(group);
+  if (it != contexts_.end())
+    return it->second;
+  int index = static_cast<int>(
+      std::lower_bound(group.begin(), group.end(), rank_) - group.begin());
+  auto ctx = std::make_shared<gloo::rendezvous::Context>(
+      index, static_cast<int>(group.size()));
+  ctx->setTimeout(timeout_);
+  std::string key = "loom/group/";
+  for (size_t i = 0; i < group.size(); ++i)
+    key += (i ? "." : "") + std::to_string(group[i]);
+  gloo::rendezvous::PrefixStore prefixed(key, *store_);
+  ctx->connectFullMesh(prefixed, device_);
+  contexts_[group] = ctx;
+  return ctx;
+}
+
+void GlooCommunicator::work() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(queueMutex_);
+      queueCv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty())
+        return;
+      if (stop_) {
+        // Released with operations queued: they never ran.
+        for (Task &t : queue_)
+          t.work->complete(t.name + ": the communicator was released first");
+        queue_.clear();
+        return;
+      }
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (!error().empty()) {
+      task.work->complete(brokenError());
+      continue;
+    }
+    try {
+      std::shared_ptr<gloo::Context> ctx = context(task.group);
+      uint32_t tag = tags_[task.group]++;
+      task.body(ctx, tag);
+      task.work->complete("");
+    } catch (const std::exception &e) {
+      breakWith(task.name, e.what());
+      task.work->complete(error());
+    }
+  }
+}
+
+void GlooCommunicator::breakWith(const std::string &name,
+                                 const std::string &what) {
+  std::string how = what;
+  // Gloo's messages start with the source location: keep what it says.
+  if (size_t cut = how.find("] ");
+      how.rfind("[", 0) == 0 && cut != std::string::npos)
+    how = how.substr(cut + 2);
+  bool timedOut = how.find("Timed out") != std::string::npos ||
+                  how.find("timed out") != std::string::npos;
+  // The store knows which ranks died; it may hear of a death a moment
+  // after this rank's pairs did.
+  std::vector<int> dead;
+  std::string storeError;
+  bool storeAlive = true;
+  for (int i = 0; i < 50; ++i) {
+    if (!store_ || !store_->deadRanks(dead, storeError)) {
+      storeAlive = false;
+      break;
+    }
+    if (!dead.empty() || timedOut)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string message =
+      name + " failed on rank " + std::to_string(rank_) + ": ";
+  if (!dead.empty()) {
+    message += rankList(dead) +
+               " died (its process ended without closing its communicator)";
+  } else if (!storeAlive && rank_ != 0) {
+    message += "rank 0 died or closed its communicator (" + storeError + ")";
+  } else if (timedOut) {
+    message += "timed out after " + seconds(timeout_) +
+               "; no rank died, so a rank of the group is stuck or issued "
+               "other collectives";
+  } else {
+    // Another rank may have failed first and closed its pairs.
+    std::string first;
+    for (int r = 0; r < size_ && storeAlive && first.empty(); ++r) {
+      bool found = false;
+      std::string value, ignored;
+      if (r != rank_ &&
+          store_->tryGet("loom/failure/" + std::to_string(r), value, found,
+                         ignored) &&
+          found)
+        first = "rank " + std::to_string(r) + " failed first: " + value;
+    }
+    message += first.empty() ? how : first;
+  }
+  if (message.find(how) == std::string::npos)
+    message += " [gloo: " + how + "]";
+  {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    if (error_.empty())
+      error_ = message;
+  }
+  std::string ignored;
+  if (storeAlive)
+    store_->trySet("loom/failure/" + std::to_string(rank_), message, ignored);
+  contexts_.clear();
+}
+
+} // namespace
+
+std::unique_ptr<Communicator>
+createGlooCommunicator(int rank, int size, const std::string &addr, int port,
+                       const GlooOptions &options, std::string &error) {
+  if (size < 1 || rank < 0 || rank >= size) {
+    error = "rank " + std::to_string(rank) + " is not below the world size " +
+            std::to_string(size);
+    return nullptr;
+  }
+  if (port < 0 || port > 65535) {
+    error = "port " + std::to_string(port) + " is not a TCP port";
+    return nullptr;
+  }
+  if (options.timeout.count() <= 0) {
+    error = "the timeout must be positive";
+    return nullptr;
+  }
+  auto comm = std::make_unique<GlooCommunicator>(rank, size, options.timeout);
+  try {
+    if (!comm->init(addr, port, options, error))
+      return nullptr;
+  } catch (const std::exception &e) {
+    error = "rank " + std::to_string(rank) + ": " + e.what();
+    return nullptr;
+  }
+  return comm;
+}
+
+void dropGlooCommunicatorForTesting(Communicator &comm) {
+  if (auto *gloo = dynamic_cast<GlooCommunicator *>(&comm))
+    gloo->drop();
+}
+
+} // namespace loom::runtime::collectives

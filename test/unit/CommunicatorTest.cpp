@@ -1,0 +1,489 @@
+//===- CommunicatorTest.cpp - the Gloo communicator, ranks as threads -----===//
+//
+// 2 and 4 ranks as threads of this process over loopback: every operation
+// and dtype, groups of a 2x2 mesh, FIFO order of asynchronous operations,
+// the collective ABI over a real communicator, and the failures: a rank
+// that never arrives, a rank that dies mid-collective, a broken
+// communicator. No timed assertions: the timeouts are long where a test
+// must not reach them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/RunContext.h"
+#include "runtime/src/collectives/GlooCommunicator.h"
+
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+using namespace loom::runtime::collectives;
+using loom::runtime::ActiveRun;
+using loom::runtime::RunContext;
+
+namespace {
+
+/// A port nobody listens on now.
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+using RankFn = std::function<void(int rank, Communicator &comm)>;
+
+/// Runs `fn` on `n` ranks, one thread each, after their rendezvous.
+void runRanks(int n, const RankFn &fn,
+              std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  int port = freePort();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      GlooOptions options;
+      options.timeout = timeout;
+      std::string error;
+      auto comm =
+          createGlooCommunicator(r, n, "127.0.0.1", port, options, error);
+      ASSERT_TRUE(comm) << error;
+      EXPECT_EQ(comm->rank(), r);
+      EXPECT_EQ(comm->size(), n);
+      fn(r, *comm);
+    });
+  for (auto &t : threads)
+    t.join();
+}
+
+/// Values stored as `dtype` (small integers: exact in every dtype).
+std::vector<char> encode(loom_dtype dtype, const std::vector<double> &v) {
+  size_t elem = dtype == LOOM_DTYPE_F64 || dtype == LOOM_DTYPE_I64   ? 8
+                : dtype == LOOM_DTYPE_F32 || dtype == LOOM_DTYPE_I32 ? 4
+                : dtype == LOOM_DTYPE_I8                             ? 1
+                                                                     : 2;
+  std::vector<char> out(v.size() * elem);
+  for (size_t i = 0; i < v.size(); ++i) {
+    char *p = out.data() + i * elem;
+    float f = static_cast<float>(v[i]);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    switch (dtype) {
+    case LOOM_DTYPE_F32:
+      std::memcpy(p, &f, 4);
+      break;
+    case LOOM_DTYPE_F64:
+      std::memcpy(p, &v[i], 8);
+      break;
+    case LOOM_DTYPE_I64: {
+      int64_t x = static_cast<int64_t>(v[i]);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case LOOM_DTYPE_I32: {
+      int32_t x = static_cast<int32_t>(v[i]);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case LOOM_DTYPE_I8:
+      *p = static_cast<int8_t>(v[i]);
+      break;
+    case LOOM_DTYPE_BF16: {
+      uint16_t h = static_cast<uint16_t>(bits >> 16); // exact for these
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    default: { // f16 of a small integer
+      int e = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+      uint16_t h =
+          f == 0 ? 0
+                 : static_cast<uint16_t>(((bits >> 16) & 0x8000) | (e << 10) |
+                                         ((bits >> 13) & 0x3ff));
+      std::memcpy(p, &h, 2);
+    }
+    }
+  }
+  return out;
+}
+
+const loom_dtype kDtypes[] = {LOOM_DTYPE_F32, LOOM_DTYPE_F16, LOOM_DTYPE_BF16,
+                              LOOM_DTYPE_F64, LOOM_DTYPE_I64, LOOM_DTYPE_I32,
+                              LOOM_DTYPE_I8};
+
+/// Rank r's value i: 1 or 2, so that sums and products stay exact.
+double value(int r, size_t i) { return 1 + (r + i) % 2; }
+
+void checkAllReduce(int n) {
+  runRanks(n, [n](int r, Communicator &comm) {
+    const size_t count = 1000;
+    for (loom_dtype dtype : kDtypes)
+      for (int op = 0; op < 4; ++op) {
+        std::vector<double> mine(count), want(count);
+        for (size_t i = 0; i < count; ++i) {
+          mine[i] = value(r, i);
+          want[i] = value(0, i);
+          for (int k = 1; k < n; ++k) {
+            double x = value(k, i);
+            want[i] = op == 0   ? want[i] + x
+                      : op == 1 ? std::max(want[i], x)
+                      : op == 2 ? std::min(want[i], x)
+                                : want[i] * x;
+          }
+        }
+        std::vector<char> in = encode(dtype, mine), out(in.size());
+        std::string error = comm.allReduce(in.data(), out.data(), count, dtype,
+                                           static_cast<ReduceOp>(op))
+                                ->wait();
+        ASSERT_EQ(error, "");
+        EXPECT_EQ(out, encode(dtype, want))
+            << loom_dtype_name(dtype) << " op " << op << " rank " << r;
+        // In place.
+        error = comm.allReduce(in.data(), in.data(), count, dtype,
+                               static_cast<ReduceOp>(op))
+                    ->wait();
+        ASSERT_EQ(error, "");
+        EXPECT_EQ(in, encode(dtype, want)) << loom_dtype_name(dtype);
+      }
+  });
+}
+
+TEST(GlooCommunicator, AllReduceEveryOpAndDtype2) { checkAllReduce(2); }
+TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4); }
+
+TEST(GlooCommunicator, GatherScatterBroadcastBarrier) {
+  for (int n : {2, 4})
+    runRanks(n, [n](int r, Communicator &comm) {
+      for (loom_dtype dtype : kDtypes) {
+        const size_t count = 5;
+        std::vector<double> mine(count), gathered, reduced(count), chunk;
+        for (size_t i = 0; i < count; ++i)
+          mine[i] = r + 1;
+        for (int k = 0; k < n; ++k)
+          for (size_t i = 0; i < count; ++i)
+            gathered.push_back(k + 1);
+        std::vector<char> in = encode(dtype, mine),
+                          out(in.size() * static_cast<size_t>(n));
+        ASSERT_EQ(comm.allGather(in.data(), out.data(), count, dtype)->wait(),
+                  "");
+        EXPECT_EQ(out, encode(dtype, gathered)) << loom_dtype_name(dtype);
+
+        // Reduce-scatter of [1..n*count] + r: chunk r of the sum.
+        std::vector<double> whole, want;
+        for (size_t i = 0; i < count * n; ++i)
+          whole.push_back(i % 7);
+        for (size_t i = 0; i < count; ++i)
+          want.push_back(n * whole[r * count + i]);
+        std::vector<char> wholeBytes = encode(dtype, whole), mineOut(in.size());
+        ASSERT_EQ(comm.reduceScatter(wholeBytes.data(), mineOut.data(), count,
+                                     dtype, ReduceOp::Sum)
+                      ->wait(),
+                  "");
+        EXPECT_EQ(mineOut, encode(dtype, want)) << loom_dtype_name(dtype);
+
+        // Broadcast from rank 1.
+        std::vector<char> b(in.size());
+        ASSERT_EQ(comm.broadcast(in.data(), b.data(), count, dtype, 1)->wait(),
+                  "");
+        EXPECT_EQ(b, encode(dtype, std::vector<double>(count, 2)));
+      }
+      EXPECT_EQ(comm.barrier()->wait(), "");
+    });
+}
+
+TEST(GlooCommunicator, SendRecvRing) {
+  runRanks(4, [](int r, Communicator &comm) {
+    int next = (r + 1) % 4, prev = (r + 3) % 4;
+    std::vector<int64_t> out = {r, 10 * r}, in(2);
+    // One worker per rank runs in order: even ranks send first.
+    WorkPtr a, b;
+    if (r % 2 == 0) {
+      a = comm.send(out.data(), 2, LOOM_DTYPE_I64, next, 7);
+      b = comm.recv(in.data(), 2, LOOM_DTYPE_I64, prev, 7);
+    } else {
+      b = comm.recv(in.data(), 2, LOOM_DTYPE_I64, prev, 7);
+      a = comm.send(out.data(), 2, LOOM_DTYPE_I64, next, 7);
+    }
+    EXPECT_EQ(a->wait(), "");
+    EXPECT_EQ(b->wait(), "");
+    EXPECT_EQ(in, (std::vector<int64_t>{prev, 10 * prev}));
+  });
+}
+
+TEST(GlooCommunicator, GroupsOfA2x2Mesh) {
+  runRanks(4, [](int r, Communicator &comm) {
+    // data = 2, tensor = 2: over tensor {0,1} {2,3}; over data {0,2} {1,3}.
+    Group tensor, data;
+    std::string error;
+    ASSERT_TRUE(meshGroup({2, 2}, r, 0b10, tensor, error));
+    ASSERT_TRUE(meshGroup({2, 2}, r, 0b01, data, error));
+    for (int round = 0; round < 3; ++round) {
+      float x = static_cast<float>(1 << r), t = 0, d = 0;
+      WorkPtr wt =
+          comm.allReduce(&x, &t, 1, LOOM_DTYPE_F32, ReduceOp::Sum, tensor);
+      WorkPtr wd =
+          comm.allReduce(&x, &d, 1, LOOM_DTYPE_F32, ReduceOp::Sum, data);
+      ASSERT_EQ(wd->wait(), "");
+      ASSERT_EQ(wt->wait(), "");
+      EXPECT_EQ(t, r < 2 ? 3.0f : 12.0f) << "rank " << r;
+      EXPECT_EQ(d, r % 2 == 0 ? 5.0f : 10.0f) << "rank " << r;
+    }
+  });
+}
+
+TEST(GlooCommunicator, AsynchronousOperationsRunInIssueOrder) {
+  runRanks(2, [](int r, Communicator &comm) {
+    const int n = 16;
+    std::vector<std::vector<float>> bufs(n);
+    std::vector<WorkPtr> works;
+    for (int k = 0; k < n; ++k) {
+      bufs[k].assign(1000 * (k + 1), static_cast<float>(k + r));
+      works.push_back(comm.allReduce(bufs[k].data(), bufs[k].data(),
+                                     bufs[k].size(), LOOM_DTYPE_F32,
+                                     ReduceOp::Sum));
+    }
+    for (int k = n; k-- > 0;) {
+      ASSERT_EQ(works[k]->wait(), "");
+      EXPECT_EQ(bufs[k].front(), 2.0f * k + 1);
+      EXPECT_EQ(bufs[k].back(), 2.0f * k + 1);
+    }
+  });
+}
+
+TEST(GlooCommunicator, CollectiveAbiOverAMesh) {
+  runRanks(4, [](int r, Communicator &comm) {
+    RunContext context;
+    ActiveRun active(&context);
+    RunCollectives &rc = context.collectives();
+    rc.begin(&comm, {2, 2});
+    auto desc = [](void *p, int64_t n) {
+      return std::vector<int64_t>{reinterpret_cast<int64_t>(p),
+                                  reinterpret_cast<int64_t>(p), 0, n, 1};
+    };
+    float x[2] = {static_cast<float>(r), 1}, sum[2], gathered[4], slice[1],
+          scattered[1], root[2];
+    auto dx = desc(x, 2), ds = desc(sum, 2), dg = desc(gathered, 4),
+         dl = desc(slice, 1), dr = desc(scattered, 1), db = desc(root, 2);
+    Unranked ux{1, dx.data()}, us{1, ds.data()}, ug{1, dg.data()},
+        ul{1, dl.data()}, ur{1, dr.data()}, ub{1, db.data()};
+    // all-reduce over data (axis 0), all-gather over tensor (axis 1),
+    // reduce-scatter over tensor, broadcast from data rank 1, all-slice.
+    int64_t h0 = rc.start(&ux, &us, 0, LOOM_DTYPE_F32, 0, 0b01);
+    int64_t h1 = rc.start(&ux, &ug, 1, LOOM_DTYPE_F32, 0, 0b10);
+    int64_t h2 = rc.start(&ux, &ur, 2, LOOM_DTYPE_F32, 0, 0b10);
+    int64_t h3 = rc.start(&ux, &ub, 3, LOOM_DTYPE_F32, 1, 0b01);
+    int64_t h4 = rc.start(&ux, &ul, 4, LOOM_DTYPE_F32, 0, 0b10);
+    for (int64_t h : {h4, h3, h2, h1, h0}) {
+      EXPECT_GE(h, 0);
+      rc.wait(h);
+    }
+    ASSERT_EQ(rc.finish(), "");
+    int partner = r ^ 2, neighbour = r ^ 1, t = r % 2;
+    EXPECT_EQ(sum[0], static_cast<float>(r + partner));
+    EXPECT_EQ(sum[1], 2.0f);
+    int lo = r & ~1;
+    EXPECT_EQ(gathered[0], static_cast<float>(lo));
+    EXPECT_EQ(gathered[2], static_cast<float>(lo + 1));
+    EXPECT_EQ(scattered[0], t == 0 ? static_cast<float>(r + neighbour) : 2.0f);
+    EXPECT_EQ(root[0], static_cast<float>(2 + r % 2));
+    EXPECT_EQ(slice[0], x[t]);
+  });
+}
+
+TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {
+  int port = freePort();
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(2);
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      GlooOptions options;
+      options.timeout = std::chrono::milliseconds(500);
+      auto comm =
+          createGlooCommunicator(r, 3, "127.0.0.1", port, options, errors[r]);
+      EXPECT_FALSE(comm);
+    });
+  for (auto &t : threads)
+    t.join();
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(errors[r].find("rank 2 never arrived"), std::string::npos)
+        << errors[r];
+}
+
+TEST(GlooCommunicator, NoRankZeroIsNamed) {
+  GlooOptions options;
+  options.timeout = std::chrono::milliseconds(300);
+  std::string error;
+  EXPECT_FALSE(
+      createGlooCommunicator(1, 2, "127.0.0.1", freePort(), options, error));
+  EXPECT_NE(error.find("rank 0 never arrived"), std::string::npos) << error;
+}
+
+TEST(GlooCommunicator, ADeadRankIsNamedAndBreaksTheCommunicator) {
+  // The timeout is far away: the death is seen when the connections close.
+  runRanks(3, [](int r, Communicator &comm) {
+    std::vector<float> x(100000, 1.0f);
+    ASSERT_EQ(comm.barrier()->wait(), "");
+    if (r == 2) {
+      dropGlooCommunicatorForTesting(comm);
+      return;
+    }
+    std::string error = comm.allReduce(x.data(), x.data(), x.size(),
+                                       LOOM_DTYPE_F32, ReduceOp::Sum)
+                            ->wait();
+    EXPECT_NE(error.find("all_reduce of 100000 f32 over all 3 ranks (sum) "
+                         "failed on rank " +
+                         std::to_string(r) + ": rank 2 died"),
+              std::string::npos)
+        << error;
+    // Broken from now on, at once.
+    std::string later = comm.barrier()->wait();
+    EXPECT_NE(later.find("broken by an earlier failure"), std::string::npos)
+        << later;
+    EXPECT_NE(comm.error(), "");
+  });
+}
+
+TEST(GlooCommunicator, AStuckRankTimesOut) {
+  runRanks(
+      2,
+      [](int r, Communicator &comm) {
+        if (r == 1) {
+          // Alive, but never takes part; leaves after rank 0 failed.
+          std::this_thread::sleep_for(std::chrono::milliseconds(800));
+          return;
+        }
+        float x = 1;
+        std::string error =
+            comm.allReduce(&x, &x, 1, LOOM_DTYPE_F32, ReduceOp::Sum)->wait();
+        EXPECT_NE(error.find("timed out after 0.4 s"), std::string::npos)
+            << error;
+      },
+      std::chrono::milliseconds(400));
+}
+
+TEST(GlooCommunicator, BadArgumentsAreStatuses) {
+  runRanks(2, [](int r, Communicator &comm) {
+    float x = 0;
+    std::string error =
+        comm.allReduce(&x, &x, 1, LOOM_DTYPE_F32, ReduceOp::Sum, {0, 5})
+            ->wait();
+    EXPECT_NE(error.find("the group is not a sorted list"), std::string::npos)
+        << error;
+    EXPECT_NE(comm.send(&x, 1, LOOM_DTYPE_F32, r, 0)->wait(), "");
+  });
+}
+
+TEST(RankEnvironment, Launchers) {
+  const char *vars[] = {"RANK",
+                        "WORLD_SIZE",
+                        "LOCAL_RANK",
+                        "MASTER_ADDR",
+                        "MASTER_PORT",
+                        "OMPI_COMM_WORLD_RANK",
+                        "OMPI_COMM_WORLD_SIZE",
+                        "OMPI_COMM_WORLD_LOCAL_RANK",
+                        "SLURM_PROCID",
+                        "SLURM_NTASKS",
+                        "SLURM_LOCALID"};
+  auto clear = [&] {
+    for (const char *v : vars)
+      unsetenv(v);
+  };
+  RankEnvironment env;
+  bool found = true;
+  std::string error;
+  clear();
+  ASSERT_TRUE(rankFromEnvironment(env, found, error));
+  EXPECT_FALSE(found);
+
+  setenv("RANK", "1", 1);
+  setenv("WORLD_SIZE", "2", 1);
+  EXPECT_FALSE(rankFromEnvironment(env, found, error));
+  EXPECT_NE(error.find("needs MASTER_ADDR and MASTER_PORT"), std::string::npos)
+      << error;
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("LOCAL_RANK", "1", 1);
+  ASSERT_TRUE(rankFromEnvironment(env, found, error)) << error;
+  EXPECT_TRUE(found);
+  EXPECT_EQ(env.rank, 1);
+  EXPECT_EQ(env.size, 2);
+  EXPECT_EQ(env.localRank, 1);
+  EXPECT_EQ(env.masterPort, 29500);
+
+  setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  EXPECT_FALSE(rankFromEnvironment(env, found, error));
+  EXPECT_NE(error.find("disagree"), std::string::npos) << error;
+
+  clear();
+  setenv("SLURM_PROCID", "3", 1);
+  setenv("SLURM_NTASKS", "2", 1);
+  EXPECT_FALSE(rankFromEnvironment(env, found, error));
+  EXPECT_NE(error.find("SLURM_PROCID=3 is not below SLURM_NTASKS=2"),
+            std::string::npos)
+      << error;
+  setenv("SLURM_PROCID", "x", 1);
+  EXPECT_FALSE(rankFromEnvironment(env, found, error));
+  EXPECT_NE(error.find("SLURM_PROCID='x' is not a rank number"),
+            std::string::npos);
+  clear();
+  setenv("WORLD_SIZE", "2", 1);
+  EXPECT_FALSE(rankFromEnvironment(env, found, error));
+  EXPECT_NE(error.find("WORLD_SIZE is set but RANK is not"), std::string::npos);
+  clear();
+}
+
+} // namespace
+
+namespace {
+
+TEST(CommunicatorCApi, CreateBarrierRelease) {
+  for (const char *v : {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                        "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"})
+    unsetenv(v);
+  loom_communicator *one = nullptr;
+  ASSERT_EQ(loom_communicator_create_from_env(nullptr, &one), nullptr);
+  EXPECT_EQ(loom_communicator_size(one), 1);
+  EXPECT_EQ(loom_communicator_rank(one), 0);
+  EXPECT_EQ(loom_communicator_barrier(one), nullptr);
+  loom_communicator_release(one);
+
+  loom_status s = loom_communicator_create(2, 2, "127.0.0.1", 1, nullptr, &one);
+  EXPECT_EQ(loom_status_get_code(s), LOOM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(loom_status_message(s)).find("not below the size 2"),
+            std::string::npos);
+  loom_status_free(s);
+  loom_communicator_options options;
+  loom_communicator_options_initialize(&options);
+  options.timeout_seconds = -1;
+  s = loom_communicator_create(0, 2, "127.0.0.1", 1, &options, &one);
+  EXPECT_EQ(loom_status_get_code(s), LOOM_INVALID_ARGUMENT);
+  loom_status_free(s);
+
+  int port = freePort();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([r, port] {
+      loom_communicator *comm = nullptr;
+      loom_status s =
+          loom_communicator_create(r, 2, "127.0.0.1", port, nullptr, &comm);
+      ASSERT_EQ(s, nullptr) << loom_status_message(s);
+      EXPECT_EQ(loom_communicator_rank(comm), r);
+      EXPECT_EQ(loom_communicator_barrier(comm), nullptr);
+      loom_communicator_release(comm);
+    });
+  for (auto &t : threads)
+    t.join();
+}
+
+} // namespace
