@@ -117,4 +117,20 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
   return true;
 }
 
+bool makeDirectory(const std::string &path, std::string &error) {
+  if (::mkdir(path.c_str(), 0777) == 0)
+    return true;
+  int err = errno;
+  struct stat st;
+  if (err == EEXIST && ::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return true;
+    error = "cannot create the directory '" + path +
+            "': a file of that name exists";
+    return false;
+  }
+  error = "cannot create the directory '" + path + "': " + std::strerror(err);
+  return false;
+}
+
 } // namespace loom::files

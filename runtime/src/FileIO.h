@@ -28,6 +28,11 @@ bool readFile(const std::string &path, std::string &bytes, std::string &error,
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
                          std::string &error);
 
+/// Creates the directory `path` unless it exists (one level; its parent
+/// must exist). False with `error` when it cannot, or when `path` is a
+/// file.
+bool makeDirectory(const std::string &path, std::string &error);
+
 } // namespace loom::files
 
 #endif // LOOM_RUNTIME_FILEIO_H

@@ -162,6 +162,11 @@ loom::runtime::sessionModelName(const loom_session *session) {
   return session->modelName;
 }
 
+loom_communicator *
+loom::runtime::sessionCommunicator(const loom_session *session) {
+  return session ? session->communicator : nullptr;
+}
+
 extern "C" {
 
 loom_status_code loom_status_get_code(loom_status status) {

@@ -26,6 +26,10 @@ const artifact::Training *sessionTraining(const loom_session *session);
 /// The artifact's model name.
 const std::string &sessionModelName(const loom_session *session);
 
+/// The communicator attached to the session (loom_session_attach_
+/// communicator), or null.
+loom_communicator *sessionCommunicator(const loom_session *session);
+
 } // namespace loom::runtime
 
 #endif // LOOM_RUNTIME_SESSION_H

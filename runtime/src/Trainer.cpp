@@ -14,7 +14,9 @@
 #include "runtime/src/FileIO.h"
 #include "runtime/src/Session.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -44,6 +46,35 @@ loom_status newTensor(loom_dtype dtype, const std::vector<int64_t> &dims,
 std::string typeOf(const loom_tensor *t) {
   return artifact::typeString(loom_tensor_dtype(t), loom_tensor_shape(t),
                               loom_tensor_rank(t));
+}
+
+/// This rank's place among the shards of state sharded over mesh axis
+/// `axis` (TrainingState.shard): its coordinate on the axis and the axis'
+/// size, row-major ranks as docs/distributed.md lays them out. {0, 1}
+/// without a communicator.
+struct ShardPlace {
+  int64_t index = 0, count = 1;
+};
+
+ShardPlace shardPlace(const loom_session *session, const std::string &axis) {
+  ShardPlace place;
+  loom_communicator *comm = loom::runtime::sessionCommunicator(session);
+  if (!comm)
+    return place;
+  int64_t shape[16];
+  const char *axes[16];
+  size_t n = std::min<size_t>(
+      loom_session_mesh(session, 16, shape, axes, nullptr), 16);
+  int64_t rank = loom_communicator_rank(comm);
+  for (size_t i = n; i-- > 0;) {
+    if (axis == axes[i]) {
+      place.index = rank % shape[i];
+      place.count = shape[i];
+      return place;
+    }
+    rank /= shape[i];
+  }
+  return place;
 }
 
 float scalarOf(const loom_tensor *t) {
@@ -327,8 +358,18 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
   c.set_total_steps(trainer->horizon);
   c.set_accumulate(training.accumulate());
   c.set_description(training.description());
+  loom_communicator *comm =
+      loom::runtime::sessionCommunicator(trainer->session);
+  int32_t rank = comm ? loom_communicator_rank(comm) : 0;
+  int32_t ranks = comm ? loom_communicator_size(comm) : 1;
+  bool sharded = false;
+  for (const auto &s : training.state())
+    sharded |= s.has_shard();
+  // This rank's part: its shards, and (rank 0) the replicated state.
   for (size_t i = 0; i < trainer->state.size(); ++i) {
     const auto &s = training.state(static_cast<int>(i));
+    if (!s.has_shard() && rank != 0)
+      continue;
     const loom_tensor *t = trainer->state[i].get();
     artifact::CheckpointTensor *out = c.add_state();
     out->set_name(s.name());
@@ -337,25 +378,77 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
     for (size_t d = 0; d < loom_tensor_rank(t); ++d)
       out->add_dims(loom_tensor_shape(t)[d]);
     out->set_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
+    if (s.has_shard() && ranks > 1) {
+      ShardPlace place = shardPlace(trainer->session, s.shard().axis());
+      *out->mutable_shard() = s.shard();
+      out->set_shard_index(place.index);
+      out->set_shard_count(place.count);
+    }
   }
   std::string bytes, error;
-  if (!artifact::serializeCheckpoint(c, bytes, error))
-    return makeStatus(LOOM_INTERNAL, std::string(path) + ": " + error);
-  if (!loom::files::writeFileAtomically(path, bytes, error))
+  if (!sharded || ranks == 1) {
+    // One file, whole tensors: rank 0 writes it, the others wait for it.
+    if (rank == 0) {
+      if (!artifact::serializeCheckpoint(c, bytes, error))
+        return makeStatus(LOOM_INTERNAL, std::string(path) + ": " + error);
+      if (!loom::files::writeFileAtomically(path, bytes, error))
+        return makeStatus(LOOM_NOT_FOUND, error);
+    }
+    return comm ? loom_communicator_barrier(comm) : nullptr;
+  }
+  // Sharded: a directory with one file per rank, then the manifest (rank
+  // 0, after every rank's file is in place), then the files of the
+  // previous manifest are removed.
+  std::string dir = path;
+  if (rank == 0 && !loom::files::makeDirectory(dir, error))
     return makeStatus(LOOM_NOT_FOUND, error);
-  return nullptr;
+  if (loom_status st = loom_communicator_barrier(comm))
+    return st;
+  std::string file = artifact::shardFileName(trainer->microStep, rank, ranks);
+  if (!artifact::serializeCheckpoint(c, bytes, error))
+    return makeStatus(LOOM_INTERNAL, dir + "/" + file + ": " + error);
+  if (!loom::files::writeFileAtomically(dir + "/" + file, bytes, error))
+    return makeStatus(LOOM_NOT_FOUND, error);
+  if (loom_status st = loom_communicator_barrier(comm))
+    return st;
+  if (rank == 0) {
+    std::string manifestPath = dir + "/" + artifact::kManifestName;
+    artifact::Checkpoint old;
+    std::string ignored, oldBytes;
+    bool hadOld =
+        loom::files::readFile(manifestPath, oldBytes, ignored, "checkpoint") &&
+        artifact::parseCheckpoint(oldBytes.data(), oldBytes.size(), old,
+                                  ignored);
+    c.clear_state();
+    for (int32_t r = 0; r < ranks; ++r)
+      c.add_shard_files(artifact::shardFileName(trainer->microStep, r, ranks));
+    if (!artifact::serializeCheckpoint(c, bytes, error))
+      return makeStatus(LOOM_INTERNAL, manifestPath + ": " + error);
+    if (!loom::files::writeFileAtomically(manifestPath, bytes, error))
+      return makeStatus(LOOM_NOT_FOUND, error);
+    if (hadOld)
+      for (const std::string &f : old.shard_files())
+        if (std::find(c.shard_files().begin(), c.shard_files().end(), f) ==
+                c.shard_files().end() &&
+            f.find('/') == std::string::npos)
+          std::remove((dir + "/" + f).c_str());
+  }
+  return loom_communicator_barrier(comm);
 }
 
 loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
   if (!trainer || !path)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_load: null argument");
+  // Whole tensors, a sharded checkpoint merged: it loads into any
+  // number of ranks.
   artifact::Checkpoint c;
-  std::string bytes, error;
-  if (!loom::files::readFile(path, bytes, error, "checkpoint"))
-    return makeStatus(LOOM_NOT_FOUND, error);
-  if (!artifact::parseCheckpoint(bytes.data(), bytes.size(), c, error))
-    return makeStatus(LOOM_BAD_ARTIFACT, std::string(path) + ": " + error);
+  std::string error;
+  if (!artifact::readCheckpoint(path, c, error))
+    return makeStatus(error.find("cannot") != std::string::npos
+                          ? LOOM_NOT_FOUND
+                          : LOOM_BAD_ARTIFACT,
+                      error);
 
   // It must be this model's: same accumulation, same state names, types.
   const artifact::Training &training = *trainer->training;
@@ -374,10 +467,20 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
                                                    " trains");
     const artifact::CheckpointTensor &t = *it->second;
     const loom_tensor *mine = trainer->state[i].get();
-    bool same = static_cast<int>(loom_tensor_dtype(mine)) == t.dtype() &&
-                loom_tensor_rank(mine) == static_cast<size_t>(t.dims_size());
-    for (size_t d = 0; same && d < loom_tensor_rank(mine); ++d)
-      same = loom_tensor_shape(mine)[d] == t.dims(static_cast<int>(d));
+    const auto &shard = training.state(static_cast<int>(i)).shard();
+    bool isShard = training.state(static_cast<int>(i)).has_shard();
+    bool same = static_cast<int>(loom_tensor_dtype(mine)) == t.dtype();
+    if (isShard) {
+      // This rank keeps its chunk of the whole tensor.
+      same = same && shard.full_dims_size() == t.dims_size();
+      for (int d = 0; same && d < t.dims_size(); ++d)
+        same = shard.full_dims(d) == t.dims(d);
+    } else {
+      same =
+          same && loom_tensor_rank(mine) == static_cast<size_t>(t.dims_size());
+      for (size_t d = 0; same && d < loom_tensor_rank(mine); ++d)
+        same = loom_tensor_shape(mine)[d] == t.dims(static_cast<int>(d));
+    }
     if (!same)
       return makeStatus(
           LOOM_SHAPE_MISMATCH,
@@ -399,9 +502,23 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
                           " micro-batches per step, " + ours + " " +
                           std::to_string(training.accumulate()));
 
-  for (size_t i = 0; i < trainer->state.size(); ++i)
-    std::memcpy(loom_tensor_data(trainer->state[i].get()),
-                found[i]->data().data(), found[i]->data().size());
+  for (size_t i = 0; i < trainer->state.size(); ++i) {
+    const auto &s = training.state(static_cast<int>(i));
+    loom_tensor *mine = trainer->state[i].get();
+    const std::string &data = found[i]->data();
+    if (!s.has_shard()) {
+      std::memcpy(loom_tensor_data(mine), data.data(), data.size());
+      continue;
+    }
+    // Chunk `index` of the flattened tensor, zero past its end.
+    ShardPlace place = shardPlace(trainer->session, s.shard().axis());
+    size_t chunk = loom_tensor_size_bytes(mine);
+    size_t begin = static_cast<size_t>(place.index) * chunk;
+    std::memset(loom_tensor_data(mine), 0, chunk);
+    if (begin < data.size())
+      std::memcpy(loom_tensor_data(mine), data.data() + begin,
+                  std::min(chunk, data.size() - begin));
+  }
   trainer->microStep = c.micro_step();
   trainer->horizon = c.total_steps();
   return nullptr;
