@@ -15,6 +15,7 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 #include "dialects/kernel/KernelOps.h"
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/MemoryPlan/ArenaPlanner.h"
 
@@ -395,6 +396,21 @@ int64_t plannedPeak(func::FuncOp fused, int64_t alignment) {
       if (op.hasTrait<OpTrait::IsTerminator>())
         escapes.set(it->second);
     }
+  }
+  // A collective runs from its op to the first use of its result (the CPU
+  // code starts it there and waits there): its input stays alive until
+  // then.
+  for (Operation &op : block) {
+    if (!isa_and_nonnull<mesh::MeshDialect>(op.getDialect()) ||
+        op.getNumResults() != 1 || op.getNumOperands() != 1)
+      continue;
+    int64_t wait = position[block.getTerminator()];
+    for (Operation *user : op.getResult(0).getUsers())
+      if (Operation *at = block.findAncestorOpInBlock(*user))
+        wait = std::min(wait, position[at]);
+    auto it = bufferOf.find(op.getOperand(0));
+    if (it != bufferOf.end() && it->second >= 0)
+      buffers[it->second].last = std::max(buffers[it->second].last, wait);
   }
   std::vector<memplan::LiveBuffer> planned;
   for (size_t j = 0; j < buffers.size(); ++j)

@@ -76,6 +76,10 @@ def VerifyCollectivesPass : Pass<"loom-verify-collectives", "mlir::ModuleOp"> {
     A collective inside a region (an `scf.if` or a loop) is an error: the
     ranks may not all reach it. So is a rank that runs no or two programs.
   }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "the program every rank runs (default: the public functions, by loom.ranks)">,
+  ];
 }
 
 #endif // LOOM_PASSES_SHARDING_PASSES_TD

@@ -39,6 +39,7 @@ std::string signature(Operation *op) {
 
 struct VerifyCollectivesPass
     : loom::impl::VerifyCollectivesPassBase<VerifyCollectivesPass> {
+  using VerifyCollectivesPassBase::VerifyCollectivesPassBase;
   void runOnOperation() override {
     if (failed(run()))
       signalPassFailure();
@@ -78,7 +79,8 @@ struct VerifyCollectivesPass
     std::map<Operation *, SmallVector<Operation *>> ops;
     SmallVector<func::FuncOp> everyRank;
     for (auto f : module.getOps<func::FuncOp>()) {
-      if (f.isDeclaration() || f.isPrivate())
+      if (f.isDeclaration() || f.isPrivate() ||
+          (!funcName.empty() && f.getName() != funcName))
         continue;
       FailureOr<SmallVector<Operation *>> found = collectives(f);
       if (failed(found))

@@ -853,8 +853,11 @@ static int runTrain(MLIRContext &ctx) {
     pm.addPass(loom::createRecomputePass(rc));
   }
   // Every rank of every group issues the same collectives, in order.
-  if (dataParallel > 1)
-    pm.addPass(loom::createVerifyCollectivesPass());
+  if (dataParallel > 1) {
+    loom::VerifyCollectivesPassOptions verify;
+    verify.funcName = entry;
+    pm.addPass(loom::createVerifyCollectivesPass(verify));
+  }
   if (timing)
     pm.enableTiming();
   if (failed(pm.run(*module))) {
