@@ -4,6 +4,7 @@
 #include "compiler/Compile.h"
 #include "compiler/InitAll.h"
 #include "frontends/builder/GraphBuilder.h"
+#include "runtime/src/Artifact.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -145,6 +146,62 @@ TEST_F(RuntimeTest, SessionsKeepTheirOwnCode) {
                                 : (std::vector<float>{-2, -5}));
   }
   llvm::sys::fs::remove(negPath);
+}
+
+/// A copy of the artifact at `path` compiled for a mesh of `shape`.
+std::string withMesh(const std::string &path, std::vector<int64_t> shape) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  artifact::Artifact a;
+  std::string error;
+  EXPECT_TRUE(artifact::parse(bytes.data(), bytes.size(), a, error)) << error;
+  for (int64_t s : shape) {
+    a.mutable_mesh()->add_shape(s);
+    a.mutable_mesh()->add_axes(a.mesh().axes_size() ? "tensor" : "data");
+  }
+  std::string body = a.SerializeAsString();
+  std::string out = path + ".mesh.loom";
+  std::ofstream(out, std::ios::binary) << artifact::header(body) << body;
+  return out;
+}
+
+TEST_F(RuntimeTest, AMeshNeedsItsRanks) {
+  Instance instance;
+  Session session;
+  std::string meshPath = withMesh(path_, {2, 2});
+  ASSERT_TRUE(Session::load(instance, meshPath, session));
+  int64_t shape[2];
+  const char *axes[2];
+  int32_t zero = -1;
+  ASSERT_EQ(loom_session_mesh(session.get(), 2, shape, axes, &zero), 2u);
+  EXPECT_EQ(shape[0], 2);
+  EXPECT_STREQ(axes[1], "tensor");
+  EXPECT_EQ(zero, 0);
+  Tensor x = Tensor::zeros(LOOM_DTYPE_F32, {2, 3});
+  Tensor w = Tensor::zeros(LOOM_DTYPE_F32, {3, 2});
+  std::vector<Tensor> out;
+  Status s = session.run({&x, &w}, out);
+  EXPECT_EQ(s.code(), LOOM_UNAVAILABLE);
+  EXPECT_EQ(s.message(), "this artifact runs on a mesh of 4 ranks (data=2, "
+                         "tensor=2); start it under loom-launch (or torchrun, "
+                         "mpirun, srun) with 4 ranks");
+  // A communicator of another size does not attach.
+  Communicator one;
+  ASSERT_TRUE(Communicator::fromEnv(one));
+  s = session.attach(one);
+  EXPECT_EQ(s.code(), LOOM_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message(), "this artifact runs on a mesh of 4 ranks (data=2, "
+                         "tensor=2), the communicator has 1 ranks");
+  llvm::sys::fs::remove(meshPath);
+
+  // A one-rank mesh runs with or without one.
+  std::string onePath = withMesh(path_, {1});
+  Session single;
+  ASSERT_TRUE(Session::load(instance, onePath, single));
+  ASSERT_TRUE(single.attach(one));
+  EXPECT_TRUE(single.run({&x, &w}, out));
+  llvm::sys::fs::remove(onePath);
 }
 
 TEST_F(RuntimeTest, BadInputsAreStatuses) {

@@ -77,9 +77,11 @@ struct Feed {
 
 /// The batch inputs' arrays from `path`, checked against the model: every
 /// input has an array and every array an input, each of the input's dtype
-/// and rank, static dims equal, and all with the same sample count.
-bool loadData(loom_trainer *trainer, const TrainOptions &o,
-              std::vector<Feed> &feeds, int64_t &count, std::string &error) {
+/// and rank, static dims equal, and all with the same sample count. Each
+/// micro-batch tensor holds this rank's `local` samples.
+bool loadData(loom_trainer *trainer, const TrainOptions &o, int64_t local,
+              const Distributed &dist, std::vector<Feed> &feeds, int64_t &count,
+              std::string &error) {
   std::vector<std::pair<std::string, loom_tensor *>> arrays;
   if (!readNpz(o.data, arrays, error))
     return false;
@@ -131,11 +133,17 @@ bool loadData(loom_trainer *trainer, const TrainOptions &o,
       error = where + " is a scalar; batch arrays need a sample axis (dim 0)";
       return false;
     }
-    if (info.dims[0] >= 0 && info.dims[0] != o.batch) {
+    if (info.dims[0] >= 0 && info.dims[0] != local) {
       error = "--batch " + std::to_string(o.batch) +
               " does not fit the model: its batch input '" + info.name +
               "' takes exactly " + std::to_string(info.dims[0]) + " samples (" +
               signatureText(info) + ")";
+      if (dist.dataRanks > 1)
+        error += " per data-parallel rank, and --batch is the global batch "
+                 "of the " +
+                 std::to_string(dist.dataRanks) + " (" + dist.mesh +
+                 "): give --batch " +
+                 std::to_string(info.dims[0] * dist.dataRanks);
       return false;
     }
     if (shape[0] == 0) {
@@ -153,7 +161,7 @@ bool loadData(loom_trainer *trainer, const TrainOptions &o,
     feed.name = info.name;
     feed.rowBytes = loom_tensor_size_bytes(t) / static_cast<size_t>(count);
     std::vector<int64_t> dims(shape, shape + rank);
-    dims[0] = o.batch;
+    dims[0] = local;
     loom_tensor *batch = nullptr;
     if (loom_status s =
             loom_tensor_create(info.dtype, rank, dims.data(), &batch)) {
@@ -167,19 +175,21 @@ bool loadData(loom_trainer *trainer, const TrainOptions &o,
   return true;
 }
 
-/// Micro-batch `micro`: samples (micro * B + i) mod count.
+/// This rank's part of micro-batch `micro`: samples (micro * B + i) mod
+/// count for `offset` <= i < `offset` + `rows` (B the global batch).
 void fillBatch(std::vector<Feed> &feeds, int64_t micro, int64_t batch,
-               int64_t count) {
+               int64_t offset, int64_t rows, int64_t count) {
   using u128 = unsigned __int128;
-  uint64_t first = static_cast<uint64_t>(static_cast<u128>(micro) *
-                                         static_cast<u128>(batch) %
-                                         static_cast<u128>(count));
+  uint64_t first = static_cast<uint64_t>(
+      (static_cast<u128>(micro) * static_cast<u128>(batch) +
+       static_cast<u128>(offset)) %
+      static_cast<u128>(count));
   for (Feed &f : feeds) {
     const char *src =
         static_cast<const char *>(loom_tensor_data_const(f.data.get()));
     char *dst = static_cast<char *>(loom_tensor_data(f.batch.get()));
     uint64_t sample = first;
-    for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t i = 0; i < rows; ++i) {
       std::memcpy(dst + i * f.rowBytes, src + sample * f.rowBytes, f.rowBytes);
       if (++sample == static_cast<uint64_t>(count))
         sample = 0;
@@ -234,9 +244,22 @@ double secondsSince(Clock::time_point start) {
 
 } // namespace
 
-int train(loom_session *session, const TrainOptions &o) {
+int train(loom_session *session, const TrainOptions &o,
+          const Distributed &dist) {
   if (o.steps < 1 || o.batch < 1)
     return fail("training needs --steps N and --batch B (both at least 1)");
+  if (o.batch % dist.dataRanks)
+    return fail("--batch " + std::to_string(o.batch) +
+                " is the global batch: it must divide by the " +
+                std::to_string(dist.dataRanks) + " data-parallel ranks (" +
+                dist.mesh + ")");
+  // This rank's rows of each global micro-batch.
+  int64_t local = o.batch / dist.dataRanks;
+  int64_t offset = dist.dataIndex * local;
+  if (!o.save.empty() && !dist.sharded.empty())
+    return fail("--save: this artifact's state is split over its ranks (" +
+                dist.mesh + ", " + dist.sharded +
+                "); sharded checkpoints are not supported yet");
   loom_trainer *raw = nullptr;
   if (loom_status s = loom_trainer_create(session, &raw))
     return fail(take(s));
@@ -246,7 +269,7 @@ int train(loom_session *session, const TrainOptions &o) {
   std::vector<Feed> feeds;
   int64_t count = 0;
   std::string error;
-  if (!loadData(trainer.get(), o, feeds, count, error))
+  if (!loadData(trainer.get(), o, local, dist, feeds, count, error))
     return fail(error);
   // Tokens: label elements per micro-batch, when the labels have rank >= 2.
   int64_t tokensPerBatch = 0;
@@ -280,11 +303,19 @@ int train(loom_session *session, const TrainOptions &o) {
   for (const Feed &f : feeds)
     batch.push_back(f.batch.get());
   Progress progress(firstStep, lastStep);
+  // The state is replicated on every rank (checked above): rank 0 writes
+  // the checkpoint, then every rank waits for it, so that none goes on (or
+  // ends) before the file is complete.
   auto save = [&]() {
-    if (loom_status s = loom_trainer_save(trainer.get(), o.save.c_str())) {
-      progress.clear();
-      return fail(take(s));
-    }
+    if (dist.rank == 0)
+      if (loom_status s = loom_trainer_save(trainer.get(), o.save.c_str())) {
+        progress.clear();
+        return fail(take(s));
+      }
+    if (dist.comm)
+      if (loom_status s = loom_communicator_barrier(dist.comm))
+        return fail("--save: waiting for rank 0 to write " + o.save + ": " +
+                    take(s));
     return 0;
   };
 
@@ -307,7 +338,7 @@ int train(loom_session *session, const TrainOptions &o) {
   for (; micro < endMicro; ++micro) {
     if (micro % accumulate == 0)
       stepStart = Clock::now();
-    fillBatch(feeds, micro, o.batch, count);
+    fillBatch(feeds, micro, o.batch, offset, local, count);
     loom_train_stats stats;
     int64_t step = micro / accumulate + 1; // 1-based, as printed
     std::string at = "step " + std::to_string(step);

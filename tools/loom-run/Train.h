@@ -7,7 +7,9 @@
 //
 // Drives a training artifact through the runtime's trainer (loom_trainer_*):
 // micro-batches cut from an .npz file, a log line per K optimizer steps,
-// a progress bar on a terminal, checkpoints. Links the runtime only.
+// a progress bar on a terminal, checkpoints. Links the runtime only. As a
+// rank of a data-parallel job (Distributed.h) it takes its rows of each
+// global batch and only rank 0 writes checkpoints.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #define LOOM_TOOLS_LOOMRUN_TRAIN_H
 
 #include "loom/runtime.h"
+#include "tools/loom-run/Distributed.h"
 
 #include <cstdint>
 #include <string>
@@ -24,7 +27,8 @@ namespace loom::tools {
 struct TrainOptions {
   /// The .npz file: one array per batch input, dim 0 the sample axis.
   std::string data;
-  /// Optimizer steps in this run, and samples per micro-batch.
+  /// Optimizer steps in this run, and samples per micro-batch (the global
+  /// batch: each data-parallel rank takes batch / data-ranks of them).
   int64_t steps = 0, batch = 0;
   /// A log line every `logEvery` optimizer steps (and at the last).
   int64_t logEvery = 10;
@@ -45,9 +49,11 @@ struct TrainOptions {
   std::string profile;
 };
 
-/// Trains `session` (a training artifact) as `options` say. Returns the
-/// exit code; errors are printed ("loom-run: error: ...").
-int train(loom_session *session, const TrainOptions &options);
+/// Trains `session` (a training artifact) as `options` say, as one rank of
+/// `dist`. Returns the exit code; errors are printed ("loom-run: error:
+/// ...").
+int train(loom_session *session, const TrainOptions &options,
+          const Distributed &dist);
 
 } // namespace loom::tools
 

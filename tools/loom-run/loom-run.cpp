@@ -24,7 +24,8 @@
 // are written as float32 .npy (exactly); f16 is numpy's float16 ('<f2').
 // `--bench N` runs N more times and prints latency min/median/p90.
 // `--profile FILE` writes a Chrome trace of the runs: one event per kernel.
-// A training artifact (loomc train) trains instead: see Train.h.
+// A training artifact (loomc train) trains instead: see Train.h. Under a
+// launcher, as one rank of a distributed job: see Distributed.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -462,6 +463,21 @@ int main(int argc, char **argv) {
   }
   int rc = 0;
   bool training = loom_session_is_training(session);
+  // One rank of a distributed job: join it (the communicator outlives the
+  // session); only rank 0 prints its results, errors come from every rank.
+  loom::tools::Distributed dist;
+  if (!loom::tools::joinJob(session, training, dist, error)) {
+    loom_session_release(session);
+    loom_communicator_release(dist.comm);
+    loom_instance_release(instance);
+    return fail(error);
+  }
+  struct ReleaseComm {
+    loom_communicator *comm;
+    ~ReleaseComm() { loom_communicator_release(comm); }
+  } releaseComm{dist.comm};
+  if (dist.rank != 0 && !std::freopen("/dev/null", "w", stdout))
+    return fail("cannot quiet rank " + std::to_string(dist.rank));
   if (training || !o.train.data.empty()) {
     std::string flag = inferenceFlag(o);
     if (!training)
@@ -477,7 +493,7 @@ int main(int argc, char **argv) {
     else {
       o.train.warmup = o.warmup;
       o.train.profile = o.profile;
-      rc = loom::tools::train(session, o.train);
+      rc = loom::tools::train(session, o.train, dist);
     }
     loom_session_release(session);
     loom_instance_release(instance);

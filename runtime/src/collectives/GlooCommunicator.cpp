@@ -673,7 +673,7 @@ void GlooCommunicator::breakWith(const std::string &name,
     message += rankList(dead) +
                " died (its process ended without closing its communicator)";
   } else if (!storeAlive && rank_ != 0) {
-    message += "rank 0 died or closed its communicator (" + storeError + ")";
+    message += storeError; // "lost the rendezvous store of rank 0 ..."
   } else if (timedOut) {
     message += "timed out after " + seconds(timeout_) +
                "; no rank died, so a rank of the group is stuck or issued "
