@@ -7,7 +7,11 @@ same global batch split over the ranks under loom-launch, and checks
 
   * the loss, learning rate and gradient norm of every step (rank 0's log);
   * every parameter after the 5 steps (`loomc export --checkpoint`, read
-    back with the onnx package).
+    back with the onnx package), rtol 1e-5 and atol 1e-6: the ranks sum
+    the gradient in another order, and Adam divides each element's
+    gradient by its own running scale, so an element whose gradient is
+    near zero in some step moves by up to 1e-6 more or less (parameters
+    here are 0.05 to 0.3 in size).
 
 The loss of a data-parallel step is the mean of the ranks' losses (as
 PyTorch DDP reports it), which is the global batch's loss when every rank's
@@ -30,9 +34,14 @@ from onnx import numpy_helper
 FLAGS = {
     "mlp": ["--optimizer", "adamw", "--lr", "0.01", "--weight-decay", "0.01",
             "--clip-norm", "0.5", "--batch", "8"],
-    "gpt2": ["--optimizer", "adamw", "--lr", "0.003", "--weight-decay", "0.1",
-             "--warmup", "2", "--schedule", "cosine", "--total-steps", "5",
-             "--clip-norm", "1.0", "--accumulate", "2", "--batch", "4"],
+    # SGD with momentum: the GPT-2-style model has parameters whose
+    # gradient is zero but for rounding (the key bias: softmax ignores a
+    # constant added to a row of scores), which Adam would scale up to
+    # steps of lr in a random direction on either side.
+    "gpt2": ["--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05",
+             "--weight-decay", "0.01", "--warmup", "2", "--schedule", "cosine",
+             "--total-steps", "5", "--clip-norm", "1.0", "--accumulate", "2",
+             "--batch", "4"],
 }
 
 
@@ -77,7 +86,7 @@ def main():
     data_path = os.path.join(work, model + ".data.npz")
     np.savez(data_path, **data)
     flags = ["--loss", "cross_entropy", "--logits", "logits", "--labels",
-             "labels", "--opt-level", "1"] + FLAGS[model]
+             "labels", "--opt-level", "0"] + FLAGS[model]
     batch = flags[flags.index("--batch") + 1]
     run_flags = ["--data", data_path, "--steps", "5", "--batch", batch,
                  "--log-every", "1", "--threads", "1"]
@@ -114,19 +123,53 @@ def main():
                 if value is None or value.shape != ref.shape:
                     problems.append("parameter %s missing or misshaped" % name)
                     continue
-                err = np.abs(value - ref) / (np.abs(ref) + 1e-6)
-                worst = max(worst, float(err.max()))
-                if not np.allclose(value, ref, rtol=1e-5, atol=1e-7):
+                if not np.issubdtype(ref.dtype, np.floating):
+                    if not np.array_equal(value, ref):
+                        problems.append("constant %s changed" % name)
+                    continue
+                worst = max(worst, float(np.abs(value - ref).max()))
+                if not np.allclose(value, ref, rtol=1e-5, atol=1e-6):
                     problems.append("parameter %s differs by up to %.3g" %
                                     (name, float(np.abs(value - ref).max())))
             if problems:
                 failed = True
                 print("FAIL %s: %s" % (tag, "; ".join(problems)))
             else:
-                print("ok %s: 5 steps, losses %s, %d parameters (worst "
-                      "relative difference %.2g)" %
+                print("ok %s: 5 steps, losses %s, %d parameters (largest "
+                      "difference %.2g)" %
                       (tag, " ".join("%.6g" % x for x in log[:, 0]),
                        len(ref_params), worst))
+    # A sharded checkpoint resumes in one process and on another number of
+    # ranks: one more step prints the loss the single run's own checkpoint
+    # gives.
+    sharded = [(n, z) for n in ranks for z in zeros if z > 0]
+    if sharded:
+        n, z = sharded[0]
+        ck = os.path.join(work, "%s-dp%d-zero%d.ckpt" % (model, n, z))
+        if not os.path.isdir(ck):
+            failed = True
+            print("FAIL %s is not a sharded checkpoint (a directory)" % ck)
+        more = ["--steps", "1"] + run_flags[run_flags.index("--batch"):]
+        want = logged(run([loomrun, single, "--resume", ckpt, "--data",
+                           data_path] + more))
+        targets = [("one process", [loomrun, single])]
+        for m in ranks:
+            if m != n:
+                art = os.path.join(work, "%s-dp%d-zero%d.loom" % (model, m, z))
+                targets.append(("%d ranks" % m,
+                                [launch, "--nproc", str(m), "--timeout", "120",
+                                 "--", loomrun, art]))
+        for what, cmd in targets:
+            got = logged(run(cmd + ["--resume", ck, "--data", data_path] +
+                             more))
+            if got.shape != want.shape or not np.allclose(got, want,
+                                                         rtol=1e-5, atol=0):
+                failed = True
+                print("FAIL resuming %s in %s: %s, expected %s" %
+                      (ck, what, got.tolist(), want.tolist()))
+            else:
+                print("ok the ZeRO-%d checkpoint of %d ranks resumes in %s" %
+                      (z, n, what))
     sys.exit(1 if failed else 0)
 
 

@@ -22,19 +22,13 @@ bool joinJob(loom_session *session, bool training, Distributed &dist,
   constexpr size_t kMaxAxes = 8;
   int64_t shape[kMaxAxes];
   const char *axes[kMaxAxes];
-  int32_t zero = 0;
-  size_t n = loom_session_mesh(session, kMaxAxes, shape, axes, &zero);
+  size_t n = loom_session_mesh(session, kMaxAxes, shape, axes, nullptr);
   int64_t ranks = 1;
-  bool tensorAxis = false;
   for (size_t i = 0; i < n && i < kMaxAxes; ++i) {
     ranks *= shape[i];
     dist.mesh +=
         (i ? ", " : "") + std::string(axes[i]) + "=" + std::to_string(shape[i]);
-    tensorAxis |= std::string(axes[i]) == "tensor" && shape[i] > 1;
   }
-  dist.sharded = zero > 0     ? "ZeRO stage " + std::to_string(zero)
-                 : tensorAxis ? "a tensor axis"
-                              : "";
   long world = launcherWorldSize();
   if (ranks <= 1 && world <= 1)
     return true;

@@ -24,9 +24,6 @@ struct Distributed {
   int rank = 0, size = 1;
   /// Ranks along the mesh's "data" axis, and this rank's coordinate on it.
   int64_t dataRanks = 1, dataIndex = 0;
-  /// Why the state is split over ranks ("ZeRO stage 1", "a tensor axis"),
-  /// "" when every rank holds all of it.
-  std::string sharded;
   /// "data=2, tensor=2"; "" without a mesh.
   std::string mesh;
 };

@@ -256,10 +256,6 @@ int train(loom_session *session, const TrainOptions &o,
   // This rank's rows of each global micro-batch.
   int64_t local = o.batch / dist.dataRanks;
   int64_t offset = dist.dataIndex * local;
-  if (!o.save.empty() && !dist.sharded.empty())
-    return fail("--save: this artifact's state is split over its ranks (" +
-                dist.mesh + ", " + dist.sharded +
-                "); sharded checkpoints are not supported yet");
   loom_trainer *raw = nullptr;
   if (loom_status s = loom_trainer_create(session, &raw))
     return fail(take(s));
@@ -303,19 +299,14 @@ int train(loom_session *session, const TrainOptions &o,
   for (const Feed &f : feeds)
     batch.push_back(f.batch.get());
   Progress progress(firstStep, lastStep);
-  // The state is replicated on every rank (checked above): rank 0 writes
-  // the checkpoint, then every rank waits for it, so that none goes on (or
-  // ends) before the file is complete.
+  // Every rank saves: loom_trainer_save is collective with a communicator
+  // (rank 0 writes replicated state, every rank its shards, and none goes
+  // on before the checkpoint is complete).
   auto save = [&]() {
-    if (dist.rank == 0)
-      if (loom_status s = loom_trainer_save(trainer.get(), o.save.c_str())) {
-        progress.clear();
-        return fail(take(s));
-      }
-    if (dist.comm)
-      if (loom_status s = loom_communicator_barrier(dist.comm))
-        return fail("--save: waiting for rank 0 to write " + o.save + ": " +
-                    take(s));
+    if (loom_status s = loom_trainer_save(trainer.get(), o.save.c_str())) {
+      progress.clear();
+      return fail("--save " + o.save + ": " + take(s));
+    }
     return 0;
   };
 
