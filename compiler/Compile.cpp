@@ -11,6 +11,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -389,11 +390,122 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
   return success();
 }
 
+static artifact::DType dtypeOfName(StringRef name, MLIRContext *ctx) {
+  Type t = llvm::StringSwitch<Type>(name)
+               .Case("f32", Float32Type::get(ctx))
+               .Case("f16", Float16Type::get(ctx))
+               .Case("bf16", BFloat16Type::get(ctx))
+               .Case("f64", Float64Type::get(ctx))
+               .Case("i1", IntegerType::get(ctx, 1))
+               .Case("i8", IntegerType::get(ctx, 8))
+               .Case("i32", IntegerType::get(ctx, 32))
+               .Case("i64", IntegerType::get(ctx, 64))
+               .Default(Type());
+  return t ? dtypeOf(t) : artifact::DTYPE_UNDEFINED;
+}
+
+/// The CUDA program of `func` into `out.cuda` (and, with archs, its
+/// binaries compiled by `options.compileCuda`).
+static LogicalResult compileCuda(ModuleOp module, func::FuncOp func,
+                                 unsigned numInputs,
+                                 const CompileOptions &options,
+                                 artifact::Artifact &out,
+                                 CompileReport *report) {
+  FailureOr<codegen::cuda::Program> program =
+      codegen::compileForCuda(module, func.getName(), numInputs, options.cuda);
+  if (failed(program))
+    return failure();
+  MLIRContext *ctx = module.getContext();
+  artifact::CudaCode *cuda = out.mutable_cuda();
+  cuda->set_source(program->source);
+  cuda->set_arena_bytes(program->arenaBytes);
+  for (const codegen::cuda::Buffer &b : program->buffers) {
+    artifact::CudaBuffer *buffer = cuda->add_buffers();
+    buffer->set_kind(b.kind == codegen::cuda::Buffer::Input
+                         ? artifact::CudaBuffer::INPUT
+                     : b.kind == codegen::cuda::Buffer::Weight
+                         ? artifact::CudaBuffer::WEIGHT
+                         : artifact::CudaBuffer::ARENA);
+    buffer->set_index(b.index);
+    buffer->set_offset(b.offset);
+    buffer->set_bytes(b.bytes);
+    buffer->set_dtype(dtypeOfName(b.elementType, ctx));
+    for (int64_t d : b.shape)
+      buffer->add_dims(d);
+    buffer->set_name(b.name);
+  }
+  for (const codegen::cuda::Kernel &k : program->kernels) {
+    artifact::CudaKernel *kernel = cuda->add_kernels();
+    kernel->set_name(k.name);
+    kernel->set_description(k.description);
+    kernel->set_grid(k.grid);
+    kernel->set_block(static_cast<int32_t>(k.block));
+    kernel->set_shared_bytes(static_cast<int32_t>(k.sharedBytes));
+    for (int a : k.args)
+      kernel->add_args(a);
+    out.add_kernels(k.name);
+  }
+  for (const codegen::cuda::Gemm &g : program->gemms) {
+    artifact::CudaGemm *gemm = cuda->add_gemms();
+    gemm->set_name(g.name);
+    gemm->set_description(g.description);
+    gemm->set_m(g.m);
+    gemm->set_n(g.n);
+    gemm->set_k(g.k);
+    gemm->set_batch(g.batch);
+    gemm->set_trans_a(g.transA);
+    gemm->set_trans_b(g.transB);
+    gemm->set_stride_a(g.strideA);
+    gemm->set_stride_b(g.strideB);
+    gemm->set_stride_d(g.strideD);
+    gemm->set_dtype(dtypeOfName(g.elementType, ctx));
+    gemm->set_a(g.a);
+    gemm->set_b(g.b);
+    gemm->set_d(g.d);
+    gemm->set_bias(g.bias);
+    gemm->set_activation(g.activation);
+    out.add_kernels(g.name);
+  }
+  for (const codegen::cuda::Step &s : program->steps) {
+    artifact::CudaStep *step = cuda->add_steps();
+    if (s.kind == codegen::cuda::Step::Launch)
+      step->set_launch(s.index);
+    else
+      step->set_gemm(s.index);
+  }
+  for (int o : program->outputs)
+    cuda->add_output_buffers(o);
+  for (const std::string &arch : options.cudaArchs) {
+    if (!options.compileCuda)
+      return module.emitError("--arch ")
+             << arch << ": no CUDA compiler was given (NVRTC)";
+    std::string cubin, error;
+    int version = 0;
+    if (!options.compileCuda(program->source, arch, cubin, version, error))
+      return module.emitError("NVRTC compiling the CUDA source for ")
+             << arch << " failed: " << error;
+    artifact::CudaBinary *binary = cuda->add_binaries();
+    binary->set_arch(arch);
+    binary->set_cubin(std::move(cubin));
+    binary->set_nvrtc_version(version);
+  }
+  if (report) {
+    report->cudaSource = program->source;
+    report->arenaBytes = program->arenaBytes;
+    report->cudaKernels = program->kernels.size();
+    report->cudaGemms = program->gemms.size();
+    report->memoryPlan =
+        "CUDA memory plan: " + std::to_string(program->buffers.size()) +
+        " buffers, arena " + std::to_string(program->arenaBytes) + " bytes\n";
+  }
+  return success();
+}
+
 LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
                                 std::string &bytes, CompileReport *report) {
-  if (options.target != "cpu")
+  if (options.target != "cpu" && options.target != "cuda")
     return module.emitError("target '")
-           << options.target << "' is not supported yet (available: cpu)";
+           << options.target << "' is not supported (available: cpu, cuda)";
   FailureOr<func::FuncOp> func = entryFunction(module, options.funcName);
   if (failed(func))
     return failure();
@@ -448,8 +560,19 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     if (auto zero = mesh->getAttrOfType<IntegerAttr>(sharding::kZeroAttr))
       m->set_zero_stage(static_cast<int32_t>(zero.getInt()));
   }
+  unsigned numInputs = func->getNumArguments();
   if (failed(outlineWeights(*func, options.minWeightBytes, out)))
     return failure();
+
+  if (options.target == "cuda") {
+    if (failed(compileCuda(module, *func, numInputs, options, out, report)))
+      return failure();
+    std::string body;
+    if (!out.SerializeToString(&body))
+      return module.emitError("serializing the artifact failed (over 2 GiB?)");
+    bytes = artifact::header(body) + body;
+    return success();
+  }
 
   FailureOr<codegen::CpuCode> code =
       codegen::compileForCpu(module, func->getName(), options.cpu);

@@ -15,19 +15,32 @@
 #define LOOM_COMPILER_COMPILE_H
 
 #include "compiler/codegen/cpu/CpuCodegen.h"
+#include "compiler/codegen/cuda/CudaCodegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace loom {
 
 struct CompileOptions {
-  /// "cpu" (the only target so far).
+  /// "cpu" or "cuda".
   std::string target = "cpu";
   /// The function to compile; empty: the module's only public function.
   std::string funcName;
   codegen::CpuCodegenOptions cpu;
+  codegen::CudaCodegenOptions cuda;
+  /// CUDA: archs ("sm_80") to compile the source for now, with
+  /// `compileCuda`; the artifact carries each binary beside the source.
+  std::vector<std::string> cudaArchs;
+  /// Compiles CUDA source for an arch (NVRTC, given by the tool so that
+  /// the compiler does not load CUDA libraries itself): the cubin and the
+  /// NVRTC version, or false with `error` set.
+  std::function<bool(const std::string &source, const std::string &arch,
+                     std::string &cubin, int &nvrtcVersion, std::string &error)>
+      compileCuda;
   /// Constants of at least this many bytes become artifact weights, the
   /// rest stay in the code.
   int64_t minWeightBytes = 1024;
@@ -47,6 +60,9 @@ struct CompileReport {
   std::string memoryPlan;
   /// The memory plan's arena bytes: the planned peak of the intermediates.
   int64_t arenaBytes = 0;
+  /// CUDA: the generated source (loomc --emit cuda) and the counts.
+  std::string cudaSource;
+  size_t cudaKernels = 0, cudaGemms = 0;
 };
 
 /// Compiles `module` (rewritten in place) into the bytes of a .loom file.

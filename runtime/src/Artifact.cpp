@@ -370,7 +370,11 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
   if (out.has_mesh() && !checkMesh(out.mesh(), error))
     return false;
   if (out.cpu().shared_object().empty() || out.cpu().entry_symbol().empty()) {
-    error = "artifact has no CPU code";
+    error = out.has_cuda()
+                ? "artifact has no CPU code: it was compiled with --target "
+                  "cuda, and the runtime's CUDA device does not run "
+                  "artifacts yet (docs/cuda.md); compile it for the CPU"
+                : "artifact has no CPU code";
     return false;
   }
   return true;

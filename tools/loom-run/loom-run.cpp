@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime.h"
+#include "runtime/src/cuda/CudaApi.h"
 #include "tools/loom-run/TensorFiles.h"
 #include "tools/loom-run/Train.h"
 
@@ -63,6 +64,8 @@ struct Options {
   double rtol = 1e-4, atol = 1e-5;
   bool print = false;
   int bench = 0, warmup = 1, threads = 0;
+  /// cpu, cuda or auto (docs/cuda.md).
+  std::string device = "auto";
   /// Training mode (a training artifact): set when --data is given.
   loom::tools::TrainOptions train;
   /// The training flags given, for the check that --data is there.
@@ -76,7 +79,7 @@ void usage() {
       "                [--in-pb DIR] [--out-dir DIR] [--out-pb DIR]\n"
       "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
       "                [--bench N [--warmup W]] [--threads N]\n"
-      "                [--profile TRACE.json]\n"
+      "                [--profile TRACE.json] [--device cpu|cuda|auto]\n"
       "       loom-run TRAIN.loom --data FILE.npz --steps N --batch B\n"
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
@@ -330,6 +333,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       ok = value(o.checkPb);
     } else if (a == "--profile") {
       ok = value(o.profile);
+    } else if (a == "--device") {
+      ok = value(o.device);
+      if (ok && o.device != "cpu" && o.device != "cuda" && o.device != "auto")
+        return fail("--device takes cpu, cuda or auto, not '" + o.device + "'");
     } else if (a == "--rtol" || a == "--atol" || a == "--bench" ||
                a == "--warmup" || a == "--threads") {
       ok = value(v);
@@ -441,9 +448,35 @@ static bool makeDirs(const std::string &path, std::string &error) {
   return true;
 }
 
+/// --device: "cuda" needs a GPU that answers; "auto" is the CPU until the
+/// runtime's CUDA device runs artifacts (docs/cuda.md). The error of
+/// `--device cuda` says what is missing: "no CUDA driver (dlopen ...)",
+/// "no CUDA device", or that the CUDA executor is not there yet.
+static int checkDevice(const std::string &device) {
+  if (device != "cuda")
+    return 0;
+  std::string why;
+  const loom::cuda::Driver *cu = loom::cuda::driver(why);
+  if (!cu)
+    return fail("--device cuda: " + why);
+  int count = 0;
+  loom::cuda::CUresult r = cu->cuInit(0);
+  if (r == 0)
+    r = cu->cuDeviceGetCount(&count);
+  if (r != 0)
+    return fail("--device cuda: cuInit failed: " +
+                loom::cuda::resultName(*cu, r) + " (no CUDA device?)");
+  if (count == 0)
+    return fail("--device cuda: no CUDA device");
+  return fail("--device cuda: the runtime's CUDA device does not run "
+              "artifacts yet (issue 7; docs/cuda.md): run on the CPU");
+}
+
 int main(int argc, char **argv) {
   Options o;
   if (int rc = parseArgs(argc, argv, o))
+    return rc;
+  if (int rc = checkDevice(o.device))
     return rc;
   std::string artifact = o.model, error;
   if (o.model.size() > 5 &&

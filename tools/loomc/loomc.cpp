@@ -44,6 +44,7 @@
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Checkpoint.h"
 #include "tools/loom-run/TensorFiles.h"
+#include "tools/loomc/CudaTarget.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -81,9 +82,21 @@ static cl::opt<std::string> outputPath("o", cl::desc("output file"),
 static cl::opt<std::string> funcName("func",
                                      cl::desc("export: the function to export"),
                                      cl::value_desc("name"), cl::init(""));
-static cl::opt<std::string> target("target",
-                                   cl::desc("compile: the target (cpu)"),
-                                   cl::value_desc("target"), cl::init("cpu"));
+static cl::opt<std::string>
+    target("target", cl::desc("compile/train: the target (cpu or cuda)"),
+           cl::value_desc("target"), cl::init("cpu"));
+// CUDA (docs/cuda.md).
+static cl::opt<std::string>
+    emitKind("emit",
+             cl::desc("compile/train: what -o gets: artifact (default) or "
+                      "cuda (the CUDA C++ source of every kernel)"),
+             cl::value_desc("artifact|cuda"), cl::init("artifact"));
+static cl::opt<std::string>
+    cudaArchs("arch",
+              cl::desc("compile/train --target cuda: also compile the source "
+                       "with NVRTC for these archs (sm_80,sm_90) into the "
+                       "artifact"),
+              cl::value_desc("sm_XX,..."), cl::init(""));
 static cl::opt<std::string>
     cpuName("cpu",
             cl::desc("compile: the CPU to generate code for, an LLVM CPU name "
@@ -522,10 +535,15 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
 /// writes the artifact to -o; the exit code.
 static int compileAndWrite(ModuleOp module, loom::CompileOptions options,
                            loom::CompileReport *out = nullptr) {
+  if (failed(loom::tools::setCudaOptions(options, target, emitKind, cudaArchs)))
+    return 1;
   options.cpu.cpu = cpuName;
   options.cpu.fusionReport = fusionReport;
   options.cpu.printFusion = printFusion;
   options.cpu.timing = timing;
+  options.cuda.fusionReport = fusionReport;
+  options.cuda.printFusion = printFusion;
+  options.cuda.timing = timing;
   options.cpu.optLevel = optLevel;
   std::string bytes, error;
   loom::CompileReport report;
@@ -535,6 +553,8 @@ static int compileAndWrite(ModuleOp module, loom::CompileOptions options,
     llvm::outs() << report.memoryPlan;
   if (out)
     *out = report;
+  if (emitKind == "cuda")
+    bytes = report.cudaSource;
   if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;

@@ -1,0 +1,34 @@
+//===- CudaCodegen.cpp - graph IR to a CUDA program -----------------------===//
+
+#include "compiler/codegen/cuda/CudaCodegen.h"
+
+#include "compiler/codegen/cuda/CudaEmitter.h"
+#include "passes/Fusion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace loom::codegen {
+
+FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
+                                        unsigned numInputs,
+                                        const CudaCodegenOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no function '") << entry << "' to compile";
+  PassManager pm(module.getContext());
+  FusionPassOptions fusion;
+  fusion.report = options.fusionReport;
+  fusion.summary = options.printFusion;
+  pm.addPass(createFusionPass(fusion));
+  if (options.timing)
+    pm.enableTiming();
+  if (failed(pm.run(module)))
+    return failure();
+  return cuda::emitCudaProgram(func, numInputs);
+}
+
+} // namespace loom::codegen

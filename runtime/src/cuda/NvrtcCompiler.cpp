@@ -1,0 +1,209 @@
+//===- NvrtcCompiler.cpp - CUDA C++ to cubin with NVRTC, cached -----------===//
+
+#include "runtime/src/cuda/NvrtcCompiler.h"
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/FileIO.h"
+#include "runtime/src/cuda/CudaApi.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <thread>
+
+namespace loom::cuda {
+namespace {
+
+constexpr char kCacheMagic[8] = {'L', 'O', 'O', 'M', 'C', 'U', 'B', 'N'};
+constexpr artifact::FileKind kCacheFile = {
+    kCacheMagic, 1, "cache entry", "Loom cubin cache entry", "recompile"};
+
+uint64_t fnv1a(const std::string &s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// mkdir -p.
+bool makeDirs(const std::string &dir) {
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/')
+      continue;
+    std::string prefix = dir.substr(0, i);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string defaultCacheDir() {
+  if (const char *dir = std::getenv("LOOM_CUDA_CACHE"))
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/loom/cuda";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/loom/cuda";
+  return "";
+}
+
+std::string cudaIncludeDir() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return std::string(home) + "/include";
+  return "/usr/local/cuda/include";
+}
+
+NvrtcCompiler::NvrtcCompiler(std::string cacheDir)
+    : cacheDir(std::move(cacheDir)) {}
+
+std::string NvrtcCompiler::key(const CompileRequest &request) const {
+  std::string error;
+  const Nvrtc *api = nvrtc(error);
+  std::string k = "nvrtc " + std::to_string(api ? api->version : 0) + " arch " +
+                  request.arch + " options";
+  for (const std::string &o : request.options)
+    k += " " + o;
+  // Two independent hashes and the length of the source.
+  k += " source " + hex(fnv1a(request.source)) + " " +
+       hex(std::hash<std::string>()(request.source)) + " " +
+       std::to_string(request.source.size());
+  return k;
+}
+
+std::string NvrtcCompiler::cachePath(const CompileRequest &request) const {
+  if (cacheDir.empty())
+    return "";
+  return cacheDir + "/" + hex(fnv1a(key(request))) + "-" + request.arch +
+         ".cubin";
+}
+
+bool NvrtcCompiler::readCache(const std::string &path, const std::string &key,
+                              std::string &cubin) const {
+  std::string bytes, error;
+  if (!files::readFile(path, bytes, error))
+    return false;
+  const char *body = nullptr;
+  size_t size = 0;
+  if (!artifact::checkHeader(bytes.data(), bytes.size(), kCacheFile, body, size,
+                             error) ||
+      size < 4)
+    return false;
+  uint32_t keySize = 0;
+  std::memcpy(&keySize, body, 4);
+  if (size - 4 < keySize || std::string(body + 4, keySize) != key)
+    return false;
+  cubin.assign(body + 4 + keySize, size - 4 - keySize);
+  return !cubin.empty();
+}
+
+void NvrtcCompiler::writeCache(const std::string &path, const std::string &key,
+                               const std::string &cubin) const {
+  if (!makeDirs(cacheDir))
+    return; // no cache: compile every time
+  std::string body(4, '\0');
+  uint32_t keySize = static_cast<uint32_t>(key.size());
+  std::memcpy(body.data(), &keySize, 4);
+  body += key;
+  body += cubin;
+  std::string error;
+  (void)files::writeFileAtomically(
+      path, artifact::header(body, kCacheFile) + body, error);
+}
+
+CompileResult NvrtcCompiler::compile(const CompileRequest &request) const {
+  auto started = std::chrono::steady_clock::now();
+  CompileResult result;
+  auto done = [&]() -> CompileResult {
+    result.seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - started)
+                         .count();
+    return result;
+  };
+  const Nvrtc *api = nvrtc(result.error);
+  if (!api)
+    return done();
+  std::string k = key(request), path = cachePath(request);
+  if (!path.empty() && readCache(path, k, result.cubin)) {
+    result.ok = result.cached = true;
+    return done();
+  }
+  nvrtcProgram program = nullptr;
+  nvrtcResult rc = api->nvrtcCreateProgram(&program, request.source.c_str(),
+                                           "loom.cu", 0, nullptr, nullptr);
+  if (rc != 0) {
+    result.error =
+        std::string("nvrtcCreateProgram: ") + api->nvrtcGetErrorString(rc);
+    return done();
+  }
+  std::vector<std::string> options = {"--gpu-architecture=" + request.arch,
+                                      "-std=c++17", "-I" + cudaIncludeDir()};
+  options.insert(options.end(), request.options.begin(), request.options.end());
+  std::vector<const char *> argv;
+  for (const std::string &o : options)
+    argv.push_back(o.c_str());
+  rc = api->nvrtcCompileProgram(program, static_cast<int>(argv.size()),
+                                argv.data());
+  size_t logSize = 0;
+  std::string log;
+  if (api->nvrtcGetProgramLogSize(program, &logSize) == 0 && logSize > 1) {
+    log.resize(logSize);
+    api->nvrtcGetProgramLog(program, log.data());
+    log.resize(std::strlen(log.c_str()));
+  }
+  if (rc != 0) {
+    result.error = std::string("nvrtcCompileProgram for ") + request.arch +
+                   ": " + api->nvrtcGetErrorString(rc) + "\n" + log;
+    api->nvrtcDestroyProgram(&program);
+    return done();
+  }
+  size_t size = 0;
+  if (api->nvrtcGetCUBINSize(program, &size) != 0 || size == 0) {
+    result.error = "NVRTC produced no cubin for " + request.arch +
+                   " (a compute_XX arch gives PTX only; name an sm_XX)";
+    api->nvrtcDestroyProgram(&program);
+    return done();
+  }
+  result.cubin.resize(size);
+  api->nvrtcGetCUBIN(program, result.cubin.data());
+  api->nvrtcDestroyProgram(&program);
+  result.ok = true;
+  if (!path.empty())
+    writeCache(path, k, result.cubin);
+  return done();
+}
+
+std::vector<CompileResult>
+NvrtcCompiler::compileAll(const std::vector<CompileRequest> &requests,
+                          unsigned threads) const {
+  std::vector<CompileResult> results(requests.size());
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, requests.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < requests.size();)
+      results[i] = compile(requests[i]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  return results;
+}
+
+} // namespace loom::cuda

@@ -1,0 +1,74 @@
+//===- NvrtcCompiler.h - CUDA C++ to cubin with NVRTC, cached ---*- C++ -*-===//
+//
+// Compiles a generated CUDA source for one arch ("sm_90") with NVRTC, and
+// keeps the cubin in an on-disk cache keyed by the source's hash, the arch,
+// the NVRTC version and the options. A cache entry is a file of
+//   "LOOMCUBN" | format version (uint32) | payload length (uint64) |
+//   FNV-1a 64 of the payload (uint64) | key length (uint32) | key | cubin
+// written atomically; an entry that cannot be read, is truncated, fails
+// its checksum or holds another key is compiled again and rewritten, never
+// trusted. Several sources compile in parallel (compileAll).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_CUDA_NVRTCCOMPILER_H
+#define LOOM_RUNTIME_CUDA_NVRTCCOMPILER_H
+
+#include <string>
+#include <vector>
+
+namespace loom::cuda {
+
+struct CompileRequest {
+  std::string source;
+  /// "sm_80", "sm_90", ...
+  std::string arch;
+  /// Extra NVRTC options.
+  std::vector<std::string> options;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string cubin;
+  /// NVRTC's log on failure, or why NVRTC could not run.
+  std::string error;
+  /// Whether the cubin came from the cache.
+  bool cached = false;
+  double seconds = 0;
+};
+
+/// The cache directory: $LOOM_CUDA_CACHE, else $XDG_CACHE_HOME/loom/cuda,
+/// else $HOME/.cache/loom/cuda; empty when none can be named.
+std::string defaultCacheDir();
+
+/// The CUDA include directory NVRTC needs for cuda_fp16.h and
+/// cuda_bf16.h: $CUDA_HOME/include, else /usr/local/cuda/include.
+std::string cudaIncludeDir();
+
+class NvrtcCompiler {
+public:
+  /// `cacheDir` empty: no cache.
+  explicit NvrtcCompiler(std::string cacheDir = defaultCacheDir());
+
+  /// Compiles one source (or takes it from the cache).
+  CompileResult compile(const CompileRequest &request) const;
+
+  /// Compiles every request, `threads` at a time (0: the hardware's).
+  std::vector<CompileResult> compileAll(const std::vector<CompileRequest> &,
+                                        unsigned threads = 0) const;
+
+  /// The cache file of a request (for the tests).
+  std::string cachePath(const CompileRequest &request) const;
+
+private:
+  std::string cacheDir;
+  std::string key(const CompileRequest &request) const;
+  bool readCache(const std::string &path, const std::string &key,
+                 std::string &cubin) const;
+  void writeCache(const std::string &path, const std::string &key,
+                  const std::string &cubin) const;
+};
+
+} // namespace loom::cuda
+
+#endif // LOOM_RUNTIME_CUDA_NVRTCCOMPILER_H

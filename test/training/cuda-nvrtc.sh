@@ -1,0 +1,21 @@
+#!/bin/sh
+# The MLP's and the GPT-2-style model's training steps (loomc train
+# --target cuda, f32 and bf16) as CUDA source; every kernel compiles with
+# NVRTC for sm_80 and sm_90 ("N kernels compiled"). Exit 77 without NVRTC.
+#   cuda-nvrtc.sh BINDIR
+set -eu
+bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ce="--loss cross_entropy --labels labels --batch 4 --target cuda --emit cuda"
+"$bin/loomc" train "$here/mlp.onnx" $ce --logits logits --optimizer sgd \
+    --momentum 0.9 --clip-norm 1.0 -o "$tmp/mlp_sgd.cu"
+"$bin/loomc" train "$here/mlp.onnx" $ce --logits logits --optimizer adam \
+    -o "$tmp/mlp_adam.cu"
+"$bin/loomc" train "$here/gpt2.onnx" $ce --logits logits --optimizer adamw \
+    --lr 0.003 --schedule cosine --warmup 2 --total-steps 10 \
+    -o "$tmp/gpt2_adamw.cu"
+"$bin/loomc" train "$here/gpt2.onnx" $ce --logits logits --optimizer adamw \
+    --precision bf16 -o "$tmp/gpt2_bf16.cu"
+"$bin/loom-nvrtc-check" --arch sm_80,sm_90 "$tmp"/*.cu

@@ -1,0 +1,173 @@
+//===- loom-nvrtc-check.cpp - compile generated CUDA sources with NVRTC ---===//
+//
+//   loom-nvrtc-check [--arch sm_80,sm_90] [--jobs J] [--kernels-per-program K]
+//                    [--cache DIR] FILE.cu|FILE.loom...
+//
+// Compiles every kernel of the given files (sources from `loomc --emit
+// cuda`, or the CUDA source inside `.loom` artifacts) with NVRTC for each
+// arch, as CI's check that the CUDA emitter's output compiles (no GPU
+// needed). The files' kernels are put into C programs per arch: the
+// prelude once, then each file's kernels in a namespace of its own (so
+// that kernel names of different models do not collide), compiled in
+// parallel; a region whose text another file already had is compiled
+// once. Prints "N kernels compiled (F files, A archs, S s)"; exit 1 on
+// any compile error (with NVRTC's log naming the file), 77 when NVRTC is
+// not available (CTest skips).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/artifact/loom_artifact.pb.h"
+#include "runtime/src/Artifact.h"
+#include "runtime/src/FileIO.h"
+#include "runtime/src/cuda/CudaApi.h"
+#include "runtime/src/cuda/NvrtcCompiler.h"
+#include "runtime/src/cuda/SourceChunks.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string::npos)
+      end = s.size();
+    if (end > start)
+      out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: loom-nvrtc-check [--arch sm_80,sm_90] "
+               "[--jobs J] [--kernels-per-program K] [--cache DIR] FILE...\n");
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> archs = {"sm_80", "sm_90"}, paths;
+  unsigned jobs = 0;
+  size_t perChunk = 24;
+  std::string cache;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--arch")
+      archs = split(value(), ',');
+    else if (a == "--jobs")
+      jobs = static_cast<unsigned>(std::atoi(value().c_str()));
+    else if (a == "--kernels-per-program")
+      perChunk = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--cache")
+      cache = value();
+    else if (a.rfind("--", 0) == 0)
+      return usage();
+    else
+      paths.push_back(a);
+  }
+  if (paths.empty() || archs.empty())
+    return usage();
+  std::string why;
+  if (!loom::cuda::nvrtc(why)) {
+    std::printf("skipped: %s\n", why.c_str());
+    return 77;
+  }
+
+  // The prelude once, each file's regions in a namespace of the file.
+  std::string prelude;
+  std::vector<std::string> regions;
+  std::set<std::string> unique;
+  size_t kernels = 0;
+  for (size_t f = 0; f < paths.size(); ++f) {
+    const std::string &path = paths[f];
+    std::string bytes, error;
+    if (!loom::files::readFile(path, bytes, error)) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 1;
+    }
+    std::string source = bytes;
+    if (path.size() > 5 && path.compare(path.size() - 5, 5, ".loom") == 0) {
+      loom::artifact::Artifact artifact;
+      if (!loom::artifact::parse(bytes.data(), bytes.size(), artifact, error)) {
+        std::fprintf(stderr, "error: %s: %s\n", path.c_str(), error.c_str());
+        return 1;
+      }
+      if (!artifact.has_cuda()) {
+        std::fprintf(stderr,
+                     "error: %s has no CUDA code (compile it with "
+                     "--target cuda)\n",
+                     path.c_str());
+        return 1;
+      }
+      source = artifact.cuda().source();
+    }
+    std::string filePrelude;
+    std::vector<std::string> fileRegions;
+    if (!loom::cuda::splitRegions(source, filePrelude, fileRegions)) {
+      std::fprintf(stderr,
+                   "error: %s is not a loomc CUDA source (no "
+                   "prelude)\n",
+                   path.c_str());
+      return 1;
+    }
+    if (prelude.empty())
+      prelude =
+          filePrelude + "#undef LOOM_KERNEL\n#define LOOM_KERNEL __global__\n";
+    if (fileRegions.empty() && loom::cuda::countKernels(source) > 0) {
+      std::fprintf(stderr, "error: %s has kernels outside regions\n",
+                   path.c_str());
+      return 1;
+    }
+    kernels += loom::cuda::countKernels(source);
+    std::string ns = "loom_file_" + std::to_string(f);
+    for (const std::string &region : fileRegions)
+      // A region of the same text (same kernel names and code) as one
+      // already taken compiles to the same code: compiled once.
+      if (unique.insert(region).second)
+        regions.push_back("\n// " + path + "\nnamespace " + ns + " {" + region +
+                          "\n} // namespace " + ns + "\n");
+  }
+  std::vector<std::string> programs =
+      loom::cuda::chunkSource(prelude, regions, perChunk);
+  std::vector<loom::cuda::CompileRequest> requests;
+  for (const std::string &arch : archs)
+    for (const std::string &p : programs)
+      requests.push_back({p, arch, {}});
+  auto started = std::chrono::steady_clock::now();
+  loom::cuda::NvrtcCompiler compiler(cache);
+  std::vector<loom::cuda::CompileResult> results =
+      compiler.compileAll(requests, jobs);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  int failures = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok)
+      continue;
+    ++failures;
+    std::fprintf(stderr, "error: %s\n", results[i].error.c_str());
+  }
+  if (failures) {
+    std::fprintf(stderr, "%d of %zu NVRTC programs failed\n", failures,
+                 results.size());
+    return 1;
+  }
+  std::printf("%zu kernels compiled (%zu files, %zu archs: ", kernels,
+              paths.size(), archs.size());
+  for (size_t i = 0; i < archs.size(); ++i)
+    std::printf("%s%s", i ? "," : "", archs[i].c_str());
+  std::printf("; %zu distinct regions in %zu NVRTC programs, %.1f s)\n",
+              regions.size(), requests.size(), seconds);
+  return 0;
+}
