@@ -123,9 +123,8 @@ const loom_dtype kDtypes[] = {LOOM_DTYPE_F32, LOOM_DTYPE_F16, LOOM_DTYPE_BF16,
 /// Rank r's value i: 1 or 2, so that sums and products stay exact.
 double value(int r, size_t i) { return 1 + (r + i) % 2; }
 
-void checkAllReduce(int n) {
-  runRanks(n, [n](int r, Communicator &comm) {
-    const size_t count = 1000;
+void checkAllReduce(int n, size_t count) {
+  runRanks(n, [n, count](int r, Communicator &comm) {
     for (loom_dtype dtype : kDtypes)
       for (int op = 0; op < 4; ++op) {
         std::vector<double> mine(count), want(count);
@@ -157,8 +156,10 @@ void checkAllReduce(int n) {
   });
 }
 
-TEST(GlooCommunicator, AllReduceEveryOpAndDtype2) { checkAllReduce(2); }
-TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4); }
+TEST(GlooCommunicator, AllReduceEveryOpAndDtype2) { checkAllReduce(2, 1000); }
+TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4, 1000); }
+// Past 1 MiB: Gloo's segmented ring instead of AllreduceRing.
+TEST(GlooCommunicator, LargeAllReduce) { checkAllReduce(2, 300000); }
 
 TEST(GlooCommunicator, GatherScatterBroadcastBarrier) {
   for (int n : {2, 4})
@@ -329,27 +330,36 @@ TEST(GlooCommunicator, NoRankZeroIsNamed) {
 
 TEST(GlooCommunicator, ADeadRankIsNamedAndBreaksTheCommunicator) {
   // The timeout is far away: the death is seen when the connections close.
-  runRanks(3, [](int r, Communicator &comm) {
-    std::vector<float> x(100000, 1.0f);
-    ASSERT_EQ(comm.barrier()->wait(), "");
-    if (r == 2) {
-      dropGlooCommunicatorForTesting(comm);
-      return;
-    }
-    std::string error = comm.allReduce(x.data(), x.data(), x.size(),
-                                       LOOM_DTYPE_F32, ReduceOp::Sum)
-                            ->wait();
-    EXPECT_NE(error.find("all_reduce of 100000 f32 over all 3 ranks (sum) "
-                         "failed on rank " +
-                         std::to_string(r) + ": rank 2 died"),
-              std::string::npos)
-        << error;
-    // Broken from now on, at once.
-    std::string later = comm.barrier()->wait();
-    EXPECT_NE(later.find("broken by an earlier failure"), std::string::npos)
-        << later;
-    EXPECT_NE(comm.error(), "");
-  });
+  // Small all-reduces take Gloo's AllreduceRing, large ones its segmented
+  // ring: both see it.
+  for (size_t count : {100000, 400000})
+    runRanks(3, [count](int r, Communicator &comm) {
+      std::vector<float> x(count, 1.0f);
+      // One all-reduce first: the death hits a running collective, not the
+      // making of its channels.
+      ASSERT_EQ(comm.allReduce(x.data(), x.data(), x.size(), LOOM_DTYPE_F32,
+                               ReduceOp::Sum)
+                    ->wait(),
+                "");
+      ASSERT_EQ(comm.barrier()->wait(), "");
+      if (r == 2) {
+        dropGlooCommunicatorForTesting(comm);
+        return;
+      }
+      std::string error = comm.allReduce(x.data(), x.data(), x.size(),
+                                         LOOM_DTYPE_F32, ReduceOp::Sum)
+                              ->wait();
+      EXPECT_NE(error.find("all_reduce of " + std::to_string(count) +
+                           " f32 over all 3 ranks (sum) failed on rank " +
+                           std::to_string(r) + ": rank 2 died"),
+                std::string::npos)
+          << error;
+      // Broken from now on, at once.
+      std::string later = comm.barrier()->wait();
+      EXPECT_NE(later.find("broken by an earlier failure"), std::string::npos)
+          << later;
+      EXPECT_NE(comm.error(), "");
+    });
 }
 
 TEST(GlooCommunicator, AStuckRankTimesOut) {
