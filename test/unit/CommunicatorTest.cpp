@@ -300,6 +300,40 @@ TEST(GlooCommunicator, CollectiveAbiOverAMesh) {
   });
 }
 
+TEST(GlooCommunicator, AFailedCollectiveFailsTheRun) {
+  runRanks(2, [](int r, Communicator &comm) {
+    ASSERT_EQ(comm.barrier()->wait(), "");
+    if (r == 1) {
+      dropGlooCommunicatorForTesting(comm);
+      return;
+    }
+    RunContext context;
+    ActiveRun active(&context);
+    RunCollectives &rc = context.collectives();
+    rc.begin(&comm, {2});
+    float x[4] = {1, 2, 3, 4};
+    std::vector<int64_t> d = {reinterpret_cast<int64_t>(x),
+                              reinterpret_cast<int64_t>(x), 0, 4, 1};
+    Unranked u{1, d.data()};
+    int64_t h = rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1);
+    EXPECT_GE(h, 0);
+    rc.wait(h);
+    // Later collectives of the run fail at once.
+    EXPECT_EQ(rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1), -1);
+    std::string failure = rc.finish();
+    EXPECT_NE(failure.find("collective all_reduce #0 of the step: all_reduce "
+                           "of 4 f32 over all 2 ranks (sum) failed on rank 0: "
+                           "rank 1 died"),
+              std::string::npos)
+        << failure;
+    // The next run fails at its first collective.
+    rc.begin(&comm, {2});
+    EXPECT_EQ(rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1), 0);
+    EXPECT_NE(rc.finish().find("broken by an earlier failure"),
+              std::string::npos);
+  });
+}
+
 TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {
   int port = freePort();
   std::vector<std::thread> threads;
