@@ -15,6 +15,9 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
@@ -560,16 +563,27 @@ bool GlooCommunicator::init(const std::string &addr, int port,
     std::this_thread::sleep_for(
         std::chrono::milliseconds(std::min(1 + attempt, 20)));
   }
+  // Gloo writes to its sockets with writev: a write to a dead peer's socket
+  // would raise SIGPIPE, which kills a process by default. The threads
+  // that write (Gloo's event loop, made with the device, and the worker)
+  // start with SIGPIPE blocked, so such a write fails with EPIPE instead;
+  // the caller's mask is left as it was.
+  sigset_t sigpipe, callerMask;
+  sigemptyset(&sigpipe);
+  sigaddset(&sigpipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &sigpipe, &callerMask);
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname =
         options.hostname.empty() ? store_->localAddress() : options.hostname;
     device_ = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception &e) {
+    pthread_sigmask(SIG_SETMASK, &callerMask, nullptr);
     error = where + "cannot open a TCP device: " + e.what();
     return false;
   }
   worker_ = std::thread([this] { work(); });
+  pthread_sigmask(SIG_SETMASK, &callerMask, nullptr);
   // The world's pairs, first on the worker like any group's.
   Group world(size_);
   for (int r = 0; r < size_; ++r)
