@@ -328,7 +328,7 @@ TEST(GlooCommunicator, AFailedCollectiveFailsTheRun) {
         << failure;
     // The next run fails at its first collective.
     rc.begin(&comm, {2});
-    EXPECT_EQ(rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1), 0);
+    EXPECT_EQ(rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1), -1);
     EXPECT_NE(rc.finish().find("broken by an earlier failure"),
               std::string::npos);
   });

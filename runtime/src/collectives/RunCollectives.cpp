@@ -178,6 +178,12 @@ int64_t RunCollectives::start(const Unranked *in, const Unranked *out,
                " elements and output of " + std::to_string(dst.count) +
                " do not fit a group of " + std::to_string(g));
 
+  if (comm_ && g > 1 && kind != 4) {
+    std::string broken = comm_->error();
+    if (!broken.empty())
+      return bad("the communicator is broken by an earlier failure: " +
+                 broken);
+  }
   WorkPtr work;
   if (g == 1 || kind == 4) {
     // One member, or all-slice: no communication.
