@@ -162,7 +162,7 @@ TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4, 1000); }
 TEST(GlooCommunicator, LargeAllReduce) { checkAllReduce(2, 300000); }
 
 TEST(GlooCommunicator, GatherScatterBroadcastBarrier) {
-  for (int n : {2, 4})
+  for (int n : {2, 3, 4})
     runRanks(n, [n](int r, Communicator &comm) {
       for (loom_dtype dtype : kDtypes) {
         const size_t count = 5;
@@ -198,6 +198,46 @@ TEST(GlooCommunicator, GatherScatterBroadcastBarrier) {
         EXPECT_EQ(b, encode(dtype, std::vector<double>(count, 2)));
       }
       EXPECT_EQ(comm.barrier()->wait(), "");
+    });
+}
+
+TEST(GlooCommunicator, LargeReduceScatter) {
+  for (int n : {2, 3})
+    runRanks(n, [n](int r, Communicator &comm) {
+      // The same reduce-scatter twice (the second reuses the ring), then
+      // f16 and a max.
+      const size_t count = 100003;
+      std::vector<float> in(count * n), out(count);
+      for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < in.size(); ++i)
+          in[i] = static_cast<float>((i + r + round) % 5);
+        ASSERT_EQ(comm.reduceScatter(in.data(), out.data(), count,
+                                     LOOM_DTYPE_F32, ReduceOp::Sum)
+                      ->wait(),
+                  "");
+        for (size_t i = 0; i < count; i += 997) {
+          size_t at = r * count + i;
+          float want = 0;
+          for (int k = 0; k < n; ++k)
+            want += static_cast<float>((at + k + round) % 5);
+          ASSERT_EQ(out[i], want) << "rank " << r << " element " << i;
+        }
+      }
+      std::vector<double> whole, want;
+      for (size_t i = 0; i < count * n; ++i)
+        whole.push_back(static_cast<double>((i + r) % 3));
+      for (size_t i = 0; i < count; ++i) {
+        double m = 0;
+        for (int k = 0; k < n; ++k)
+          m = std::max(m, static_cast<double>((r * count + i + k) % 3));
+        want.push_back(m);
+      }
+      std::vector<char> hin = encode(LOOM_DTYPE_F16, whole), hout(count * 2);
+      ASSERT_EQ(comm.reduceScatter(hin.data(), hout.data(), count,
+                                   LOOM_DTYPE_F16, ReduceOp::Max)
+                    ->wait(),
+                "");
+      EXPECT_EQ(hout, encode(LOOM_DTYPE_F16, want));
     });
 }
 

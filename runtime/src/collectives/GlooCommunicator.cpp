@@ -183,6 +183,85 @@ constexpr size_t kSmallAllReduceBytes = 1 << 20;
 /// The staging buffers of the small path together stay under this; past
 /// it every all-reduce takes the large path.
 constexpr size_t kSmallAllReduceCache = 64 << 20;
+/// The staging buffers of ring reduce-scatters together stay under this;
+/// past it a reduce-scatter is an all-reduce of a scratch copy (twice the
+/// traffic).
+constexpr size_t kReduceScatterCache = 256 << 20;
+
+/// gloo::AllreduceRing, which returns with its last notification to the
+/// left neighbour possibly still queued: a rank that then closes its pairs
+/// (the end of a job) would drop it, and the neighbour fail with
+/// "Connection closed by peer". This one waits for it.
+template <typename T> class AllreduceRing : public gloo::AllreduceRing<T> {
+public:
+  using gloo::AllreduceRing<T>::AllreduceRing;
+  void run() override {
+    gloo::AllreduceRing<T>::run();
+    if (this->sendNotificationBuf_)
+      this->sendNotificationBuf_->waitSend();
+  }
+};
+
+/// A ring reduce-scatter over Gloo's fixed buffers, on the staging buffer
+/// it owns (G chunks of `chunk` elements): G - 1 rounds, each sending one
+/// chunk to the right and reducing the one from the left, so each rank
+/// moves (G - 1) / G of the data once; afterwards chunk r of the staging
+/// buffer is the reduction of every rank's chunk r. Flow control as
+/// gloo::AllreduceRing: a rank writes into its right neighbour's inbox
+/// only after that neighbour said it has consumed the previous one.
+template <typename T> class RingReduceScatter : public gloo::Algorithm {
+public:
+  RingReduceScatter(const std::shared_ptr<gloo::Context> &ctx, size_t chunk,
+                    InPlaceFn<T> fn)
+      : gloo::Algorithm(ctx), chunk_(chunk), fn_(fn),
+        data_(chunk * static_cast<size_t>(ctx->size)), inbox_(chunk),
+        outbox_(chunk) {
+    if (this->contextSize_ == 1 || chunk == 0)
+      return;
+    auto &left = this->getLeftPair();
+    auto &right = this->getRightPair();
+    auto slot = this->context_->nextSlot();
+    size_t bytes = chunk * sizeof(T);
+    sendData_ = right->createSendBuffer(slot, outbox_.data(), bytes);
+    recvData_ = left->createRecvBuffer(slot, inbox_.data(), bytes);
+    auto notification = this->context_->nextSlot();
+    sendNotification_ =
+        left->createSendBuffer(notification, &dummy_, sizeof(dummy_));
+    recvNotification_ =
+        right->createRecvBuffer(notification, &dummy_, sizeof(dummy_));
+  }
+
+  T *data() { return data_.data(); }
+
+  void run() override {
+    int g = this->contextSize_, r = this->contextRank_;
+    if (g == 1 || chunk_ == 0)
+      return;
+    auto at = [&](int index) {
+      return data_.data() + static_cast<size_t>(((index % g) + g) % g) * chunk_;
+    };
+    for (int round = 0; round < g - 1; ++round) {
+      // The partial sum of chunk r - round - 1 goes right; the left's
+      // partial sum of chunk r - round - 2 comes in and is added.
+      std::memcpy(outbox_.data(), at(r - round - 1), chunk_ * sizeof(T));
+      sendData_->send();
+      recvData_->waitRecv();
+      fn_(at(r - round - 2), inbox_.data(), chunk_);
+      sendData_->waitSend();
+      sendNotification_->send();
+      recvNotification_->waitRecv();
+    }
+    sendNotification_->waitSend(); // sent before the pairs may close
+  }
+
+private:
+  size_t chunk_;
+  InPlaceFn<T> fn_;
+  std::vector<T> data_, inbox_, outbox_;
+  int dummy_ = 0;
+  std::unique_ptr<gloo::transport::Buffer> sendData_, recvData_,
+      sendNotification_, recvNotification_;
+};
 
 std::string seconds(std::chrono::milliseconds t) {
   std::string s = std::to_string(t.count() / 1000.0);
@@ -281,15 +360,23 @@ public:
                         loom_dtype dtype, ReduceOp op,
                         const Group &group) override {
     size_t bytes = count * elementSize(dtype);
-    // The whole reduction on a scratch copy, then this member's chunk:
-    // twice the traffic of a ring reduce-scatter, but one code path.
     return reduction(
         "reduce_scatter", count, dtype, op, group,
         [=, group = members(group)](const std::shared_ptr<gloo::Context> &ctx,
                                     uint32_t tag) {
+          size_t whole = bytes * ctx->size;
+          if (void *staging = reduceScatterStaging(group, count, dtype, op)) {
+            // The ring on its staging buffer: this member's chunk.
+            std::memcpy(staging, in, whole);
+            reduceScatters_.at({group, dtype, op, count}).ring->run();
+            std::memcpy(out, static_cast<char *>(staging) + bytes * ctx->rank,
+                        bytes);
+            return;
+          }
+          // Past the cache: the whole reduction on a scratch copy, then
+          // this member's chunk (twice the traffic).
           std::vector<char> scratch(static_cast<const char *>(in),
-                                    static_cast<const char *>(in) +
-                                        bytes * ctx->size);
+                                    static_cast<const char *>(in) + whole);
           allReduceInPlace(group, ctx, scratch.data(), count * ctx->size, dtype,
                            op, tag);
           std::memcpy(out, scratch.data() + bytes * ctx->rank, bytes);
@@ -349,6 +436,7 @@ private:
   /// no pointer: a buffer's address differs between ranks).
   struct SmallRing {
     std::vector<char> staging;
+    void *stagingPtr = nullptr;      // a reduce-scatter's, inside `ring`
     std::shared_ptr<void> reduction; // gloo::ReductionFunction<T>
     std::unique_ptr<gloo::Algorithm> ring;
   };
@@ -389,7 +477,7 @@ private:
                        InPlaceFn<T> fn) {
     auto reduction =
         std::make_shared<gloo::ReductionFunction<T>>(gloo::CUSTOM, fn);
-    ring.ring = std::make_unique<gloo::AllreduceRing<T>>(
+    ring.ring = std::make_unique<AllreduceRing<T>>(
         ctx, std::vector<T *>{reinterpret_cast<T *>(ring.staging.data())},
         static_cast<int>(count), reduction.get());
     ring.reduction = std::move(reduction);
@@ -418,8 +506,40 @@ private:
     gloo::allreduce(opts);
   }
 
+  /// The staging buffer of the ring reduce-scatter of `count` elements per
+  /// member of `group`, made on first use (in program order, the same on
+  /// every member); null past kReduceScatterCache.
+  void *reduceScatterStaging(const Group &group, size_t count, loom_dtype dtype,
+                             ReduceOp op) {
+    ReduceScatterKey key{group, dtype, op, count};
+    auto it = reduceScatters_.find(key);
+    if (it == reduceScatters_.end()) {
+      size_t bytes = count * group.size() * elementSize(dtype);
+      if (reduceScatterBytes_ + bytes > kReduceScatterCache)
+        return nullptr;
+      SmallRing ring;
+      withReduction(dtype, op, [&](auto fn) {
+        makeReduceScatter(ring, context(group, true), count, fn);
+      });
+      reduceScatterBytes_ += bytes;
+      it = reduceScatters_.emplace(std::move(key), std::move(ring)).first;
+    }
+    return it->second.stagingPtr;
+  }
+
+  template <typename T>
+  static void makeReduceScatter(SmallRing &ring,
+                                const std::shared_ptr<gloo::Context> &ctx,
+                                size_t count, InPlaceFn<T> fn) {
+    auto rs = std::make_unique<RingReduceScatter<T>>(ctx, count, fn);
+    ring.stagingPtr = rs->data();
+    ring.ring = std::move(rs);
+  }
+
   /// Every Gloo object of this rank, rings before the contexts they use.
   void closeAll() {
+    reduceScatters_.clear();
+    reduceScatterBytes_ = 0;
     smallRings_.clear();
     smallBytes_ = 0;
     ringContexts_.clear();
@@ -428,6 +548,9 @@ private:
 
   std::map<SmallKey, SmallRing> smallRings_;
   size_t smallBytes_ = 0;
+  using ReduceScatterKey = std::tuple<Group, loom_dtype, ReduceOp, size_t>;
+  std::map<ReduceScatterKey, SmallRing> reduceScatters_;
+  size_t reduceScatterBytes_ = 0;
 
 public:
 private:
@@ -608,6 +731,25 @@ GlooCommunicator::~GlooCommunicator() {
   queueCv_.notify_all();
   if (worker_.joinable())
     worker_.join();
+  // No rank closes its pairs while another may still read from them: Gloo
+  // can take a peer's close for a failure before it has read the last data
+  // the peer sent. Each rank says it is closing and, unless broken (its
+  // peers may be dead), waits until all have said so (at most the timeout;
+  // a dead rank ends the wait at once).
+  if (store_ && store_->open()) {
+    std::string ignored;
+    store_->trySet("loom/closing/" + std::to_string(rank_), "", ignored);
+    if (error().empty()) {
+      std::vector<std::string> keys;
+      for (int r = 0; r < size_; ++r)
+        keys.push_back("loom/closing/" + std::to_string(r));
+      try {
+        store_->wait(keys, timeout_);
+      } catch (const std::exception &) {
+        // Closing anyway: nothing is left to fail.
+      }
+    }
+  }
   closeAll();
   device_.reset();
   if (store_)

@@ -181,8 +181,7 @@ int64_t RunCollectives::start(const Unranked *in, const Unranked *out,
   if (comm_ && g > 1 && kind != 4) {
     std::string broken = comm_->error();
     if (!broken.empty())
-      return bad("the communicator is broken by an earlier failure: " +
-                 broken);
+      return bad("the communicator is broken by an earlier failure: " + broken);
   }
   WorkPtr work;
   if (g == 1 || kind == 4) {
