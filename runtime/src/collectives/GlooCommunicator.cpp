@@ -426,6 +426,20 @@ public:
         });
   }
 
+  void abort(const std::string &reason) override {
+    std::string message =
+        "rank " + std::to_string(rank_) + " gave up: " + reason;
+    {
+      std::lock_guard<std::mutex> lock(errorMutex_);
+      if (!error_.empty())
+        return;
+      error_ = message;
+    }
+    std::string ignored;
+    if (store_)
+      store_->trySet("loom/failure/" + std::to_string(rank_), message, ignored);
+  }
+
   /// As a killed process: connections closed, no goodbye.
   void drop();
 
@@ -734,8 +748,10 @@ GlooCommunicator::~GlooCommunicator() {
   // No rank closes its pairs while another may still read from them: Gloo
   // can take a peer's close for a failure before it has read the last data
   // the peer sent. Each rank says it is closing and, unless broken (its
-  // peers may be dead), waits until all have said so (at most the timeout;
-  // a dead rank ends the wait at once).
+  // peers may be dead), waits until all have said so: at most 5 s (ranks
+  // that end together meet in milliseconds; a rank that fails alone must
+  // not keep the others, blocked on it, waiting for their timeout), and a
+  // dead rank ends the wait at once.
   if (store_ && store_->open()) {
     std::string ignored;
     store_->trySet("loom/closing/" + std::to_string(rank_), "", ignored);
@@ -744,7 +760,8 @@ GlooCommunicator::~GlooCommunicator() {
       for (int r = 0; r < size_; ++r)
         keys.push_back("loom/closing/" + std::to_string(r));
       try {
-        store_->wait(keys, timeout_);
+        store_->wait(keys, std::min<std::chrono::milliseconds>(
+                               timeout_, std::chrono::seconds(5)));
       } catch (const std::exception &) {
         // Closing anyway: nothing is left to fail.
       }
@@ -942,7 +959,9 @@ void GlooCommunicator::breakWith(const std::string &name,
           store_->tryGet("loom/failure/" + std::to_string(r), value, found,
                          ignored) &&
           found)
-        first = "rank " + std::to_string(r) + " failed first: " + value;
+        first = value.rfind("rank ", 0) == 0
+                    ? value // "rank 0 gave up: ..."
+                    : "rank " + std::to_string(r) + " failed first: " + value;
     }
     message += first.empty() ? how : first;
   }
