@@ -454,6 +454,24 @@ TEST(GlooCommunicator, AStuckRankTimesOut) {
       std::chrono::milliseconds(400));
 }
 
+TEST(GlooCommunicator, EmptyOperationsComplete) {
+  runRanks(2, [](int r, Communicator &comm) {
+    float x = 0;
+    EXPECT_EQ(comm.allReduce(&x, &x, 0, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(),
+              "");
+    EXPECT_EQ(comm.allGather(&x, &x, 0, LOOM_DTYPE_F32)->wait(), "");
+    EXPECT_EQ(
+        comm.reduceScatter(&x, &x, 0, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(),
+        "");
+    EXPECT_EQ(comm.broadcast(&x, &x, 0, LOOM_DTYPE_F32, 0)->wait(), "");
+    EXPECT_EQ(comm.send(&x, 0, LOOM_DTYPE_F32, 1 - r)->wait(), "");
+    x = static_cast<float>(r + 1);
+    EXPECT_EQ(comm.allReduce(&x, &x, 1, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(),
+              "");
+    EXPECT_EQ(x, 3.0f);
+  });
+}
+
 TEST(GlooCommunicator, BadArgumentsAreStatuses) {
   runRanks(2, [](int r, Communicator &comm) {
     float x = 0;

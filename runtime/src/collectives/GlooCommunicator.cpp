@@ -353,7 +353,8 @@ public:
           opts.setTag(tag);
           opts.setTimeout(timeout_);
           gloo::allgather(opts);
-        });
+        },
+        count == 0);
   }
 
   WorkPtr reduceScatter(const void *in, void *out, size_t count,
@@ -402,7 +403,8 @@ public:
           opts.setTag(tag);
           opts.setTimeout(timeout_);
           gloo::broadcast(opts);
-        });
+        },
+        count == 0);
   }
 
   WorkPtr send(const void *data, size_t count, loom_dtype dtype, int peer,
@@ -601,14 +603,17 @@ private:
         describe(what, count, dtype, group) + " (" + reduceOpName(op) + ")";
     if (static_cast<int>(op) < 0 || static_cast<int>(op) > 3)
       return reject(name, "unknown reduction");
-    return enqueue(std::move(name), group, dtype, std::move(body));
+    return enqueue(std::move(name), group, dtype, std::move(body), count == 0);
   }
   WorkPtr pointToPoint(bool sending, void *data, size_t count, loom_dtype dtype,
                        int peer, uint32_t tag);
   /// Fails an operation before it runs (a bad argument): breaks the
   /// communicator, since the other ranks will wait for it.
   WorkPtr reject(const std::string &name, const std::string &why);
-  WorkPtr enqueue(std::string name, Group group, loom_dtype dtype, Body body);
+  /// Queues `body` as operation `name` over `group`; `empty`: it moves no
+  /// data (a count of 0) and completes at once, after the checks.
+  WorkPtr enqueue(std::string name, Group group, loom_dtype dtype, Body body,
+                  bool empty = false);
   void work();
   /// The context of `group` (world ranks, sorted, holding this rank),
   /// made on first use; `forRings`: the group's second context, for the
@@ -807,7 +812,7 @@ WorkPtr GlooCommunicator::reject(const std::string &name,
 }
 
 WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
-                                  loom_dtype dtype, Body body) {
+                                  loom_dtype dtype, Body body, bool empty) {
   if (!error().empty())
     return completedWork(brokenError());
   group = members(group);
@@ -821,6 +826,8 @@ WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
   if (!isCollectiveDtype(dtype))
     return reject(name, "collectives do not take dtype " +
                             std::to_string(static_cast<int>(dtype)));
+  if (empty)
+    return completedWork(""); // every member skips it alike
   auto work = std::make_shared<GlooWork>();
   {
     std::lock_guard<std::mutex> lock(queueMutex_);
@@ -844,17 +851,19 @@ WorkPtr GlooCommunicator::pointToPoint(bool sending, void *data, size_t count,
     return reject(name, "the peer is not another rank of the " +
                             std::to_string(size_));
   size_t bytes = count * elementSize(dtype);
-  return enqueue(name, {}, dtype,
-                 [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t) {
-                   auto buffer = ctx->createUnboundBuffer(data, bytes);
-                   if (sending) {
-                     buffer->send(peer, kPointToPointSlot | tag);
-                     buffer->waitSend(timeout_);
-                   } else {
-                     buffer->recv(peer, kPointToPointSlot | tag);
-                     buffer->waitRecv(timeout_);
-                   }
-                 });
+  return enqueue(
+      name, {}, dtype,
+      [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t) {
+        auto buffer = ctx->createUnboundBuffer(data, bytes);
+        if (sending) {
+          buffer->send(peer, kPointToPointSlot | tag);
+          buffer->waitSend(timeout_);
+        } else {
+          buffer->recv(peer, kPointToPointSlot | tag);
+          buffer->waitRecv(timeout_);
+        }
+      },
+      count == 0);
 }
 
 std::shared_ptr<gloo::Context> GlooCommunicator::context(const Group &group,
