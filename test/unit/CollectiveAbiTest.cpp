@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/RunContext.h"
+#include "runtime/src/collectives/Nccl.h"
 
 #include <gtest/gtest.h>
 
@@ -149,6 +150,21 @@ TEST(MeshGroup, RowMajorGroups) {
   EXPECT_FALSE(meshGroup({2, 2}, 0, 0b100, g, error));
   EXPECT_NE(error.find("names an axis"), std::string::npos) << error;
   EXPECT_FALSE(meshGroup({2, 2}, 4, 0b1, g, error));
+}
+
+// NCCL loads where it is installed (no GPU needed), or says it is not
+// there; never a link-time dependency.
+TEST(Nccl, LoadsOrSaysNotAvailable) {
+  std::string error;
+  const loom::runtime::nccl::Library *nccl = loom::runtime::nccl::load(error);
+  if (!nccl) {
+    EXPECT_EQ(error.rfind("NCCL not available: ", 0), 0u) << error;
+    return;
+  }
+  EXPECT_GE(nccl->version, 20000);
+  EXPECT_STREQ(nccl->ncclGetErrorString(0), "no error");
+  std::printf("NCCL %s\n",
+              loom::runtime::nccl::versionString(nccl->version).c_str());
 }
 
 } // namespace

@@ -123,9 +123,8 @@ const loom_dtype kDtypes[] = {LOOM_DTYPE_F32, LOOM_DTYPE_F16, LOOM_DTYPE_BF16,
 /// Rank r's value i: 1 or 2, so that sums and products stay exact.
 double value(int r, size_t i) { return 1 + (r + i) % 2; }
 
-void checkAllReduce(int n) {
-  runRanks(n, [n](int r, Communicator &comm) {
-    const size_t count = 1000;
+void checkAllReduce(int n, size_t count) {
+  runRanks(n, [n, count](int r, Communicator &comm) {
     for (loom_dtype dtype : kDtypes)
       for (int op = 0; op < 4; ++op) {
         std::vector<double> mine(count), want(count);
@@ -157,11 +156,13 @@ void checkAllReduce(int n) {
   });
 }
 
-TEST(GlooCommunicator, AllReduceEveryOpAndDtype2) { checkAllReduce(2); }
-TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4); }
+TEST(GlooCommunicator, AllReduceEveryOpAndDtype2) { checkAllReduce(2, 1000); }
+TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4, 1000); }
+// Past 1 MiB: Gloo's segmented ring instead of AllreduceRing.
+TEST(GlooCommunicator, LargeAllReduce) { checkAllReduce(2, 300000); }
 
 TEST(GlooCommunicator, GatherScatterBroadcastBarrier) {
-  for (int n : {2, 4})
+  for (int n : {2, 3, 4})
     runRanks(n, [n](int r, Communicator &comm) {
       for (loom_dtype dtype : kDtypes) {
         const size_t count = 5;
@@ -197,6 +198,46 @@ TEST(GlooCommunicator, GatherScatterBroadcastBarrier) {
         EXPECT_EQ(b, encode(dtype, std::vector<double>(count, 2)));
       }
       EXPECT_EQ(comm.barrier()->wait(), "");
+    });
+}
+
+TEST(GlooCommunicator, LargeReduceScatter) {
+  for (int n : {2, 3})
+    runRanks(n, [n](int r, Communicator &comm) {
+      // The same reduce-scatter twice (the second reuses the ring), then
+      // f16 and a max.
+      const size_t count = 100003;
+      std::vector<float> in(count * n), out(count);
+      for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < in.size(); ++i)
+          in[i] = static_cast<float>((i + r + round) % 5);
+        ASSERT_EQ(comm.reduceScatter(in.data(), out.data(), count,
+                                     LOOM_DTYPE_F32, ReduceOp::Sum)
+                      ->wait(),
+                  "");
+        for (size_t i = 0; i < count; i += 997) {
+          size_t at = r * count + i;
+          float want = 0;
+          for (int k = 0; k < n; ++k)
+            want += static_cast<float>((at + k + round) % 5);
+          ASSERT_EQ(out[i], want) << "rank " << r << " element " << i;
+        }
+      }
+      std::vector<double> whole, want;
+      for (size_t i = 0; i < count * n; ++i)
+        whole.push_back(static_cast<double>((i + r) % 3));
+      for (size_t i = 0; i < count; ++i) {
+        double m = 0;
+        for (int k = 0; k < n; ++k)
+          m = std::max(m, static_cast<double>((r * count + i + k) % 3));
+        want.push_back(m);
+      }
+      std::vector<char> hin = encode(LOOM_DTYPE_F16, whole), hout(count * 2);
+      ASSERT_EQ(comm.reduceScatter(hin.data(), hout.data(), count,
+                                   LOOM_DTYPE_F16, ReduceOp::Max)
+                    ->wait(),
+                "");
+      EXPECT_EQ(hout, encode(LOOM_DTYPE_F16, want));
     });
 }
 
@@ -299,6 +340,40 @@ TEST(GlooCommunicator, CollectiveAbiOverAMesh) {
   });
 }
 
+TEST(GlooCommunicator, AFailedCollectiveFailsTheRun) {
+  runRanks(2, [](int r, Communicator &comm) {
+    ASSERT_EQ(comm.barrier()->wait(), "");
+    if (r == 1) {
+      dropGlooCommunicatorForTesting(comm);
+      return;
+    }
+    RunContext context;
+    ActiveRun active(&context);
+    RunCollectives &rc = context.collectives();
+    rc.begin(&comm, {2});
+    float x[4] = {1, 2, 3, 4};
+    std::vector<int64_t> d = {reinterpret_cast<int64_t>(x),
+                              reinterpret_cast<int64_t>(x), 0, 4, 1};
+    Unranked u{1, d.data()};
+    int64_t h = rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1);
+    EXPECT_GE(h, 0);
+    rc.wait(h);
+    // Later collectives of the run fail at once.
+    EXPECT_EQ(rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1), -1);
+    std::string failure = rc.finish();
+    EXPECT_NE(failure.find("collective all_reduce #0 of the step: all_reduce "
+                           "of 4 f32 over all 2 ranks (sum) failed on rank 0: "
+                           "rank 1 died"),
+              std::string::npos)
+        << failure;
+    // The next run fails at its first collective.
+    rc.begin(&comm, {2});
+    EXPECT_EQ(rc.start(&u, &u, 0, LOOM_DTYPE_F32, 0, 1), -1);
+    EXPECT_NE(rc.finish().find("broken by an earlier failure"),
+              std::string::npos);
+  });
+}
+
 TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {
   int port = freePort();
   std::vector<std::thread> threads;
@@ -329,27 +404,36 @@ TEST(GlooCommunicator, NoRankZeroIsNamed) {
 
 TEST(GlooCommunicator, ADeadRankIsNamedAndBreaksTheCommunicator) {
   // The timeout is far away: the death is seen when the connections close.
-  runRanks(3, [](int r, Communicator &comm) {
-    std::vector<float> x(100000, 1.0f);
-    ASSERT_EQ(comm.barrier()->wait(), "");
-    if (r == 2) {
-      dropGlooCommunicatorForTesting(comm);
-      return;
-    }
-    std::string error = comm.allReduce(x.data(), x.data(), x.size(),
-                                       LOOM_DTYPE_F32, ReduceOp::Sum)
-                            ->wait();
-    EXPECT_NE(error.find("all_reduce of 100000 f32 over all 3 ranks (sum) "
-                         "failed on rank " +
-                         std::to_string(r) + ": rank 2 died"),
-              std::string::npos)
-        << error;
-    // Broken from now on, at once.
-    std::string later = comm.barrier()->wait();
-    EXPECT_NE(later.find("broken by an earlier failure"), std::string::npos)
-        << later;
-    EXPECT_NE(comm.error(), "");
-  });
+  // Small all-reduces take Gloo's AllreduceRing, large ones its segmented
+  // ring: both see it.
+  for (size_t count : {100000, 400000})
+    runRanks(3, [count](int r, Communicator &comm) {
+      std::vector<float> x(count, 1.0f);
+      // One all-reduce first: the death hits a running collective, not the
+      // making of its channels.
+      ASSERT_EQ(comm.allReduce(x.data(), x.data(), x.size(), LOOM_DTYPE_F32,
+                               ReduceOp::Sum)
+                    ->wait(),
+                "");
+      ASSERT_EQ(comm.barrier()->wait(), "");
+      if (r == 2) {
+        dropGlooCommunicatorForTesting(comm);
+        return;
+      }
+      std::string error = comm.allReduce(x.data(), x.data(), x.size(),
+                                         LOOM_DTYPE_F32, ReduceOp::Sum)
+                              ->wait();
+      EXPECT_NE(error.find("all_reduce of " + std::to_string(count) +
+                           " f32 over all 3 ranks (sum) failed on rank " +
+                           std::to_string(r) + ": rank 2 died"),
+                std::string::npos)
+          << error;
+      // Broken from now on, at once.
+      std::string later = comm.barrier()->wait();
+      EXPECT_NE(later.find("broken by an earlier failure"), std::string::npos)
+          << later;
+      EXPECT_NE(comm.error(), "");
+    });
 }
 
 TEST(GlooCommunicator, AStuckRankTimesOut) {
@@ -368,6 +452,24 @@ TEST(GlooCommunicator, AStuckRankTimesOut) {
             << error;
       },
       std::chrono::milliseconds(400));
+}
+
+TEST(GlooCommunicator, EmptyOperationsComplete) {
+  runRanks(2, [](int r, Communicator &comm) {
+    float x = 0;
+    EXPECT_EQ(comm.allReduce(&x, &x, 0, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(),
+              "");
+    EXPECT_EQ(comm.allGather(&x, &x, 0, LOOM_DTYPE_F32)->wait(), "");
+    EXPECT_EQ(
+        comm.reduceScatter(&x, &x, 0, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(),
+        "");
+    EXPECT_EQ(comm.broadcast(&x, &x, 0, LOOM_DTYPE_F32, 0)->wait(), "");
+    EXPECT_EQ(comm.send(&x, 0, LOOM_DTYPE_F32, 1 - r)->wait(), "");
+    x = static_cast<float>(r + 1);
+    EXPECT_EQ(comm.allReduce(&x, &x, 1, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(),
+              "");
+    EXPECT_EQ(x, 3.0f);
+  });
 }
 
 TEST(GlooCommunicator, BadArgumentsAreStatuses) {

@@ -528,6 +528,9 @@ int main(int argc, char **argv) {
       o.train.profile = o.profile;
       rc = loom::tools::train(session, o.train, dist);
     }
+    // The other ranks may wait on this one: tell them it gave up.
+    if (rc && dist.comm)
+      loom_communicator_abort(dist.comm, "its loom-run stopped with an error");
     loom_session_release(session);
     loom_instance_release(instance);
     return rc;

@@ -320,8 +320,15 @@ int32_t loom_communicator_size(const loom_communicator *comm);
 int32_t loom_communicator_local_rank(const loom_communicator *comm);
 /* Blocks until every rank has called it (or fails like a collective). */
 loom_status loom_communicator_barrier(loom_communicator *comm);
+/* This rank gives up (it is about to exit with an error): the communicator
+ * is broken, and the other ranks' collectives that wait on this rank fail
+ * with `reason` once it is released (at once, instead of a short wait for
+ * the others to release theirs). */
+void loom_communicator_abort(loom_communicator *comm, const char *reason);
 /* Rank 0 waits here for the other ranks to release theirs (at most the
- * timeout): it serves their rendezvous. */
+ * timeout): it serves their rendezvous. A communicator that is not broken
+ * first waits up to 5 s for every rank to release its own, so that no rank
+ * closes its connections while another still reads from them. */
 void loom_communicator_release(loom_communicator *comm);
 
 /* The session's runs use `comm` for their collectives. Before the first

@@ -146,6 +146,8 @@ public:
   int32_t rank() const { return loom_communicator_rank(c_); }
   int32_t size() const { return loom_communicator_size(c_); }
   Status barrier() { return Status(loom_communicator_barrier(c_)); }
+  /// This rank gives up: the others' collectives waiting on it fail.
+  void abort(const char *reason) { loom_communicator_abort(c_, reason); }
   loom_communicator *get() const { return c_; }
 
 private:

@@ -102,6 +102,7 @@ public:
   }
   WorkPtr barrier(const Group &) override { return completedWork(""); }
   std::string error() const override { return ""; }
+  void abort(const std::string &) override {}
 
 private:
   static WorkPtr copy(const void *in, void *out, size_t count, loom_dtype dtype,

@@ -129,6 +129,10 @@ public:
 
   /// The failure that broke the communicator; "" while it works.
   virtual std::string error() const = 0;
+  /// Breaks the communicator on purpose (this rank is giving up:
+  /// `reason`): the other ranks' operations that wait on it fail naming
+  /// it once it is released, which then closes at once.
+  virtual void abort(const std::string &reason) = 0;
 };
 
 /// A communicator of one rank: every collective is a copy; send and recv

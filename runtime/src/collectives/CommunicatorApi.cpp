@@ -118,6 +118,11 @@ loom_status loom_communicator_barrier(loom_communicator *comm) {
   return error.empty() ? nullptr : makeStatus(LOOM_UNAVAILABLE, error);
 }
 
+void loom_communicator_abort(loom_communicator *comm, const char *reason) {
+  if (comm)
+    comm->comm->abort(reason && *reason ? reason : "aborted");
+}
+
 void loom_communicator_release(loom_communicator *comm) { delete comm; }
 
 } // extern "C"

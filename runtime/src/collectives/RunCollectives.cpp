@@ -124,8 +124,10 @@ void RunCollectives::fail(const std::string &message) {
 int64_t RunCollectives::start(const Unranked *in, const Unranked *out,
                               int64_t kind, int64_t dtype, int64_t op,
                               int64_t axes) {
-  std::string name = std::string(kindName(kind)) + " #" +
-                     std::to_string(pending_.size()) + " of the step";
+  // "all_reduce #3 of the step"; a bad call's message adds the group.
+  std::string shortName = std::string(kindName(kind)) + " #" +
+                          std::to_string(pending_.size()) + " of the step";
+  std::string name = shortName;
   if (!failure_.empty())
     return -1;
   auto bad = [&](const std::string &why) {
@@ -176,6 +178,11 @@ int64_t RunCollectives::start(const Unranked *in, const Unranked *out,
                " elements and output of " + std::to_string(dst.count) +
                " do not fit a group of " + std::to_string(g));
 
+  if (comm_ && g > 1 && kind != 4) {
+    std::string broken = comm_->error();
+    if (!broken.empty())
+      return bad("the communicator is broken by an earlier failure: " + broken);
+  }
   WorkPtr work;
   if (g == 1 || kind == 4) {
     // One member, or all-slice: no communication.
@@ -203,7 +210,7 @@ int64_t RunCollectives::start(const Unranked *in, const Unranked *out,
     }
   }
   pending_.push_back(std::move(work));
-  names_.push_back(std::move(name));
+  names_.push_back(std::move(shortName));
   return static_cast<int64_t>(pending_.size()) - 1;
 }
 
@@ -219,7 +226,7 @@ void RunCollectives::wait(int64_t handle) {
     return;
   std::string error = work->wait();
   if (!error.empty())
-    fail("collective " + names_[handle] + " failed: " + error);
+    fail("collective " + names_[handle] + ": " + error); // names the group
 }
 
 std::string RunCollectives::finish() {

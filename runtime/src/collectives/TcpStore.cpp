@@ -484,7 +484,9 @@ void TcpStore::wait(const std::vector<std::string> &keys) {
 void TcpStore::wait(const std::vector<std::string> &keys,
                     const std::chrono::milliseconds &timeout) {
   Clock::time_point deadline = Clock::now() + timeout;
+  Clock::time_point nextDeathCheck = Clock::now();
   std::string value, error;
+  std::vector<int> dead;
   for (const std::string &key : keys) {
     for (int attempt = 0;; ++attempt) {
       bool found = false;
@@ -493,8 +495,19 @@ void TcpStore::wait(const std::vector<std::string> &keys,
       if (found)
         break;
       if (Clock::now() >= deadline)
-        throw gloo::IoException("rendezvous key '" + key + "' was not set in " +
-                                std::to_string(timeout.count()) + " ms");
+        throw gloo::IoException("timed out after " +
+                                std::to_string(timeout.count()) +
+                                " ms waiting for rendezvous key '" + key + "'");
+      // A key a dead rank would have set never comes: fail now.
+      if (Clock::now() >= nextDeathCheck) {
+        if (!deadRanks(dead, error))
+          throw gloo::IoException(error);
+        if (!dead.empty())
+          throw gloo::IoException("rank " + std::to_string(dead.front()) +
+                                  " died before setting rendezvous key '" +
+                                  key + "'");
+        nextDeathCheck = Clock::now() + std::chrono::milliseconds(100);
+      }
       std::this_thread::sleep_for(
           std::chrono::milliseconds(std::min(1 + attempt, 20)));
     }

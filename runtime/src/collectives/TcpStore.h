@@ -95,6 +95,11 @@ public:
   bool deadRanks(std::vector<int> &ranks, std::string &error);
   /// Says goodbye and closes the connection (a clean exit, not a death).
   void close(bool goodbye = true);
+  /// Whether the connection is open (not closed, not lost).
+  bool open() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fd_ >= 0;
+  }
   /// The local address of the connection: the interface that reaches the
   /// store's host.
   const std::string &localAddress() const { return local_; }
