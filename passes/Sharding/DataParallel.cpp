@@ -192,23 +192,25 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
       return getElementTypeOrSelf(g->value.getType()) == elem;
     });
     training::Scalars s(b, loc, elem);
-    // Each rank contributes its gradient / ranks: the reduction is the mean.
-    auto scaled = [&](Grad *g) {
-      return ranks == 1 ? g->value : s.mul(g->value, 1.0 / ranks);
+    // The sum over the ranks, divided by them where it is read (the
+    // division fuses into the optimizer's kernels; the bucket reads the
+    // gradients as they are).
+    auto mean = [&](Value v) -> Value {
+      return ranks == 1 ? v : s.mul(v, 1.0 / ranks);
     };
     if (zero == 0) {
       if (bk.grads.size() == 1 || !sameType) {
         for (Grad *g : bk.grads) {
-          Value r = sharding::allReduce(b, loc, axis, scaled(g));
+          Value r = sharding::allReduce(b, loc, axis, g->value);
           bk.collective = r.getDefiningOp();
-          results[g->result] = r;
+          results[g->result] = mean(r);
         }
         return;
       }
       SmallVector<Value> flat;
       for (Grad *g : bk.grads)
         flat.push_back(
-            b.create<ReshapeOp>(loc, scaled(g), ArrayRef<int64_t>{g->numel}));
+            b.create<ReshapeOp>(loc, g->value, ArrayRef<int64_t>{g->numel}));
       Value all = b.create<ConcatOp>(loc, flat, 0);
       Value r = sharding::allReduce(b, loc, axis, all);
       bk.collective = r.getDefiningOp();
@@ -217,8 +219,8 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
         Value piece = b.create<SliceOp>(loc, r, ArrayRef<int64_t>{offset},
                                         ArrayRef<int64_t>{offset + g->numel},
                                         ArrayRef<int64_t>{1});
-        results[g->result] = b.create<ReshapeOp>(
-            loc, piece, cast<RankedTensorType>(g->value.getType()).getShape());
+        results[g->result] = mean(b.create<ReshapeOp>(
+            loc, piece, cast<RankedTensorType>(g->value.getType()).getShape()));
         offset += g->numel;
       }
       return;
@@ -231,7 +233,7 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
       int64_t chunk = (g->numel + ranks - 1) / ranks;
       chunks.push_back(chunk);
       Value flat =
-          b.create<ReshapeOp>(loc, scaled(g), ArrayRef<int64_t>{g->numel});
+          b.create<ReshapeOp>(loc, g->value, ArrayRef<int64_t>{g->numel});
       if (chunk * ranks != g->numel)
         flat = b.create<PadOp>(loc, flat,
                                ArrayRef<int64_t>{0, chunk * ranks - g->numel},
@@ -255,7 +257,7 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
       for (auto [g, row, chunk] : llvm::zip(bk.grads, rows, chunks)) {
         Value mine = shardOf(row);
         results[g->result] =
-            b.create<ReshapeOp>(loc, mine, ArrayRef<int64_t>{chunk});
+            mean(b.create<ReshapeOp>(loc, mine, ArrayRef<int64_t>{chunk}));
         resultTypes[g->result] = results[g->result].getType();
       }
       return;
@@ -267,7 +269,7 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
                                       ArrayRef<int64_t>{1, offset + chunk},
                                       ArrayRef<int64_t>{1, 1});
       results[g->result] =
-          b.create<ReshapeOp>(loc, piece, ArrayRef<int64_t>{chunk});
+          mean(b.create<ReshapeOp>(loc, piece, ArrayRef<int64_t>{chunk}));
       resultTypes[g->result] = results[g->result].getType();
       offset += chunk;
     }

@@ -17,9 +17,9 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
     global values with MLIR's upstream `mesh` collectives:
 
     * gradients are grouped in buckets of about `bucket-bytes` bytes, in
-      the order the backward produces them; a bucket is flattened,
-      scaled by `1 / ranks` and all-reduced right after its last gradient
-      is computed, so the reduction overlaps the rest of the backward (the
+      the order the backward produces them; a bucket is flattened and
+      all-reduced right after its last gradient is computed (each reduced
+      gradient then scaled by `1 / ranks`: the mean), so the reduction overlaps the rest of the backward (the
       CPU backend starts it there and waits where the result is first
       used). `bucket-bytes = 0` lets the pass choose: a quarter of the
       gradient bytes, between 256 KiB and 25 MiB (PyTorch DDP's default

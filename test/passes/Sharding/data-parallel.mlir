@@ -10,7 +10,8 @@
 // Every rank computes the gradients of its batch slice. The pass declares
 // the mesh, averages the loss over the ranks and reduces the gradients in
 // buckets, in the order the backward produces them (w's gradient, then
-// b's), each bucket right after its last gradient.
+// b's), each bucket right after its last gradient; each reduced gradient
+// is divided by the ranks (the mean).
 
 // CHECK: mesh.mesh @mesh(shape = 2) {loom.axes = ["data"], loom.zero = 0 : i64}
 // CHECK-LABEL: func.func @f_grad
@@ -21,26 +22,24 @@
 // CHECK: %[[LOSS:.*]] = graph.mul %[[L]], %[[HALF]]
 // CHECK: %[[GW:.*]] = graph.matmul %{{.*}}, %{{.*}} {transpose_lhs}
 // CHECK: %[[GB:.*]] = graph.mul %arg2, %arg2
-// CHECK: %[[SW:.*]] = graph.mul %[[GW]]
-// CHECK: %[[FW:.*]] = graph.reshape %[[SW]] [6]
-// CHECK: %[[SB:.*]] = graph.mul %[[GB]]
-// CHECK: %[[FB:.*]] = graph.reshape %[[SB]] [5]
+// CHECK: %[[FW:.*]] = graph.reshape %[[GW]] [6]
+// CHECK: %[[FB:.*]] = graph.reshape %[[GB]] [5]
 // CHECK: %[[CAT:.*]] = graph.concat %[[FW]], %[[FB]] axis = 0
 // CHECK: %[[R:.*]] = mesh.all_reduce %[[CAT]] on @mesh mesh_axes = [0] : tensor<11xf32> -> tensor<11xf32>
 // CHECK: %[[W0:.*]] = graph.slice %[[R]] starts = [0] ends = [6]
-// CHECK: %[[W:.*]] = graph.reshape %[[W0]] [3, 2]
+// CHECK: %[[W1:.*]] = graph.reshape %[[W0]] [3, 2]
+// CHECK: %[[W:.*]] = graph.mul %[[W1]], %{{.*}} : (tensor<3x2xf32>, tensor<f32>)
 // CHECK: %[[B0:.*]] = graph.slice %[[R]] starts = [6] ends = [11]
-// CHECK: %[[B:.*]] = graph.reshape %[[B0]] [5]
+// CHECK: %[[B1:.*]] = graph.reshape %[[B0]] [5]
+// CHECK: %[[B:.*]] = graph.mul %[[B1]], %{{.*}} : (tensor<5xf32>, tensor<f32>)
 // CHECK: return %[[LOSS]], %[[W]], %[[B]]
 
 // Buckets of 16 bytes: each gradient alone, the first reduced before the
 // second is computed.
 // SMALL: %[[GW:.*]] = graph.matmul %{{.*}}, %{{.*}} {transpose_lhs}
-// SMALL: %[[SW:.*]] = graph.mul %[[GW]]
-// SMALL: mesh.all_reduce %[[SW]] {{.*}} : tensor<3x2xf32> -> tensor<3x2xf32>
+// SMALL: mesh.all_reduce %[[GW]] {{.*}} : tensor<3x2xf32> -> tensor<3x2xf32>
 // SMALL: %[[GB:.*]] = graph.mul %arg2, %arg2
-// SMALL: %[[SB:.*]] = graph.mul %[[GB]]
-// SMALL: mesh.all_reduce %[[SB]] {{.*}} : tensor<5xf32> -> tensor<5xf32>
+// SMALL: mesh.all_reduce %[[GB]] {{.*}} : tensor<5xf32> -> tensor<5xf32>
 
 // ZeRO-2: each gradient padded to a multiple of the ranks and laid out as
 // [ranks, chunk]; the bucket [2, 3 + 3] is reduce-scattered and each rank
