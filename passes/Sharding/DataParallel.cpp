@@ -46,7 +46,6 @@ struct Bucket {
   SmallVector<Grad *> grads;
   int64_t bytes = 0;
   Operation *after = nullptr; ///< the last gradient's defining op (or null)
-  Operation *collective = nullptr;
 };
 
 struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
@@ -202,7 +201,6 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
       if (bk.grads.size() == 1 || !sameType) {
         for (Grad *g : bk.grads) {
           Value r = sharding::allReduce(b, loc, axis, g->value);
-          bk.collective = r.getDefiningOp();
           results[g->result] = mean(r);
         }
         return;
@@ -213,7 +211,6 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
             b.create<ReshapeOp>(loc, g->value, ArrayRef<int64_t>{g->numel}));
       Value all = b.create<ConcatOp>(loc, flat, 0);
       Value r = sharding::allReduce(b, loc, axis, all);
-      bk.collective = r.getDefiningOp();
       int64_t offset = 0;
       for (Grad *g : bk.grads) {
         Value piece = b.create<SliceOp>(loc, r, ArrayRef<int64_t>{offset},
@@ -245,13 +242,10 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
                     ? Value()
                     : b.create<ConcatOp>(loc, rows, 1).getResult();
     auto shardOf = [&](Value rowsValue) {
-      Value mine = zero == 2
-                       ? sharding::reduceScatter(b, loc, axis, rowsValue, 0)
+      return zero == 2 ? sharding::reduceScatter(b, loc, axis, rowsValue, 0)
                        : sharding::allSlice(
                              b, loc, axis,
                              sharding::allReduce(b, loc, axis, rowsValue), 0);
-      bk.collective = mine.getDefiningOp();
-      return mine;
     };
     if (!all) {
       for (auto [g, row, chunk] : llvm::zip(bk.grads, rows, chunks)) {

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 
 namespace loom::sharding {
@@ -44,6 +45,19 @@ inline llvm::SmallVector<std::string> axisNames(mlir::mesh::MeshOp mesh) {
     for (mlir::Attribute a : axes)
       names.push_back(llvm::cast<mlir::StringAttr>(a).getValue().str());
   return names;
+}
+
+/// The axis `name` of the module's mesh, if it has one.
+inline std::optional<MeshAxis> findAxis(mlir::ModuleOp module,
+                                        llvm::StringRef name) {
+  mlir::mesh::MeshOp mesh = findMesh(module);
+  if (!mesh)
+    return std::nullopt;
+  llvm::ArrayRef<int64_t> shape = mesh.getShape();
+  for (auto [i, n] : llvm::enumerate(axisNames(mesh)))
+    if (n == name && i < shape.size())
+      return MeshAxis{mesh.getSymName().str(), (int16_t)i, shape[i]};
+  return std::nullopt;
 }
 
 /// The axis `name` of the module's mesh, appended with `size` ranks (the

@@ -358,12 +358,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     // ZeRO: the data axis the shards are cut over.
     std::optional<sharding::MeshAxis> dataAxis;
     if (llvm::any_of(params, [](const Param &p) { return bool(p.shard); })) {
-      mesh::MeshOp mesh = sharding::findMesh(module);
-      if (mesh)
-        for (auto [i, n] : llvm::enumerate(sharding::axisNames(mesh)))
-          if (n == "data")
-            dataAxis = sharding::MeshAxis{mesh.getSymName().str(), (int16_t)i,
-                                          mesh.getShape()[i]};
+      dataAxis = sharding::findAxis(module, "data");
       if (!dataAxis)
         return grad->emitError("loom-optimizer: sharded gradients "
                                "(graph.shard) but no mesh with a 'data' "

@@ -58,9 +58,8 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
   return true;
 }
 
-namespace {
-
-bool readOne(const std::string &path, Checkpoint &out, std::string &error) {
+bool readCheckpointFile(const std::string &path, Checkpoint &out,
+                        std::string &error) {
   std::string bytes;
   if (!files::readFile(path, bytes, error, "checkpoint"))
     return false;
@@ -70,6 +69,8 @@ bool readOne(const std::string &path, Checkpoint &out, std::string &error) {
   }
   return true;
 }
+
+namespace {
 
 bool isDirectory(const std::string &path) {
   struct stat st;
@@ -169,7 +170,7 @@ bool readCheckpoint(const std::string &path, Checkpoint &out,
   std::string file = path;
   if (isDirectory(path))
     file = path + "/" + kManifestName;
-  if (!readOne(file, out, error))
+  if (!readCheckpointFile(file, out, error))
     return false;
   if (out.shard_files().empty())
     return true;
@@ -181,7 +182,7 @@ bool readCheckpoint(const std::string &path, Checkpoint &out,
       error = file + ": shard file name '" + name + "' is not a plain name";
       return false;
     }
-    if (!readOne(dir + name, shards[static_cast<size_t>(i)], error))
+    if (!readCheckpointFile(dir + name, shards[static_cast<size_t>(i)], error))
       return false;
   }
   if (!out.state().empty()) {

@@ -46,6 +46,11 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
 bool readCheckpoint(const std::string &path, Checkpoint &out,
                     std::string &error);
 
+/// Reads and validates one checkpoint file as it is (a manifest stays a
+/// manifest); messages start with the path.
+bool readCheckpointFile(const std::string &path, Checkpoint &out,
+                        std::string &error);
+
 /// The manifest's name in a sharded checkpoint's directory.
 inline constexpr const char *kManifestName = "manifest";
 

@@ -13,6 +13,7 @@
 #include "runtime/src/Checkpoint.h"
 #include "runtime/src/FileIO.h"
 #include "runtime/src/Session.h"
+#include "runtime/src/collectives/RunCollectives.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,14 +66,21 @@ ShardPlace shardPlace(const loom_session *session, const std::string &axis) {
   const char *axes[16];
   size_t n = std::min<size_t>(
       loom_session_mesh(session, 16, shape, axes, nullptr), 16);
-  int64_t rank = loom_communicator_rank(comm);
-  for (size_t i = n; i-- > 0;) {
-    if (axis == axes[i]) {
-      place.index = rank % shape[i];
-      place.count = shape[i];
+  int rank = loom_communicator_rank(comm);
+  for (size_t i = 0; i < n; ++i) {
+    if (axis != axes[i])
+      continue;
+    // The rank's place in its group over the axis: the chunk a
+    // reduce-scatter over that group gives it.
+    loom::runtime::collectives::Group group;
+    std::string error;
+    if (!loom::runtime::collectives::meshGroup(
+            std::vector<int64_t>(shape, shape + n), rank, int64_t(1) << i,
+            group, error))
       return place;
-    }
-    rank /= shape[i];
+    place.count = static_cast<int64_t>(group.size());
+    place.index = std::find(group.begin(), group.end(), rank) - group.begin();
+    return place;
   }
   return place;
 }
@@ -414,11 +422,8 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
   if (rank == 0) {
     std::string manifestPath = dir + "/" + artifact::kManifestName;
     artifact::Checkpoint old;
-    std::string ignored, oldBytes;
-    bool hadOld =
-        loom::files::readFile(manifestPath, oldBytes, ignored, "checkpoint") &&
-        artifact::parseCheckpoint(oldBytes.data(), oldBytes.size(), old,
-                                  ignored);
+    std::string ignored;
+    bool hadOld = artifact::readCheckpointFile(manifestPath, old, ignored);
     c.clear_state();
     for (int32_t r = 0; r < ranks; ++r)
       c.add_shard_files(artifact::shardFileName(trainer->microStep, r, ranks));
