@@ -295,6 +295,7 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       return argError() << "is state, so its shape must be static, not "
                         << type;
     artifact::TrainingState *state = training->add_state();
+    Type wholeType = type; // of the initial value
     state->set_name(name.str());
     state->set_kind(kind.str());
     state->set_input(static_cast<int32_t>(i));
@@ -308,12 +309,27 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       out->set_axis(axis.str());
       for (int64_t d : full.asArrayRef())
         out->add_full_dims(d);
+      if (auto dim = shard.getAs<IntegerAttr>("dim")) {
+        // Tensor parallel: a piece along one dim; the initial value is
+        // the whole tensor.
+        auto groups = shard.getAs<IntegerAttr>("groups");
+        int64_t d = dim.getInt(), g = groups ? groups.getInt() : 1;
+        if (d < 0 || d >= (int64_t)full.size() ||
+            full.size() != (size_t)tensor.getRank() || g < 1 ||
+            tensor.getDimSize(d) == 0 || full[d] % tensor.getDimSize(d) ||
+            full[d] % (g * (full[d] / tensor.getDimSize(d))))
+          return argError() << "graph.shard " << shard
+                            << " does not describe a piece of " << type;
+        out->set_dim(static_cast<int32_t>(d));
+        out->set_groups(g);
+        wholeType = tensor.clone(full.asArrayRef());
+      }
     }
     if (Attribute init = func.getArgAttr(i, kInitialValueAttr)) {
       auto value = dyn_cast<ElementsAttr>(init);
-      if (!value || value.getType() != type)
+      if (!value || value.getType() != wholeType)
         return argError() << kInitialValueAttr << " must be elements of type "
-                          << type;
+                          << wholeType;
       FailureOr<std::string> bytes = graph::tensorBytes(value);
       if (failed(bytes))
         return argError() << kInitialValueAttr

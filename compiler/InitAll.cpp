@@ -10,6 +10,7 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/graph/GraphOps.h"
 #include "dialects/kernel/KernelDialect.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/Conversion/Passes.h"
@@ -45,6 +46,7 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::mesh::MeshDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect>();
   registry.insert<loom::exec::ExecDialect>();
+  loom::graph::registerMeshVjpRules(registry);
   loom::codegen::registerCpuCodegenDialects(registry);
 }
 

@@ -131,6 +131,9 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
   return {};
 }
 
+// Autodiff has read it by the time anything folds (its description).
+OpFoldResult GradAllReduceOp::fold(FoldAdaptor) { return getX(); }
+
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getX().getType() == getType())
     return getX();

@@ -62,6 +62,9 @@ namespace loom::graph {
 /// Attaches the VJP rules (GraphVjp.cpp) to the graph ops; called when the
 /// dialect is loaded.
 void registerVjpRules(mlir::MLIRContext &ctx);
+/// The VJP of `mesh.all_reduce` (a sum of the ranks' parts), attached when
+/// the mesh dialect loads.
+void registerMeshVjpRules(mlir::DialectRegistry &registry);
 } // namespace loom::graph
 
 #define GET_OP_CLASSES

@@ -304,6 +304,33 @@ def Graph_DropoutOp : Graph_UnaryOp<"dropout", Graph_FloatTensor> {
   let hasFolder = 1;
 }
 
+def Graph_GradAllReduceOp : Graph_UnaryOp<"grad_all_reduce", Graph_FloatTensor> {
+  let summary = "the identity, whose gradient is summed over mesh axes";
+  let description = [{
+    Returns `x` unchanged; its VJP is the sum of the result's gradient over
+    the ranks of the mesh axes `mesh_axes` of `mesh` (a `mesh.all_reduce`).
+    Tensor parallelism (`--loom-tensor-parallel`) puts it where a value
+    every rank holds whole enters computation split over the ranks (the
+    input of a column-parallel matmul): each rank's backward then yields a
+    part of that value's gradient, and the parts are summed (Megatron's
+    `f` operator). `mesh.all_reduce` in the forward is its dual: the
+    gradient of a value summed from the ranks' parts is the gradient every
+    rank holds.
+
+    Only autodiff reads it: once the gradient function is built it folds
+    away, so run the autodiff pass before anything that folds.
+
+    ```mlir
+    %y = graph.grad_all_reduce %x on @mesh axes = [0] : tensor<4x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, FlatSymbolRefAttr:$mesh,
+                       DenseI16ArrayAttr:$mesh_axes);
+  let assemblyFormat =
+      "$x `on` $mesh `axes` `=` $mesh_axes attr-dict `:` type($x)";
+  let hasFolder = 1;
+}
+
 def Graph_CastOp : Graph_InferredOp<"cast", [Elementwise]> {
   let summary = "elementwise conversion to another element type";
   let description = [{

@@ -14,8 +14,11 @@
 
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -275,6 +278,26 @@ LogicalResult vjp(DropoutOp op, Grad &, ArrayRef<Value> dy, Grads &dx) {
   if (op.getTraining())
     return op.emitError("dropout in training mode has no VJP rule yet: its "
                         "mask would need a new seed every step");
+  dx[0] = dy[0];
+  return success();
+}
+
+// Tensor parallelism's pair (GradAllReduceOp's description): the parts of
+// a gradient are summed where a whole value entered split computation...
+LogicalResult vjp(GradAllReduceOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  dx[0] = g.b.create<mesh::AllReduceOp>(
+      g.loc, dy[0].getType(), op.getMeshAttr(), op.getMeshAxesAttr(), dy[0],
+      mesh::ReductionKindAttr::get(g.b.getContext(), mesh::ReductionKind::Sum));
+  return success();
+}
+
+// ...and a value summed from the ranks' parts has, on each part, the
+// gradient of the sum, which every rank holds whole. Before autodiff an
+// all-reduce only ever sums parts into a value every rank holds (the loss
+// is computed alike on each rank and counted once), so this is its VJP.
+LogicalResult vjp(mesh::AllReduceOp op, Grad &, ArrayRef<Value> dy, Grads &dx) {
+  if (op.getReduction() != mesh::ReductionKind::Sum)
+    return op.emitError("only a sum all-reduce has a VJP rule");
   dx[0] = dy[0];
   return success();
 }
@@ -1058,7 +1081,7 @@ template <typename... Ops> void attach(MLIRContext &ctx) {
 void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, CosOp, SinOp,
          SigmoidOp, ReluOp, ErfOp, FloorOp, CeilOp, RoundOp, GeluOp, ClampOp,
-         DropoutOp, CastOp>(ctx);
+         DropoutOp, CastOp, GradAllReduceOp>(ctx);
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
          WhereOp>(ctx);
   attach<MatmulOp, LayerNormOp, BatchNormOp, SoftmaxOp, LogSoftmaxOp,
@@ -1068,4 +1091,10 @@ void loom::graph::registerVjpRules(MLIRContext &ctx) {
          BroadcastToOp, ConcatOp, SliceOp, PadOp, TriluOp, GatherOp,
          EmbeddingOp, GatherElementsOp, ScatterElementsOp, TopKOp>(ctx);
   attach<CrossEntropyOp, MseLossOp>(ctx);
+}
+
+void loom::graph::registerMeshVjpRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, mesh::MeshDialect *) {
+    attach<mesh::AllReduceOp>(*ctx);
+  });
 }

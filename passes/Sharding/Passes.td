@@ -58,6 +58,63 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::mesh::MeshDialect"];
 }
 
+def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron-style tensor parallelism: column- then row-parallel matmuls over the tensor axis";
+  let description = [{
+    Runs on the forward function (with its loss) before `--loom-autodiff`,
+    so that the backward is derived from the split forward. Every rank of
+    the mesh's `tensor` axis (`ranks` ranks; the pass declares it, after a
+    `data` axis of `data-ranks` ranks when that is more than 1) runs the
+    same program on the same batch:
+
+    * a matmul of a value every rank holds whole by a trained 2-D
+      parameter (directly or through a transpose) becomes column-parallel:
+      the parameter is split along its output features, each rank computes
+      its part of the output. When the output is later sliced into equal
+      parts (a fused q|k|v projection) the split is in as many groups, so
+      that each rank holds its part of every group;
+    * the split propagates through the ops that read the output, by a rule
+      per op: elementwise ops with broadcasting (a parameter read whole
+      along the split dim, a bias, is split with it), transpose, reshape
+      (the split dim kept outermost of the dims it becomes), slices along
+      one group, softmax along another dim, matmuls whose batch dims are
+      split alike or whose free dim is;
+    * a matmul of a value split along its contracted dim by a parameter is
+      row-parallel: the parameter is split along its input features, and
+      the partial products are summed by a `mesh.all_reduce` (one per
+      block in the forward);
+    * the column-parallel matmul's input is marked `graph.grad_all_reduce`:
+      its gradient's parts are summed in the backward (one per block).
+
+    A candidate whose split reaches an op without a rule, the function's
+    results, or a parameter that is also read whole, stays replicated, and
+    so does one whose sizes do not divide over the ranks; the report says
+    which and why. Split parameters keep their whole `graph.initial_value`
+    and get `graph.shard = {axis = "tensor", dim, groups, shape}`: the
+    runtime cuts each rank's piece, and checkpoints hold whole tensors.
+
+    With `report` the pass writes its decisions as JSON (each split
+    parameter, each collective and why, each matmul left replicated and
+    why) and with `summary` prints them.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "the forward function (default: the module's only function)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "tensor-parallel ranks (the mesh's tensor axis)">,
+    Option<"dataRanks", "data-ranks", "int64_t", /*default=*/"1",
+           "ranks of the data axis, declared outermost when more than 1">,
+    Option<"freeze", "freeze", "std::string", /*default=*/"",
+           "parameters matching this regex are not trained, so not split">,
+    Option<"report", "report", "std::string", /*default=*/"",
+           "write the decisions as JSON to this file">,
+    Option<"summary", "summary", "bool", /*default=*/"false",
+           "print the decisions on stderr">,
+  ];
+  let dependentDialects = ["mlir::mesh::MeshDialect",
+                           "loom::graph::GraphDialect"];
+}
+
 def VerifyCollectivesPass : Pass<"loom-verify-collectives", "mlir::ModuleOp"> {
   let summary = "Check that every group's ranks issue the same collectives in the same order";
   let description = [{

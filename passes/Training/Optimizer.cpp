@@ -43,6 +43,9 @@ struct Param {
   /// this rank's chunk of the flattened, padded parameter.
   DictionaryAttr shard;
   int64_t numel = 0, chunk = 0;
+  /// Tensor parallel (`graph.shard` on its argument): the parameter, its
+  /// gradient and its slots are this rank's piece along one dim.
+  DictionaryAttr split;
   BlockArgument slot(StringRef kind) const {
     for (auto &[k, a] : slots)
       if (k == kind)
@@ -253,13 +256,20 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     types.push_back(scalarI64);
     argAttrs.push_back(
         b.getDictionaryAttr({named("graph.total_steps", b.getUnitAttr())}));
-    auto stateAttrs = [&](StringRef name, StringRef kind, Attribute init) {
+    auto stateAttrs = [&](StringRef name, StringRef kind, Attribute init,
+                          Attribute split = {}) {
       SmallVector<NamedAttribute> a{
           named("graph.state", b.getStringAttr(name)),
           named("graph.state_kind", b.getStringAttr(kind))};
       if (init)
         a.push_back(named("graph.initial_value", init));
+      if (split)
+        a.push_back(named("graph.shard", split));
       return b.getDictionaryAttr(a);
+    };
+    // Tensor parallel: a split parameter's slots are split alike.
+    auto splitOf = [&](unsigned i) {
+      return grad->getArgAttrOfType<DictionaryAttr>(i, "graph.shard");
     };
     for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
       Type t = grad->getArgument(i).getType();
@@ -268,8 +278,9 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
                << name << "' is " << t
                << ": only f32 parameters are trained so far";
       types.push_back(t);
-      argAttrs.push_back(stateAttrs(
-          name, "param", grad->getArgAttr(i, "graph.initial_value")));
+      argAttrs.push_back(stateAttrs(name, "param",
+                                    grad->getArgAttr(i, "graph.initial_value"),
+                                    splitOf(i)));
     }
     SmallVector<std::string> kinds = slotKinds();
     for (const std::string &kind : kinds)
@@ -277,7 +288,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         // A ZeRO slot is a shard, like the gradient.
         unsigned r = gradResult[name];
         types.push_back(grad->getResultTypes()[r]);
-        DictionaryAttr attrs = stateAttrs(name + "/" + kind, kind, nullptr);
+        DictionaryAttr attrs =
+            stateAttrs(name + "/" + kind, kind, nullptr, splitOf(i));
         if (auto shard =
                 grad->getResultAttrOfType<DictionaryAttr>(r, "graph.shard")) {
           NamedAttrList list(attrs);
@@ -315,6 +327,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
       Param p;
       p.name = name;
+      p.split = splitOf(i);
       p.arg = step.getArgument(next++);
       map.map(grad->getArgument(i), p.arg);
       params.push_back(p);
@@ -340,6 +353,10 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         return grad->emitError("loom-optimizer: frozen parameter '")
                << param.getValue()
                << "' has no initial value (graph.initial_value)";
+      if (splitOf(i))
+        return grad->emitError("loom-optimizer: frozen parameter '")
+               << param.getValue() << "' is split (graph.shard): only "
+               << "trained parameters are";
       map.map(grad->getArgument(i),
               b.create<ConstantOp>(grad->getArgument(i).getLoc(), init));
     }
@@ -354,6 +371,23 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         p.numel = cast<RankedTensorType>(p.arg.getType()).getNumElements();
         p.chunk = cast<RankedTensorType>(p.grad.getType()).getNumElements();
       }
+    }
+    // Tensor parallel: the axis the split parameters are cut over.
+    std::optional<sharding::MeshAxis> tensorAxis;
+    for (Param &p : params) {
+      if (!p.split)
+        continue;
+      if (p.shard)
+        return grad->emitError("loom-optimizer: parameter '")
+               << p.name << "' is split over 'tensor' and its gradient "
+               << "sharded by ZeRO: not supported together";
+      auto axisName = p.split.getAs<StringAttr>("axis");
+      tensorAxis = axisName ? sharding::findAxis(module, axisName.getValue())
+                            : std::nullopt;
+      if (!tensorAxis)
+        return grad->emitError("loom-optimizer: parameter '")
+               << p.name << "' is split (graph.shard) over an axis the "
+               << "module's mesh does not have";
     }
     // ZeRO: the data axis the shards are cut over.
     std::optional<sharding::MeshAxis> dataAxis;
@@ -419,7 +453,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       grads.push_back(g);
     }
     // Global norm and clipping.
-    Value sumSq = s.constant(0.0), shardSumSq;
+    Value sumSq = s.constant(0.0), shardSumSq, splitSumSq;
     for (auto [p, g] : llvm::zip(params, grads)) {
       auto t = cast<RankedTensorType>(g.getType());
       Value sq = s.mul(g, g);
@@ -431,6 +465,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       }
       if (p.shard)
         shardSumSq = shardSumSq ? s.add(shardSumSq, sq) : sq;
+      else if (p.split)
+        splitSumSq = splitSumSq ? s.add(splitSumSq, sq) : sq;
       else
         sumSq = s.add(sumSq, sq);
     }
@@ -438,6 +474,11 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     // global sum of squares is the sum over the data axis.
     if (shardSumSq)
       sumSq = s.add(sumSq, sharding::allReduce(b, loc, *dataAxis, shardSumSq));
+    // Tensor parallel: the split parameters' pieces are disjoint too (the
+    // replicated ones are counted once, by every rank alike).
+    if (splitSumSq)
+      sumSq =
+          s.add(sumSq, sharding::allReduce(b, loc, *tensorAxis, splitSumSq));
     Value norm = b.create<SqrtOp>(loc, sumSq);
     // Loss scaling: every gradient element is finite iff the sum of squares
     // is (NaN compares false); a sum that overflows f32 counts as not.

@@ -288,8 +288,36 @@ static bool checkTraining(const Artifact &a, std::string &error) {
                ") is another type";
       return false;
     }
+    // A tensor-parallel piece: the whole tensor's dims but for one, which
+    // divides into the pieces; its initial value is the whole tensor.
+    std::vector<int64_t> initialDims = dims;
+    if (s.has_shard() && s.shard().has_dim()) {
+      const StateShard &sh = s.shard();
+      size_t d = static_cast<size_t>(sh.dim());
+      bool ok = sh.dim() >= 0 && d < dims.size() &&
+                sh.full_dims_size() == static_cast<int>(dims.size()) &&
+                sh.groups() >= 1;
+      for (size_t i = 0; ok && i < dims.size(); ++i)
+        ok = i == d ? dims[i] > 0 &&
+                          sh.full_dims(static_cast<int>(i)) % dims[i] == 0
+                    : sh.full_dims(static_cast<int>(i)) == dims[i];
+      if (ok) {
+        int64_t count = sh.full_dims(sh.dim()) / dims[d];
+        ok = sh.full_dims(sh.dim()) % (sh.groups() * count) == 0;
+      }
+      if (!ok) {
+        error += what + " is " +
+                 typeString(in.dtype(), dims.data(), dims.size()) +
+                 ", not a piece of its split (dim " + std::to_string(sh.dim()) +
+                 ", " + std::to_string(sh.groups()) + " group(s)) of " +
+                 typeString(in.dtype(), sh.full_dims().data(),
+                            static_cast<size_t>(sh.full_dims_size()));
+        return false;
+      }
+      initialDims.assign(sh.full_dims().begin(), sh.full_dims().end());
+    }
     if (!s.initial().empty() &&
-        !checkTensorData(in.dtype(), dims.data(), dims.size(),
+        !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
                          s.initial().size(),
                          "training: " + what + "'s initial value", error))
       return false;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace loom::artifact {
 
@@ -84,6 +85,60 @@ std::string shardFileName(int64_t microStep, int64_t rank, int64_t ranks) {
          "-of-" + std::to_string(ranks) + ".loomckpt";
 }
 
+bool SplitLayout::valid() const {
+  if (dim < 0 || static_cast<size_t>(dim) >= full.size() || groups < 1 ||
+      count < 1 || elemBytes == 0)
+    return false;
+  for (int64_t d : full)
+    if (d < 0)
+      return false;
+  return full[static_cast<size_t>(dim)] % (groups * count) == 0;
+}
+
+size_t SplitLayout::wholeBytes() const {
+  size_t n = elemBytes;
+  for (int64_t d : full)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+size_t SplitLayout::pieceBytes() const {
+  return wholeBytes() / static_cast<size_t>(count);
+}
+
+namespace {
+/// Calls `copy(wholeOffset, pieceOffset, bytes)` for each contiguous run
+/// of piece `index` of `l`.
+template <typename Copy>
+void forEachRun(const SplitLayout &l, int64_t index, Copy copy) {
+  size_t outer = 1, inner = l.elemBytes;
+  for (int d = 0; d < l.dim; ++d)
+    outer *= static_cast<size_t>(l.full[static_cast<size_t>(d)]);
+  for (size_t d = static_cast<size_t>(l.dim) + 1; d < l.full.size(); ++d)
+    inner *= static_cast<size_t>(l.full[d]);
+  size_t n = static_cast<size_t>(l.full[static_cast<size_t>(l.dim)]);
+  size_t block = n / static_cast<size_t>(l.groups);
+  size_t part = block / static_cast<size_t>(l.count);
+  size_t local = n / static_cast<size_t>(l.count);
+  for (size_t o = 0; o < outer; ++o)
+    for (size_t g = 0; g < static_cast<size_t>(l.groups); ++g)
+      copy((o * n + g * block + static_cast<size_t>(index) * part) * inner,
+           (o * local + g * part) * inner, part * inner);
+}
+} // namespace
+
+void SplitLayout::cut(const char *whole, int64_t index, char *piece) const {
+  forEachRun(*this, index, [&](size_t w, size_t p, size_t bytes) {
+    std::memcpy(piece + p, whole + w, bytes);
+  });
+}
+
+void SplitLayout::place(const char *piece, int64_t index, char *whole) const {
+  forEachRun(*this, index, [&](size_t w, size_t p, size_t bytes) {
+    std::memcpy(whole + w, piece + p, bytes);
+  });
+}
+
 bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
                  const std::string &where, std::string &error) {
   struct Pieces {
@@ -115,9 +170,16 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
         p.chunks.assign(static_cast<size_t>(t.shard_count()), nullptr);
         order.push_back(t.name());
       }
+      bool split = t.shard().has_dim();
       if (t.shard_count() != p.first->shard_count() ||
-          t.dtype() != p.first->dtype() || t.dims_size() != 1 ||
-          p.first->dims_size() != 1 || t.dims(0) != p.first->dims(0) ||
+          t.dtype() != p.first->dtype() ||
+          split != p.first->shard().has_dim() ||
+          (!split && (t.dims_size() != 1 || p.first->dims_size() != 1)) ||
+          t.dims_size() != p.first->dims_size() ||
+          !std::equal(t.dims().begin(), t.dims().end(),
+                      p.first->dims().begin()) ||
+          (split && (t.shard().dim() != p.first->shard().dim() ||
+                     t.shard().groups() != p.first->shard().groups())) ||
           t.shard().full_dims_size() != p.first->shard().full_dims_size() ||
           t.shard_index() < 0 || t.shard_index() >= t.shard_count() ||
           p.chunks[static_cast<size_t>(t.shard_index())]) {
@@ -134,6 +196,44 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
       continue;
     }
     const Pieces &p = sharded[name];
+    for (size_t i = 0; i < p.chunks.size(); ++i)
+      if (!p.chunks[i]) {
+        error = where + ": state '" + name + "' lacks shard " +
+                std::to_string(i) + " of " + std::to_string(p.chunks.size());
+        return false;
+      }
+    if (p.first->shard().has_dim()) {
+      // Tensor parallel: each piece goes back to its place along the dim.
+      SplitLayout l;
+      l.full.assign(p.first->shard().full_dims().begin(),
+                    p.first->shard().full_dims().end());
+      l.dim = p.first->shard().dim();
+      l.groups = p.first->shard().groups();
+      l.count = static_cast<int64_t>(p.chunks.size());
+      int64_t pieceNumel = 1;
+      for (int64_t d : p.first->dims())
+        pieceNumel *= d;
+      l.elemBytes = pieceNumel > 0 ? p.first->data().size() /
+                                         static_cast<size_t>(pieceNumel)
+                                   : 0;
+      if (!l.valid() || l.pieceBytes() != p.first->data().size() ||
+          static_cast<int>(l.full.size()) != p.first->dims_size()) {
+        error = where + ": the pieces of state '" + name +
+                "' do not make up its shape";
+        return false;
+      }
+      std::string data(l.wholeBytes(), '\0');
+      for (size_t i = 0; i < p.chunks.size(); ++i)
+        l.place(p.chunks[i]->data().data(), static_cast<int64_t>(i),
+                data.data());
+      out->set_name(name);
+      out->set_kind(p.first->kind());
+      out->set_dtype(p.first->dtype());
+      for (int64_t d : l.full)
+        out->add_dims(d);
+      out->set_data(std::move(data));
+      continue;
+    }
     int64_t numel = 1;
     for (int64_t d : p.first->shard().full_dims())
       numel *= d;

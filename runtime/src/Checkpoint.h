@@ -65,6 +65,23 @@ std::string shardFileName(int64_t microStep, int64_t rank, int64_t ranks);
 bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
                  const std::string &where, std::string &error);
 
+/// A tensor of dims `full` split along `dim` (StateShard.dim): the dim is
+/// `groups` blocks, each cut in `count` parts; piece `index` is part
+/// `index` of every block. Sizes are in elements of `elemBytes` bytes.
+struct SplitLayout {
+  std::vector<int64_t> full;
+  int dim = 0;
+  int64_t groups = 1, count = 1;
+  size_t elemBytes = 0;
+  /// Whether the layout is consistent (dim in range, sizes divide).
+  bool valid() const;
+  size_t wholeBytes() const;
+  size_t pieceBytes() const;
+  /// Copies piece `index` out of `whole` into `piece`, or back.
+  void cut(const char *whole, int64_t index, char *piece) const;
+  void place(const char *piece, int64_t index, char *whole) const;
+};
+
 /// The state tensors of a (validated) checkpoint by name; the pointers
 /// live as long as `checkpoint`.
 std::map<std::string, const CheckpointTensor *>

@@ -85,6 +85,62 @@ ShardPlace shardPlace(const loom_session *session, const std::string &axis) {
   return place;
 }
 
+/// Whether this rank writes its shard of state sharded over `axis`: the
+/// ranks that differ only on other axes hold the same piece, and the one
+/// at coordinate 0 on those axes writes it.
+bool writesShard(const loom_session *session, const std::string &axis) {
+  loom_communicator *comm = loom::runtime::sessionCommunicator(session);
+  if (!comm)
+    return true;
+  int64_t shape[16];
+  const char *axes[16];
+  size_t n = std::min<size_t>(
+      loom_session_mesh(session, 16, shape, axes, nullptr), 16);
+  int64_t rest = loom_communicator_rank(comm);
+  for (size_t i = n; i-- > 0;) {
+    if (axis != axes[i] && rest % shape[i] != 0)
+      return false;
+    rest /= shape[i];
+  }
+  return true;
+}
+
+/// The layout of tensor-parallel state `s` (StateShard.dim) whose piece
+/// is `mine`, over `count` ranks.
+artifact::SplitLayout splitLayout(const artifact::TrainingState &s,
+                                  const loom_tensor *mine, int64_t count) {
+  artifact::SplitLayout l;
+  l.full.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
+  l.dim = s.shard().dim();
+  l.groups = s.shard().groups();
+  l.count = count;
+  l.elemBytes = artifact::dtypeSize(loom_tensor_dtype(mine));
+  return l;
+}
+
+/// This rank's place among the pieces of tensor-parallel state `s`, which
+/// the artifact splits in `full / local` pieces along its dim; an error
+/// when the communicator does not give that many.
+loom_status splitPlace(const loom_session *session,
+                       const artifact::TrainingState &s,
+                       const loom_tensor *mine, ShardPlace &place) {
+  int dim = s.shard().dim();
+  int64_t pieces = s.shard().full_dims(dim) / loom_tensor_shape(mine)[dim];
+  place = shardPlace(session, s.shard().axis());
+  if (place.count != pieces)
+    return makeStatus(
+        LOOM_UNAVAILABLE,
+        "state '" + s.name() + "' is split in " + std::to_string(pieces) +
+            " pieces over the '" + s.shard().axis() + "' axis, but " +
+            (loom::runtime::sessionCommunicator(session)
+                 ? "this rank's group on it has " +
+                       std::to_string(place.count) + " rank(s)"
+                 : std::string("no communicator is attached: attach one "
+                               "(loom_session_attach_communicator) before "
+                               "creating the trainer")));
+  return nullptr;
+}
+
 float scalarOf(const loom_tensor *t) {
   float v;
   std::memcpy(&v, loom_tensor_data_const(t), sizeof(v));
@@ -153,9 +209,19 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
             info.dtype, std::vector<int64_t>(info.dims, info.dims + info.rank),
             t))
       return st;
-    if (!s.initial().empty())
+    if (s.has_shard() && s.shard().has_dim()) {
+      // Tensor parallel: this rank's piece of the whole initial value.
+      ShardPlace place;
+      if (loom_status st = splitPlace(session, s, t.get(), place))
+        return st;
+      if (!s.initial().empty())
+        splitLayout(s, t.get(), place.count)
+            .cut(s.initial().data(), place.index,
+                 static_cast<char *>(loom_tensor_data(t.get())));
+    } else if (!s.initial().empty()) {
       std::memcpy(loom_tensor_data(t.get()), s.initial().data(),
                   s.initial().size());
+    }
     trainer->state.push_back(std::move(t));
   }
   if (loom_status s = newTensor(LOOM_DTYPE_I64, {}, trainer->step))
@@ -376,7 +442,8 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
   // This rank's part: its shards, and (rank 0) the replicated state.
   for (size_t i = 0; i < trainer->state.size(); ++i) {
     const auto &s = training.state(static_cast<int>(i));
-    if (!s.has_shard() && rank != 0)
+    if (s.has_shard() ? !writesShard(trainer->session, s.shard().axis())
+                      : rank != 0)
       continue;
     const loom_tensor *t = trainer->state[i].get();
     artifact::CheckpointTensor *out = c.add_state();
@@ -513,6 +580,21 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
     const std::string &data = found[i]->data();
     if (!s.has_shard()) {
       std::memcpy(loom_tensor_data(mine), data.data(), data.size());
+      continue;
+    }
+    if (s.shard().has_dim()) {
+      // Tensor parallel: this rank's piece of the whole tensor.
+      ShardPlace place;
+      if (loom_status st = splitPlace(trainer->session, s, mine, place))
+        return st;
+      artifact::SplitLayout l = splitLayout(s, mine, place.count);
+      if (l.wholeBytes() != data.size())
+        return makeStatus(LOOM_SHAPE_MISMATCH,
+                          where + "has state '" + s.name() + "' of " +
+                              std::to_string(data.size()) + " bytes, not " +
+                              std::to_string(l.wholeBytes()));
+      l.cut(data.data(), place.index,
+            static_cast<char *>(loom_tensor_data(mine)));
       continue;
     }
     // Chunk `index` of the flattened tensor, zero past its end.

@@ -252,6 +252,12 @@ static cl::opt<int64_t> dataParallel(
              "batch (--batch) and the gradients are averaged over them "
              "(run under loom-launch --nproc N)"),
     cl::init(1), cl::cat(trainCat));
+static cl::opt<int64_t> tensorParallel(
+    "tensor-parallel",
+    cl::desc("train: tensor-parallel ranks; linear layers are split over "
+             "them (column- then row-parallel, Megatron style), each rank "
+             "reads the same batch (run under loom-launch --nproc N*M)"),
+    cl::init(1), cl::cat(trainCat));
 static cl::opt<int64_t>
     zeroStage("zero",
               cl::desc("train: ZeRO stage with --data-parallel: 0 (none), 1 "
@@ -395,6 +401,10 @@ static int exportTrained(MLIRContext &ctx) {
       std::vector<int64_t> dims;
       for (const auto &d : sig.dims())
         dims.push_back(d.size());
+      // A tensor-parallel piece: the initial value and checkpoints hold
+      // the whole tensor.
+      if (s.has_shard() && s.shard().has_dim())
+        dims.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
       values[s.name()] = {sig.dtype(), dims, s.initial()};
     }
   if (!checkpointPath.empty()) {
@@ -751,6 +761,37 @@ static int runTrain(MLIRContext &ctx) {
   loss.ignoreIndex = ignoreIndex;
   loss.labelSmoothing = labelSmoothing;
   pm.addPass(loom::createLossPass(loss));
+  // Tensor parallel: the forward split before autodiff derives the
+  // backward from it; its report goes into --report.
+  SmallString<128> tensorJson;
+  if (tensorParallel < 1) {
+    llvm::errs() << "error: --tensor-parallel takes M >= 1\n";
+    return 1;
+  }
+  if (tensorParallel > 1) {
+    if (gradientsOnly) {
+      llvm::errs() << "error: --tensor-parallel compiles a training step, "
+                      "not --gradients\n";
+      return 1;
+    }
+    if (zeroStage > 0) {
+      llvm::errs() << "error: --zero with --tensor-parallel is not "
+                      "supported yet: ZeRO shards whole parameters over the "
+                      "data axis, tensor parallelism splits them first\n";
+      return 1;
+    }
+    loom::TensorParallelPassOptions tp;
+    tp.ranks = tensorParallel;
+    tp.dataRanks = dataParallel;
+    tp.freeze = freeze;
+    if (!reportPath.empty()) {
+      if (!temporaryReport("loomc-tensor-parallel", tensorJson))
+        return 1;
+      tp.report = tensorJson.str().str();
+      tp.summary = true;
+    }
+    pm.addPass(loom::createTensorParallelPass(tp));
+  }
   // The mixed precision pass writes its JSON here; merged into --report.
   SmallString<128> mixedJson;
   if (precision != "f32") {
@@ -873,7 +914,7 @@ static int runTrain(MLIRContext &ctx) {
     pm.addPass(loom::createRecomputePass(rc));
   }
   // Every rank of every group issues the same collectives, in order.
-  if (dataParallel > 1) {
+  if (dataParallel > 1 || tensorParallel > 1) {
     loom::VerifyCollectivesPassOptions verify;
     verify.funcName = entry;
     pm.addPass(loom::createVerifyCollectivesPass(verify));
@@ -882,7 +923,7 @@ static int runTrain(MLIRContext &ctx) {
     pm.enableTiming();
   if (failed(pm.run(*module))) {
     for (StringRef path : {StringRef(recomputeJson), StringRef(mixedJson),
-                           StringRef(shardingJson)})
+                           StringRef(shardingJson), StringRef(tensorJson)})
       if (!path.empty())
         llvm::sys::fs::remove(path);
     return 1;
@@ -906,7 +947,8 @@ static int runTrain(MLIRContext &ctx) {
   if (recompute)
     return finishRecompute(rc, recomputeJson,
                            {{"mixed_precision", "mixed precision", mixedJson},
-                            {"sharding", "data parallel", shardingJson}},
+                            {"sharding", "data parallel", shardingJson},
+                            {"tensor_parallel", "tensor parallel", tensorJson}},
                            budget, compiled);
   return rc;
 }
