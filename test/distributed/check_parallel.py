@@ -1,25 +1,32 @@
-"""Data parallel and ZeRO training equal single-process training.
+"""Data, tensor and ZeRO parallel training equal single-process training.
 
 For MODEL (mlp or gpt2, test/training/), trains 5 optimizer steps on one
-process with the global batch, then for each rank count and ZeRO stage the
-same global batch split over the ranks under loom-launch, and checks
-(rtol 1e-5):
+process with the global batch, then each configuration on the same global
+batch under loom-launch, and checks (rtol 1e-5):
 
   * the loss, learning rate and gradient norm of every step (rank 0's log);
   * every parameter after the 5 steps (`loomc export --checkpoint`, read
     back with the onnx package), rtol 1e-5 and atol 1e-6: the ranks sum
-    the gradient in another order, and Adam divides each element's
-    gradient by its own running scale, so an element whose gradient is
-    near zero in some step moves by up to 1e-6 more or less (parameters
-    here are 0.05 to 0.3 in size).
+    the gradient (or the partial products of a row-parallel matmul) in
+    another order, and Adam divides each element's gradient by its own
+    running scale, so an element whose gradient is near zero in some step
+    moves by up to 1e-6 more or less (parameters here are 0.05 to 0.3 in
+    size).
 
 The loss of a data-parallel step is the mean of the ranks' losses (as
 PyTorch DDP reports it), which is the global batch's loss when every rank's
 slice has as many counted labels: the check uses labels without ignored
 entries for that reason.
 
-  check_data_parallel.py BIN_DIR TRAINING_DIR WORK_DIR MODEL RANKS ZEROS
-  (RANKS, ZEROS: comma-separated, e.g. 2,4 and 0,1,2)
+Then the first sharded configuration's checkpoint (ZeRO or tensor
+parallel: a directory of per-rank files) resumes for one more step in one
+process and in every other configuration, each printing the loss the
+single run's own checkpoint gives.
+
+  check_parallel.py BIN_DIR TRAINING_DIR WORK_DIR MODEL CONFIGS
+  CONFIGS: comma-separated, each dpN (data parallel over N ranks), dpNzS
+  (with ZeRO stage S), tpM (tensor parallel over M ranks) or dpNtpM (both,
+  N*M ranks), e.g. dp2,dp2z1,tp2,dp2tp2
 """
 
 import os
@@ -72,10 +79,17 @@ def params(bindir, artifact, ckpt, work, name):
     return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
 
 
+def parse_config(text):
+    """(data ranks, tensor ranks, ZeRO stage) of a config like dp2z1."""
+    m = re.fullmatch(r"(?:dp(\d+))?(?:z(\d))?(?:tp(\d+))?", text)
+    if not m or not (m.group(1) or m.group(3)):
+        sys.exit("bad config '%s' (dpN, dpNzS, tpM, dpNtpM)" % text)
+    return (int(m.group(1) or 1), int(m.group(3) or 1), int(m.group(2) or 0))
+
+
 def main():
     bindir, testdir, work, model = sys.argv[1:5]
-    ranks = [int(r) for r in sys.argv[5].split(",")]
-    zeros = [int(z) for z in sys.argv[6].split(",")]
+    configs = [(c, parse_config(c)) for c in sys.argv[5].split(",")]
     os.makedirs(work, exist_ok=True)
     loomc = os.path.join(bindir, "loomc")
     loomrun = os.path.join(bindir, "loom-run")
@@ -100,52 +114,56 @@ def main():
     if ref_log.shape != (5, 3):
         sys.exit("single process: expected 5 logged steps, got %s" % ref_log)
 
+    def launched(config):
+        dp, tp, _ = config
+        return [launch, "--nproc", str(dp * tp), "--timeout", "120", "--"]
+
     failed = False
-    for n in ranks:
-        for zero in zeros:
-            tag = "%s-dp%d-zero%d" % (model, n, zero)
-            art = os.path.join(work, tag + ".loom")
-            run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
-                 art, "--data-parallel", str(n), "--zero", str(zero)] + flags)
-            ck = os.path.join(work, tag + ".ckpt")
-            log = logged(run([launch, "--nproc", str(n), "--timeout", "120",
-                              "--", loomrun, art, "--save", ck] + run_flags))
-            got = params(bindir, art, ck, work, tag)
-            problems = []
-            if log.shape != ref_log.shape:
-                problems.append("logged %s, expected 5 steps" % (log,))
-            elif not np.allclose(log, ref_log, rtol=1e-5, atol=0):
-                problems.append("loss/lr/grad_norm %s, single %s" %
-                                (log.tolist(), ref_log.tolist()))
-            worst = 0.0
-            for name, ref in ref_params.items():
-                value = got.get(name)
-                if value is None or value.shape != ref.shape:
-                    problems.append("parameter %s missing or misshaped" % name)
-                    continue
-                if not np.issubdtype(ref.dtype, np.floating):
-                    if not np.array_equal(value, ref):
-                        problems.append("constant %s changed" % name)
-                    continue
-                worst = max(worst, float(np.abs(value - ref).max()))
-                if not np.allclose(value, ref, rtol=1e-5, atol=1e-6):
-                    problems.append("parameter %s differs by up to %.3g" %
-                                    (name, float(np.abs(value - ref).max())))
-            if problems:
-                failed = True
-                print("FAIL %s: %s" % (tag, "; ".join(problems)))
-            else:
-                print("ok %s: 5 steps, losses %s, %d parameters (largest "
-                      "difference %.2g)" %
-                      (tag, " ".join("%.6g" % x for x in log[:, 0]),
-                       len(ref_params), worst))
-    # A sharded checkpoint resumes in one process and on another number of
-    # ranks: one more step prints the loss the single run's own checkpoint
-    # gives.
-    sharded = [(n, z) for n in ranks for z in zeros if z > 0]
+    for name, (dp, tp, zero) in configs:
+        tag = "%s-%s" % (model, name)
+        art = os.path.join(work, tag + ".loom")
+        run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
+             art, "--data-parallel", str(dp), "--tensor-parallel", str(tp),
+             "--zero", str(zero)] + flags)
+        ck = os.path.join(work, tag + ".ckpt")
+        log = logged(run(launched((dp, tp, zero)) + [loomrun, art, "--save",
+                                                     ck] + run_flags))
+        got = params(bindir, art, ck, work, tag)
+        problems = []
+        if log.shape != ref_log.shape:
+            problems.append("logged %s, expected 5 steps" % (log,))
+        elif not np.allclose(log, ref_log, rtol=1e-5, atol=0):
+            problems.append("loss/lr/grad_norm %s, single %s" %
+                            (log.tolist(), ref_log.tolist()))
+        worst = 0.0
+        for pname, ref in ref_params.items():
+            value = got.get(pname)
+            if value is None or value.shape != ref.shape:
+                problems.append("parameter %s missing or misshaped" % pname)
+                continue
+            if not np.issubdtype(ref.dtype, np.floating):
+                if not np.array_equal(value, ref):
+                    problems.append("constant %s changed" % pname)
+                continue
+            worst = max(worst, float(np.abs(value - ref).max()))
+            if not np.allclose(value, ref, rtol=1e-5, atol=1e-6):
+                problems.append("parameter %s differs by up to %.3g" %
+                                (pname, float(np.abs(value - ref).max())))
+        if problems:
+            failed = True
+            print("FAIL %s: %s" % (tag, "; ".join(problems)))
+        else:
+            print("ok %s: 5 steps, losses %s, %d parameters (largest "
+                  "difference %.2g)" %
+                  (tag, " ".join("%.6g" % x for x in log[:, 0]),
+                   len(ref_params), worst))
+    # A sharded checkpoint resumes in one process and in the other
+    # configurations: one more step prints the loss the single run's own
+    # checkpoint gives.
+    sharded = [(n, c) for n, c in configs if c[2] > 0 or c[1] > 1]
     if sharded:
-        n, z = sharded[0]
-        ck = os.path.join(work, "%s-dp%d-zero%d.ckpt" % (model, n, z))
+        name, config = sharded[0]
+        ck = os.path.join(work, "%s-%s.ckpt" % (model, name))
         if not os.path.isdir(ck):
             failed = True
             print("FAIL %s is not a sharded checkpoint (a directory)" % ck)
@@ -153,12 +171,10 @@ def main():
         want = logged(run([loomrun, single, "--resume", ckpt, "--data",
                            data_path] + more))
         targets = [("one process", [loomrun, single])]
-        for m in ranks:
-            if m != n:
-                art = os.path.join(work, "%s-dp%d-zero%d.loom" % (model, m, z))
-                targets.append(("%d ranks" % m,
-                                [launch, "--nproc", str(m), "--timeout", "120",
-                                 "--", loomrun, art]))
+        for other, c in configs:
+            if other != name:
+                art = os.path.join(work, "%s-%s.loom" % (model, other))
+                targets.append((other, launched(c) + [loomrun, art]))
         for what, cmd in targets:
             got = logged(run(cmd + ["--resume", ck, "--data", data_path] +
                              more))
@@ -168,8 +184,7 @@ def main():
                 print("FAIL resuming %s in %s: %s, expected %s" %
                       (ck, what, got.tolist(), want.tolist()))
             else:
-                print("ok the ZeRO-%d checkpoint of %d ranks resumes in %s" %
-                      (z, n, what))
+                print("ok the %s checkpoint resumes in %s" % (name, what))
     sys.exit(1 if failed else 0)
 
 
