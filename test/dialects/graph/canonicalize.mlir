@@ -674,3 +674,15 @@ func.func @reshape_same_dynamic_type_kept(%x: tensor<?x16xf32>) -> tensor<?x16xf
   %0 = graph.reshape %x [-1, 16] : (tensor<?x16xf32>) -> tensor<?x16xf32>
   return %0 : tensor<?x16xf32>
 }
+
+// -----
+
+// grad_all_reduce is read by autodiff only: it folds to its operand.
+// CHECK-LABEL: func.func @grad_all_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: return %[[X]]
+mesh.mesh @mesh(shape = 2)
+func.func @grad_all_reduce(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.grad_all_reduce %x on @mesh axes = [0] : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

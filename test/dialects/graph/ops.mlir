@@ -119,6 +119,17 @@ func.func @dropout(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, te
   return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// Tensor parallelism's marker: the identity, its gradient summed over the
+// mesh axes.
+// CHECK-LABEL: func.func @grad_all_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+mesh.mesh @mesh(shape = 2)
+func.func @grad_all_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: graph.grad_all_reduce %[[X]] on @mesh axes = [0] : tensor<4x8xf32>
+  %0 = graph.grad_all_reduce %x on @mesh axes = [0] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
 // The result type is inferred: the operand's shape with the `to` element type.
 // CHECK-LABEL: func.func @cast
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<3xi1>)
