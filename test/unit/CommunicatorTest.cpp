@@ -11,6 +11,7 @@
 
 #include "runtime/src/RunContext.h"
 #include "runtime/src/collectives/GlooCommunicator.h"
+#include "runtime/src/collectives/NcclCommunicator.h"
 
 #include <gtest/gtest.h>
 
@@ -589,3 +590,82 @@ TEST(CommunicatorCApi, CreateBarrierRelease) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// NCCL: one rank (the lent GPU machines have one GPU); skipped without NCCL,
+// a CUDA driver and a device. Host buffers are staged through the device.
+//===----------------------------------------------------------------------===//
+
+TEST(NcclCommunicator, OneRankCollectivesOnTheGpu) {
+  std::string why;
+  if (!ncclAvailable(why))
+    GTEST_SKIP() << why;
+  NcclOptions options;
+  options.timeout = std::chrono::milliseconds(30000);
+  std::string error;
+  std::unique_ptr<Communicator> comm =
+      createNcclCommunicator(0, 1, "127.0.0.1", 0, options, error);
+  ASSERT_TRUE(comm) << error;
+  EXPECT_STREQ(comm->backend(), "nccl");
+  std::vector<float> in = {1.5f, -2.0f, 3.25f}, out(3, 0.0f);
+  EXPECT_EQ(
+      comm->allReduce(in.data(), out.data(), 3, LOOM_DTYPE_F32, ReduceOp::Sum)
+          ->wait(),
+      "");
+  EXPECT_EQ(out, in);
+  std::vector<int64_t> gathered(2, 0), one = {42, 7};
+  EXPECT_EQ(
+      comm->allGather(one.data(), gathered.data(), 2, LOOM_DTYPE_I64)->wait(),
+      "");
+  EXPECT_EQ(gathered, one);
+  std::vector<double> scattered(4, 0.0), whole = {1, 2, 3, 4};
+  EXPECT_EQ(comm->reduceScatter(whole.data(), scattered.data(), 4,
+                                LOOM_DTYPE_F64, ReduceOp::Max)
+                ->wait(),
+            "");
+  EXPECT_EQ(scattered, whole);
+  std::vector<float> b(3, 0.0f);
+  EXPECT_EQ(comm->broadcast(in.data(), b.data(), 3, LOOM_DTYPE_F32, 0)->wait(),
+            "");
+  EXPECT_EQ(b, in);
+  EXPECT_EQ(comm->barrier()->wait(), "");
+  // A bad argument breaks it, and says what and where.
+  std::string bad =
+      comm->broadcast(in.data(), b.data(), 3, LOOM_DTYPE_F32, 5)->wait();
+  EXPECT_NE(bad.find("root 5 is not in the group"), std::string::npos) << bad;
+  EXPECT_NE(comm->barrier()->wait().find("broken"), std::string::npos);
+}
+
+TEST(NcclCommunicator, WithoutAGpuTheStatusSaysWhatIsMissing) {
+  std::string why;
+  if (ncclAvailable(why))
+    GTEST_SKIP() << "NCCL and a GPU are here";
+  loom_communicator_options options;
+  loom_communicator_options_initialize(&options);
+  options.backend = "nccl";
+  loom_communicator *comm = nullptr;
+  loom_status s =
+      loom_communicator_create(0, 1, "127.0.0.1", 0, &options, &comm);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(loom_status_get_code(s), LOOM_UNAVAILABLE);
+  std::string message = loom_status_message(s);
+  EXPECT_TRUE(message.find("NCCL not available") != std::string::npos ||
+              message.find("CUDA") != std::string::npos)
+      << message;
+  loom_status_free(s);
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(Communicator, UnknownBackendIsABadArgument) {
+  loom_communicator_options options;
+  loom_communicator_options_initialize(&options);
+  options.backend = "mpi";
+  loom_communicator *comm = nullptr;
+  loom_status s =
+      loom_communicator_create(0, 1, "127.0.0.1", 0, &options, &comm);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(loom_status_get_code(s), LOOM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(loom_status_message(s)).find("'gloo' or 'nccl'"),
+            std::string::npos);
+  loom_status_free(s);
+}

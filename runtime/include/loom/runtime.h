@@ -43,7 +43,7 @@
 extern "C" {
 #endif
 
-#define LOOM_RUNTIME_API_VERSION 2
+#define LOOM_RUNTIME_API_VERSION 3
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -292,6 +292,13 @@ typedef struct loom_communicator_options {
   /* How long the rendezvous and each collective may wait for the other
    * ranks, in seconds; 0: $LOOM_COLLECTIVE_TIMEOUT, else 300. */
   double timeout_seconds;
+  /* The collective engine: "gloo" (CPU processes over TCP) or "nccl" (GPUs;
+   * each rank takes the GPU of its local rank; host buffers are staged
+   * through device memory). NULL or "": $LOOM_COLLECTIVES, else "gloo". A
+   * job of one rank copies instead of communicating, unless "nccl" is
+   * named. LOOM_UNAVAILABLE when NCCL, the CUDA driver or a GPU is
+   * missing. */
+  const char *backend;
 } loom_communicator_options;
 
 void loom_communicator_options_initialize(loom_communicator_options *options);

@@ -39,6 +39,21 @@ bool isCollectiveDtype(loom_dtype dtype) {
   }
 }
 
+std::string rankList(const std::vector<int> &ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+std::string secondsString(std::chrono::milliseconds t) {
+  std::string s = std::to_string(t.count() / 1000.0);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.')
+    s.pop_back();
+  return s + " s";
+}
+
 std::string groupString(const Group &group, int worldSize) {
   if (group.empty() || static_cast<int>(group.size()) == worldSize)
     return "all " + std::to_string(worldSize) + " ranks";

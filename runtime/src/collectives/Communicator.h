@@ -51,6 +51,10 @@ using Group = std::vector<int>;
 
 /// "ranks 0, 2".
 std::string groupString(const Group &group, int worldSize);
+/// "rank 3", "ranks 1, 2".
+std::string rankList(const std::vector<int> &ranks);
+/// "2.5 s".
+std::string secondsString(std::chrono::milliseconds t);
 
 /// The completion handle of one operation.
 class Work {

@@ -4,6 +4,9 @@
 
 #include "runtime/src/Session.h"
 #include "runtime/src/collectives/GlooCommunicator.h"
+#include "runtime/src/collectives/NcclCommunicator.h"
+
+#include <cstdlib>
 
 #include <new>
 
@@ -43,10 +46,30 @@ loom_status create(int32_t rank, int32_t size, const char *addr, int32_t port,
   std::chrono::milliseconds timeout = kDefaultTimeout;
   if (loom_status s = timeoutOf(options, timeout))
     return s;
+  std::string backend = options && options->backend ? options->backend : "";
+  if (backend.empty())
+    if (const char *env = std::getenv("LOOM_COLLECTIVES"))
+      backend = env;
+  if (backend.empty())
+    backend = "gloo";
+  if (backend != "gloo" && backend != "nccl")
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_communicator_create: the collective engine is "
+                      "'gloo' or 'nccl', not '" +
+                          backend + "' (options.backend or LOOM_COLLECTIVES)");
   auto handle = std::make_unique<loom_communicator_s>();
   handle->localRank = localRank;
-  if (size == 1) {
+  if (size == 1 && backend == "gloo") {
     handle->comm = createSelfCommunicator();
+  } else if (backend == "nccl") {
+    NcclOptions nccl;
+    nccl.timeout = timeout;
+    nccl.localRank = localRank;
+    std::string error;
+    handle->comm = createNcclCommunicator(
+        rank, size, addr && *addr ? addr : "127.0.0.1", port, nccl, error);
+    if (!handle->comm)
+      return makeStatus(LOOM_UNAVAILABLE, error);
   } else {
     if (!addr || !*addr)
       return makeStatus(LOOM_INVALID_ARGUMENT,

@@ -263,21 +263,6 @@ private:
       sendNotification_, recvNotification_;
 };
 
-std::string seconds(std::chrono::milliseconds t) {
-  std::string s = std::to_string(t.count() / 1000.0);
-  s.erase(s.find_last_not_of('0') + 1);
-  if (s.back() == '.')
-    s.pop_back();
-  return s + " s";
-}
-
-std::string rankList(const std::vector<int> &ranks) {
-  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(ranks[i]);
-  return s;
-}
-
 //===----------------------------------------------------------------------===//
 // Work and the communicator
 //===----------------------------------------------------------------------===//
@@ -666,44 +651,11 @@ bool GlooCommunicator::init(const std::string &addr, int port,
     error = where + error;
     return false;
   }
-  // Everyone arrives (each says the world size it was given), or the
-  // missing ranks are named.
-  std::string me = std::to_string(rank_);
-  if (!store_->trySet("loom/join/" + me, std::to_string(size_), error)) {
+  // Everyone arrives, or the missing ranks are named.
+  if (!joinRendezvous(*store_, rank_, size_, deadline, timeout_,
+                      addr + ":" + std::to_string(port), error)) {
     error = where + error;
     return false;
-  }
-  std::vector<int> missing;
-  for (int attempt = 0;; ++attempt) {
-    missing.clear();
-    for (int r = 0; r < size_; ++r) {
-      std::string value;
-      bool found = false;
-      if (!store_->tryGet("loom/join/" + std::to_string(r), value, found,
-                          error)) {
-        error = where + error;
-        return false;
-      }
-      if (!found) {
-        missing.push_back(r);
-      } else if (value != std::to_string(size_)) {
-        error = where + "rank " + std::to_string(r) + " was started with " +
-                "WORLD_SIZE " + value + ", this rank with " +
-                std::to_string(size_);
-        return false;
-      }
-    }
-    if (missing.empty())
-      break;
-    if (Clock::now() >= deadline) {
-      error = where + "the rendezvous at " + addr + ":" + std::to_string(port) +
-              " timed out after " + seconds(timeout_) + ": " +
-              rankList(missing) +
-              " never arrived (LOOM_COLLECTIVE_TIMEOUT sets the timeout)";
-      return false;
-    }
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::min(1 + attempt, 20)));
   }
   // Gloo writes to its sockets with writev: a write to a dead peer's socket
   // would raise SIGPIPE, which kills a process by default. The threads
@@ -955,7 +907,7 @@ void GlooCommunicator::breakWith(const std::string &name,
   } else if (!storeAlive && rank_ != 0) {
     message += storeError; // "lost the rendezvous store of rank 0 ..."
   } else if (timedOut) {
-    message += "timed out after " + seconds(timeout_) +
+    message += "timed out after " + secondsString(timeout_) +
                "; no rank died, so a rank of the group is stuck or issued "
                "other collectives";
   } else {

@@ -2,6 +2,8 @@
 
 #include "runtime/src/collectives/TcpStore.h"
 
+#include "runtime/src/collectives/Communicator.h"
+
 #include <gloo/common/error.h>
 
 #include <arpa/inet.h>
@@ -511,6 +513,43 @@ void TcpStore::wait(const std::vector<std::string> &keys,
       std::this_thread::sleep_for(
           std::chrono::milliseconds(std::min(1 + attempt, 20)));
     }
+  }
+}
+
+bool joinRendezvous(TcpStore &store, int rank, int size,
+                    std::chrono::steady_clock::time_point deadline,
+                    std::chrono::milliseconds timeout, const std::string &where,
+                    std::string &error) {
+  if (!store.trySet("loom/join/" + std::to_string(rank), std::to_string(size),
+                    error))
+    return false;
+  std::vector<int> missing;
+  for (int attempt = 0;; ++attempt) {
+    missing.clear();
+    for (int r = 0; r < size; ++r) {
+      std::string value;
+      bool found = false;
+      if (!store.tryGet("loom/join/" + std::to_string(r), value, found, error))
+        return false;
+      if (!found) {
+        missing.push_back(r);
+      } else if (value != std::to_string(size)) {
+        error = "rank " + std::to_string(r) + " was started with " +
+                "WORLD_SIZE " + value + ", this rank with " +
+                std::to_string(size);
+        return false;
+      }
+    }
+    if (missing.empty())
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      error = "the rendezvous at " + where + " timed out after " +
+              secondsString(timeout) + ": " + rankList(missing) +
+              " never arrived (LOOM_COLLECTIVE_TIMEOUT sets the timeout)";
+      return false;
+    }
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min(1 + attempt, 20)));
   }
 }
 

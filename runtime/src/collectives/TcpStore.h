@@ -116,6 +116,16 @@ private:
   std::chrono::milliseconds timeout_{0};
 };
 
+/// The rendezvous of a job: this rank says it has arrived (and the world
+/// size it was given), then waits until every rank has, until `deadline`.
+/// False with `error` naming the ranks that never arrived (`where`, the
+/// store's address, and `timeout` go into the message) or a rank started
+/// with another world size.
+bool joinRendezvous(TcpStore &store, int rank, int size,
+                    std::chrono::steady_clock::time_point deadline,
+                    std::chrono::milliseconds timeout, const std::string &where,
+                    std::string &error);
+
 } // namespace loom::runtime::collectives
 
 #endif // LOOM_RUNTIME_COLLECTIVES_TCPSTORE_H

@@ -82,7 +82,10 @@ struct cublasLtMatmulHeuristicResult_t {
     (CUfunction *, CUmodule, const char *))                                    \
   X(cuLaunchKernel, cuLaunchKernel, CUresult,                                  \
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
-     unsigned, CUstream, void **, void **))
+     unsigned, CUstream, void **, void **))                                    \
+  X(cuStreamQuery, cuStreamQuery, CUresult, (CUstream))                        \
+  X(cuPointerGetAttribute, cuPointerGetAttribute, CUresult,                    \
+    (void *, int, CUdeviceptr))
 
 #define LOOM_NVRTC_SYMBOLS(X)                                                  \
   X(nvrtcVersion, nvrtcResult, (int *, int *))                                 \
