@@ -39,6 +39,37 @@ bool isCollectiveDtype(loom_dtype dtype) {
   }
 }
 
+std::string PendingWork::wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return done_; });
+  return error_;
+}
+
+void PendingWork::complete(std::string error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = std::move(error);
+    done_ = true;
+  }
+  cv_.notify_all();
+}
+
+Group groupMembers(const Group &group, int size) {
+  if (!group.empty())
+    return group;
+  Group all(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r)
+    all[static_cast<size_t>(r)] = r;
+  return all;
+}
+
+std::string describeOperation(const char *what, size_t count, loom_dtype dtype,
+                              const Group &group, int size) {
+  return std::string(what) + " of " + std::to_string(count) + " " +
+         (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") + " over " +
+         groupString(group, size);
+}
+
 std::string rankList(const std::vector<int> &ranks) {
   std::string s = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i)

@@ -29,9 +29,11 @@
 #include "loom/runtime.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,27 @@ using WorkPtr = std::shared_ptr<Work>;
 
 /// A handle that has already completed with `error` ("" for success).
 WorkPtr completedWork(std::string error);
+
+/// A handle an engine's worker completes.
+class PendingWork : public Work {
+public:
+  std::string wait() override;
+  /// Wakes the waiters with `error` ("" for success).
+  void complete(std::string error);
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::string error_;
+};
+
+/// `group`, or the `size` ranks of the world when it is empty.
+Group groupMembers(const Group &group, int size);
+
+/// "all_reduce of 4 f32 over ranks 0, 1" (`what` of `count` elements).
+std::string describeOperation(const char *what, size_t count, loom_dtype dtype,
+                              const Group &group, int size);
 
 /// How long a collective or the rendezvous may wait for the other ranks:
 /// LOOM_COLLECTIVE_TIMEOUT (seconds) when set to a positive number, else

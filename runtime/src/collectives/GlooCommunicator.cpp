@@ -267,29 +267,6 @@ private:
 // Work and the communicator
 //===----------------------------------------------------------------------===//
 
-class GlooWork : public Work {
-public:
-  std::string wait() override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return done_; });
-    return error_;
-  }
-  void complete(std::string error) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      error_ = std::move(error);
-      done_ = true;
-    }
-    cv_.notify_all();
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string error_;
-};
-
 /// Send and receive slots apart from the collectives' (which gloo builds
 /// from small prefixes and the tag).
 constexpr uint64_t kPointToPointSlot = 0x4c4f4f4d00000000ull;
@@ -561,24 +538,14 @@ private:
     std::string name;
     Group group;
     Body body;
-    std::shared_ptr<GlooWork> work;
+    std::shared_ptr<PendingWork> work;
   };
 
-  /// `group`, or every rank when it is empty.
-  Group members(const Group &group) const {
-    if (!group.empty())
-      return group;
-    Group all(size_);
-    for (int r = 0; r < size_; ++r)
-      all[r] = r;
-    return all;
-  }
+  Group members(const Group &group) const { return groupMembers(group, size_); }
 
   std::string describe(const char *what, size_t count, loom_dtype dtype,
                        const Group &group) const {
-    return std::string(what) + " of " + std::to_string(count) + " " +
-           (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
-           " over " + groupString(group, size_);
+    return describeOperation(what, count, dtype, group, size_);
   }
 
   /// Enqueues a reduction `what`, or rejects an unknown `op`.
@@ -780,7 +747,7 @@ WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
                             std::to_string(static_cast<int>(dtype)));
   if (empty)
     return completedWork(""); // every member skips it alike
-  auto work = std::make_shared<GlooWork>();
+  auto work = std::make_shared<PendingWork>();
   {
     std::lock_guard<std::mutex> lock(queueMutex_);
     if (stop_)

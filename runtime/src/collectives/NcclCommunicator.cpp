@@ -83,29 +83,6 @@ int ncclOp(ReduceOp op) {
   return -1;
 }
 
-class NcclWork : public Work {
-public:
-  std::string wait() override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return done_; });
-    return error_;
-  }
-  void complete(std::string error) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      error_ = std::move(error);
-      done_ = true;
-    }
-    cv_.notify_all();
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string error_;
-};
-
 /// A buffer the operation reads or writes: device memory as it is, host
 /// memory through a scratch buffer.
 struct Operand {
@@ -219,22 +196,13 @@ private:
     size_t outBytes = 0;
     int peer = -1; ///< point to point: the peer; -1 for collectives
     Issue issue;
-    std::shared_ptr<NcclWork> work;
+    std::shared_ptr<PendingWork> work;
   };
 
-  Group members(const Group &group) const {
-    if (!group.empty())
-      return group;
-    Group all(static_cast<size_t>(size_));
-    for (int r = 0; r < size_; ++r)
-      all[static_cast<size_t>(r)] = r;
-    return all;
-  }
+  Group members(const Group &group) const { return groupMembers(group, size_); }
   std::string describe(const char *what, size_t count, loom_dtype dtype,
                        const Group &group) const {
-    return std::string(what) + " of " + std::to_string(count) + " " +
-           (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
-           " over " + groupString(group, size_);
+    return describeOperation(what, count, dtype, group, size_);
   }
   cuda::CUstream stream() const { return stream_; }
 
@@ -314,7 +282,7 @@ private:
   }
 
   WorkPtr enqueue(Task t) {
-    t.work = std::make_shared<NcclWork>();
+    t.work = std::make_shared<PendingWork>();
     WorkPtr w = t.work;
     {
       std::lock_guard<std::mutex> lock(queueMutex_);
