@@ -127,6 +127,13 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
     }
     if (grads.empty())
       return f.emitError("loom-data-parallel: no gradients to reduce");
+    // A mean over the labels that are not ignored: each rank's weight in
+    // the global mean is its share of the counted labels, not 1/N.
+    Value weight = labelWeight(f, *axis);
+    if (weight)
+      for (Grad &g : grads)
+        g.value = scaleBy(g.value, weight,
+                          g.position >= 0 ? g.value.getDefiningOp() : nullptr);
     std::stable_sort(
         grads.begin(), grads.end(),
         [](const Grad &a, const Grad &b) { return a.position < b.position; });
@@ -138,8 +145,8 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
       Bucket &bk = buckets.back();
       bk.grads.push_back(&g);
       bk.bytes += g.bytes;
-      if (g.position >= 0)
-        bk.after = g.value.getDefiningOp();
+      if (Operation *def = g.value.getDefiningOp())
+        bk.after = def;
     }
 
     SmallVector<Value> results(ret.getOperands());
@@ -155,6 +162,8 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
         b.setInsertionPointToStart(&body);
       Location loc = NameLoc::get(b.getStringAttr("data_parallel/loss"));
       training::Scalars s(b, loc, getElementTypeOrSelf(loss.getType()));
+      if (weight)
+        loss = scaleBy(loss, weight, loss.getDefiningOp());
       Value sum = sharding::allReduce(b, loc, *axis, loss);
       results[*lossResult] = s.mul(sum, 1.0 / ranks);
     }
@@ -171,6 +180,59 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
     f->setAttr("loom.data_parallel",
                IntegerAttr::get(IntegerType::get(f.getContext(), 64), ranks));
     return writeReport(f, *axis, buckets, cap, lossResult.has_value());
+  }
+
+  /// For a cross-entropy mean over the labels other than `ignore_index`
+  /// (the labels a function argument): this rank's weight `N * c / C`,
+  /// with c its counted labels and C the ranks' total (an all-reduce at
+  /// the function's start), so that the mean over the ranks of weighted
+  /// losses and gradients is the global batch's mean, whatever the ranks'
+  /// shares of ignored labels. Null when the loss has no such mean.
+  Value labelWeight(func::FuncOp f, const sharding::MeshAxis &axis) {
+    CrossEntropyOp ce;
+    f.walk([&](CrossEntropyOp op) {
+      if (op.getIgnoreIndexAttr() && isa<BlockArgument>(op.getLabels()) &&
+          op.getReduction() == Reduction::mean)
+        ce = op;
+    });
+    if (!ce)
+      return {};
+    Value labels = ce.getLabels();
+    OpBuilder b(f.getContext());
+    b.setInsertionPointToStart(&f.getBody().front());
+    Location loc = NameLoc::get(b.getStringAttr("data_parallel/labels"));
+    Type f32 = b.getF32Type();
+    training::Scalars s(b, loc, f32);
+    Value ignore =
+        training::Scalars(b, loc, getElementTypeOrSelf(labels.getType()))
+            .intConst(ce.getIgnoreIndexAttr().getInt());
+    Value kept = b.create<CastOp>(
+        loc, b.create<CompareOp>(loc, CompareDirection::ne, labels, ignore),
+        f32);
+    SmallVector<int64_t> all;
+    for (int64_t i = 0; i < cast<RankedTensorType>(labels.getType()).getRank();
+         ++i)
+      all.push_back(i);
+    Value count =
+        all.empty() ? kept : b.create<ReduceSumOp>(loc, kept, all, false);
+    Value total = sharding::allReduce(b, loc, axis, count);
+    return s.div(s.mul(count, (double)ranks),
+                 b.create<MaxOp>(loc, total, s.constant(1.0)));
+  }
+
+  /// `v * weight` (in `v`'s element type), after `after` (or at the start).
+  Value scaleBy(Value v, Value weight, Operation *after) {
+    OpBuilder b(v.getContext());
+    if (after)
+      b.setInsertionPointAfter(after);
+    else
+      b.setInsertionPointAfterValue(weight);
+    Location loc = NameLoc::get(b.getStringAttr("data_parallel/labels"));
+    Type elem = getElementTypeOrSelf(v.getType());
+    Value w = elem == weight.getType().cast<ShapedType>().getElementType()
+                  ? weight
+                  : b.create<CastOp>(loc, weight, elem).getResult();
+    return b.create<MulOp>(loc, v, w);
   }
 
   /// Reduces one bucket after its last gradient and replaces the bucket's
