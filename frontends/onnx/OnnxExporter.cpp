@@ -595,7 +595,9 @@ LogicalResult Exporter::emit(Operation *op) {
         return success();
       })
       .Case([&](CumSumOp o) {
-        n = node("CumSum", {in(0), ints({o.getAxis()}, true)}, {out()});
+        n = node("CumSum",
+                 {in(0), ints({static_cast<int64_t>(o.getAxis())}, true)},
+                 {out()});
         setInt(n, "exclusive", o.getExclusive());
         setInt(n, "reverse", o.getReverse());
         return success();
@@ -603,7 +605,7 @@ LogicalResult Exporter::emit(Operation *op) {
       .Case<TopKOp, DynamicTopKOp>([&](auto o) {
         std::string k;
         if constexpr (std::is_same_v<decltype(o), TopKOp>)
-          k = ints({o.getK()});
+          k = ints({static_cast<int64_t>(o.getK())});
         else
           k = int64In(1);
         n = node("TopK", {in(0), k}, {out(0), out(1)});
@@ -671,7 +673,8 @@ LogicalResult Exporter::emit(Operation *op) {
         return success();
       })
       .Case([&](TriluOp o) {
-        n = node("Trilu", {in(0), ints({o.getK()}, true)}, {out()});
+        n = node("Trilu", {in(0), ints({static_cast<int64_t>(o.getK())}, true)},
+                 {out()});
         setInt(n, "upper", o.getUpper());
         return success();
       })
