@@ -8,7 +8,8 @@
 #     build's loomc (build-asan/bin/loomc is a link to build/bin/loomc):
 #     inference of the PyTorch-exported models, bad artifacts and inputs,
 #     training with checkpoints saved and resumed, the trainer's errors,
-#     profiles, data parallel under loom-launch, the fuzzers' regressions.
+#     profiles, data parallel under loom-launch, the fuzzers' regressions,
+#     and saves killed at random points (test/runtime/checkpoint-kill.py).
 # Any sanitizer report fails the run. Usage: scripts/sanitize.sh [LIT_ARGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,9 +40,13 @@ for tool in loomc loom-opt; do
   ln -sfn "$MAIN_BUILD/bin/$tool" "$ASAN_BUILD/bin/$tool"
 done
 
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0:suppressions=$ROOT/test/sanitizers/asan.supp"
+# Reports also go to files: a test that expects a failure (`not loom-run`)
+# would hide one on stderr.
+REPORTS="$ASAN_BUILD/sanitizer-reports"
+rm -rf "$REPORTS" && mkdir -p "$REPORTS"
+export ASAN_OPTIONS="log_path=$REPORTS/asan:detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0:suppressions=$ROOT/test/sanitizers/asan.supp"
 export LSAN_OPTIONS="suppressions=$ROOT/test/sanitizers/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export UBSAN_OPTIONS="log_path=$REPORTS/ubsan:print_stacktrace=1:halt_on_error=1"
 
 status=0
 for t in LoomArtifactTests LoomCollectivesTests LoomCudaRuntimeTests; do
@@ -63,6 +68,17 @@ paths=()
 for t in "${LIT_TESTS[@]}"; do paths+=("$ASAN_BUILD/test/$t"); done
 if ! /usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$@" "${paths[@]}"; then
   echo "sanitize.sh: an end-to-end test failed under ASan/UBSan" >&2
+  status=1
+fi
+# Saves killed at random points, loaded by the sanitized trainer.
+if ! /usr/bin/python3 test/runtime/checkpoint-kill.py \
+    "$ASAN_BUILD/bin/loom-ckpt-writer" "$MAIN_BUILD/bin/loomc" \
+    "$ASAN_BUILD/checkpoint-kill" --iterations 5; then
+  status=1
+fi
+if compgen -G "$REPORTS/*" >/dev/null; then
+  head -60 "$REPORTS"/*
+  echo "sanitize.sh: sanitizer reports in $REPORTS" >&2
   status=1
 fi
 end=$(date +%s)

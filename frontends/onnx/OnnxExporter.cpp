@@ -11,6 +11,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/TensorBytes.h"
+#include "runtime/src/FileIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -912,10 +913,10 @@ LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     return module.emitError("cannot serialize the model (over 2 GiB?)");
-  std::ofstream out(path.str(), std::ios::binary);
-  out.write(bytes.data(), (std::streamsize)bytes.size());
-  out.close();
-  if (!out)
-    return module.emitError("cannot write '") << path << "'";
+  // Atomically (temporary file, fsync, rename): a crash leaves the old
+  // file or the whole new one.
+  std::string error;
+  if (!loom::files::writeFileAtomically(path.str(), bytes, error))
+    return module.emitError(error);
   return success();
 }

@@ -45,11 +45,15 @@ int main(int argc, char **argv) {
   if (loom_status s = loom_trainer_create(session, &trainer))
     return fail("trainer", s);
   if (check) {
-    if (loom_status s = loom_trainer_load(trainer, argv[2]))
-      return fail("load", s);
-    std::printf("loaded %lld\n",
-                static_cast<long long>(loom_trainer_micro_step(trainer)));
-    return 0;
+    loom_status s = loom_trainer_load(trainer, argv[2]);
+    if (!s)
+      std::printf("loaded %lld\n",
+                  static_cast<long long>(loom_trainer_micro_step(trainer)));
+    // Released: the sanitizer run (scripts/sanitize.sh) checks for leaks.
+    loom_trainer_release(trainer);
+    loom_session_release(session);
+    loom_instance_release(instance);
+    return s ? fail("load", s) : 0;
   }
   if (loom_trainer_total_steps(trainer) == 0)
     if (loom_status s = loom_trainer_set_total_steps(trainer, 1 << 30))
