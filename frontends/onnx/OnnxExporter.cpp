@@ -11,6 +11,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/TensorBytes.h"
+#include "runtime/src/FileIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -595,7 +596,9 @@ LogicalResult Exporter::emit(Operation *op) {
         return success();
       })
       .Case([&](CumSumOp o) {
-        n = node("CumSum", {in(0), ints({o.getAxis()}, true)}, {out()});
+        n = node("CumSum",
+                 {in(0), ints({static_cast<int64_t>(o.getAxis())}, true)},
+                 {out()});
         setInt(n, "exclusive", o.getExclusive());
         setInt(n, "reverse", o.getReverse());
         return success();
@@ -603,7 +606,7 @@ LogicalResult Exporter::emit(Operation *op) {
       .Case<TopKOp, DynamicTopKOp>([&](auto o) {
         std::string k;
         if constexpr (std::is_same_v<decltype(o), TopKOp>)
-          k = ints({o.getK()});
+          k = ints({static_cast<int64_t>(o.getK())});
         else
           k = int64In(1);
         n = node("TopK", {in(0), k}, {out(0), out(1)});
@@ -671,7 +674,8 @@ LogicalResult Exporter::emit(Operation *op) {
         return success();
       })
       .Case([&](TriluOp o) {
-        n = node("Trilu", {in(0), ints({o.getK()}, true)}, {out()});
+        n = node("Trilu", {in(0), ints({static_cast<int64_t>(o.getK())}, true)},
+                 {out()});
         setInt(n, "upper", o.getUpper());
         return success();
       })
@@ -909,10 +913,10 @@ LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     return module.emitError("cannot serialize the model (over 2 GiB?)");
-  std::ofstream out(path.str(), std::ios::binary);
-  out.write(bytes.data(), (std::streamsize)bytes.size());
-  out.close();
-  if (!out)
-    return module.emitError("cannot write '") << path << "'";
+  // Atomically (temporary file, fsync, rename): a crash leaves the old
+  // file or the whole new one.
+  std::string error;
+  if (!loom::files::writeFileAtomically(path.str(), bytes, error))
+    return module.emitError(error);
   return success();
 }

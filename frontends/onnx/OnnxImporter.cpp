@@ -8,6 +8,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -187,8 +188,8 @@ const onnx::TensorProto *ImportContext::attrTensor(StringRef name) const {
 
 /// Reads the bytes of a tensor stored in an external file.
 static LogicalResult readExternal(const onnx::TensorProto &t,
-                                  StringRef modelDir, Location loc,
-                                  std::string &out) {
+                                  StringRef modelDir, uint64_t maxBytes,
+                                  Location loc, std::string &out) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -212,8 +213,28 @@ static LogicalResult readExternal(const onnx::TensorProto &t,
   if (location.empty())
     return emitError(loc) << "tensor '" << t.name()
                           << "' has external data without a location";
+  // As ONNX's checker: a relative path inside the model's folder, naming a
+  // regular file (not /dev/zero, not ../../etc/passwd).
+  bool escapes = llvm::sys::path::is_absolute(location) ||
+                 llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                               llvm::sys::path::end(location)),
+                              [](StringRef c) { return c == ".."; });
+  if (escapes)
+    return emitError(loc) << "tensor '" << t.name() << "' has external data '"
+                          << location
+                          << "' outside the model's folder (an absolute "
+                             "path or one with '..')";
   SmallString<256> path(modelDir);
   llvm::sys::path::append(path, location);
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file)
+    return emitError(loc) << "external data '" << path << "' of tensor '"
+                          << t.name() << "' is not a regular file";
+  if (length && *length > maxBytes)
+    return emitError(loc) << "external data of tensor '" << t.name() << "' is "
+                          << *length << " bytes, more than the limit of "
+                          << maxBytes << " (loomc --max-tensor-bytes)";
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!buffer)
     return emitError(loc) << "cannot read external data '" << path
@@ -242,14 +263,33 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return emitError(loc) << "tensor '" << t.name() << "' has a negative dim";
   Type elem = toMlirType(ctx, *dtype);
+  size_t width = *dtype == DType::i1 ? 1 : elem.getIntOrFloatBitWidth() / 8;
+  // Its size before anything is allocated (overflow-safe: the product only
+  // grows while it stays within the limit).
+  uint64_t maxBytes = options.maxTensorBytes;
+  uint64_t size = width;
+  bool empty = llvm::is_contained(shape, 0);
+  for (int64_t d : shape) {
+    if (empty)
+      break;
+    if (size > maxBytes / static_cast<uint64_t>(d)) {
+      size = maxBytes + 1;
+      break;
+    }
+    size *= static_cast<uint64_t>(d);
+  }
+  if (!empty && size > maxBytes)
+    return emitError(loc) << "tensor '" << t.name() << "' of shape ["
+                          << llvm::make_range(shape.begin(), shape.end())
+                          << "] is larger than the limit of " << maxBytes
+                          << " bytes (loomc --max-tensor-bytes)";
   auto type = RankedTensorType::get(shape, elem);
   int64_t count = type.getNumElements();
-  size_t width = *dtype == DType::i1 ? 1 : elem.getIntOrFloatBitWidth() / 8;
 
   // Gather the little-endian bytes, whatever field holds them.
   std::string bytes;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (failed(readExternal(t, options.modelDir, loc, bytes)))
+    if (failed(readExternal(t, options.modelDir, maxBytes, loc, bytes)))
       return failure();
   } else if (t.has_raw_data()) {
     bytes = t.raw_data();
@@ -411,11 +451,18 @@ loom::onnx_import::importModel(MLIRContext &ctx,
   if (opset == 0)
     opset = 1;
   const onnx::GraphProto &graph = model.graph();
+  if (options.maxNodes > 0 && graph.node_size() > options.maxNodes)
+    return emitError(modelLoc) << "the model has " << graph.node_size()
+                               << " nodes, more than the limit of "
+                               << options.maxNodes << " (loomc --max-nodes)";
 
   // Report every unsupported node before building anything.
   bool unsupported = false;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
-    StringRef domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    // Not `cond ? "" : node.domain()`: that is a temporary std::string.
+    StringRef domain = node.domain();
+    if (domain == "ai.onnx")
+      domain = "";
     int64_t domainOpset = domain.empty() ? opset : opsets.lookup(domain);
     if (lookupOp(domain, node.op_type(), domainOpset))
       continue;
@@ -478,8 +525,12 @@ loom::onnx_import::importModel(MLIRContext &ctx,
   for (const auto &node : graph.node()) {
     ic.node = &node;
     ic.unknownAsked.clear();
+    // The opset of the node's domain, as the check above looked it up.
+    StringRef domain = node.domain();
+    if (domain == "ai.onnx")
+      domain = "";
     const OpEntry *entry = lookupOp(
-        node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type(), opset);
+        domain, node.op_type(), domain.empty() ? opset : opsets.lookup(domain));
     auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
     if (foldShapeArithmetic(ic))
       continue;

@@ -45,6 +45,12 @@ struct ImportOptions {
   /// other dynamic dim 0 (0: keep dynamic). Training needs static shapes.
   std::map<std::string, int64_t> dimSizes;
   int64_t batch = 0;
+  /// Limits on what a model may make the importer build or read, checked
+  /// before anything is allocated (`loomc --max-nodes`,
+  /// `--max-tensor-bytes`; docs/hardening.md): nodes in the graph, and
+  /// bytes of one tensor (an initializer, a Constant, external data).
+  int64_t maxNodes = 1000000;
+  uint64_t maxTensorBytes = uint64_t(8) << 30;
 };
 
 /// Imports `model`. On failure every problem found has been emitted as a

@@ -44,7 +44,8 @@ std::string header(const std::string &body, const FileKind &kind) {
 }
 
 bool checkHeader(const void *data, size_t size, const FileKind &kind,
-                 const char *&body, size_t &bodySize, std::string &error) {
+                 const char *&body, size_t &bodySize, std::string &error,
+                 uint64_t maxBytes) {
   const char *bytes = static_cast<const char *>(data);
   std::string noun = kind.noun;
   if (size < 12 || std::memcmp(bytes, kind.magic, sizeof(kind.magic)) != 0) {
@@ -64,6 +65,12 @@ bool checkHeader(const void *data, size_t size, const FileKind &kind,
             " bytes, shorter than its header)";
     return false;
   }
+  maxBytes = std::min(maxBytes, Limits::kMaxFileBytes);
+  if (size > maxBytes) {
+    error = noun + " is too large (" + std::to_string(size) +
+            " bytes; the limit is " + std::to_string(maxBytes) + ")";
+    return false;
+  }
   bodySize = size - kHeaderSize;
   uint64_t declared = getLE(bytes + 12, 8);
   if (declared != bodySize) {
@@ -74,11 +81,6 @@ bool checkHeader(const void *data, size_t size, const FileKind &kind,
   }
   if (getLE(bytes + 20, 8) != fnv1a(bytes + kHeaderSize, bodySize)) {
     error = noun + " is corrupt (checksum mismatch)";
-    return false;
-  }
-  if (bodySize > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    error = noun + " is too large (" + std::to_string(bodySize) +
-            " bytes; protobuf reads at most 2 GiB)";
     return false;
   }
   body = bytes + kHeaderSize;
@@ -165,32 +167,58 @@ std::string typeString(int dtype, const int64_t *dims, size_t rank) {
   return s + "]";
 }
 
-bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
-                     const std::string &where, std::string &error) {
+bool tensorBytes(int dtype, const int64_t *dims, size_t rank, uint64_t maxBytes,
+                 const std::string &where, uint64_t &bytes,
+                 std::string &error) {
   size_t elemSize = dtypeSize(dtype);
   if (elemSize == 0) {
     error = where + " has an unknown dtype " + std::to_string(dtype);
     return false;
   }
   if (rank > static_cast<size_t>(kMaxRank)) {
-    error = where + " has too many dims";
+    error = where + " has " + std::to_string(rank) + " dims, more than " +
+            std::to_string(kMaxRank);
     return false;
   }
-  // Overflow-safe element count.
-  uint64_t count = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t d = dims[i];
-    if (d < 0 || (d != 0 && count > std::numeric_limits<uint64_t>::max() /
-                                        static_cast<uint64_t>(d))) {
-      error = where + " has an invalid dim " + std::to_string(d);
+  for (size_t i = 0; i < rank; ++i)
+    if (dims[i] < 0) {
+      error = where + " has a negative dim " + std::to_string(dims[i]);
       return false;
     }
-    count *= static_cast<uint64_t>(d);
+  // Overflow-safe: the size only grows while it stays within maxBytes.
+  uint64_t size = elemSize;
+  bool zero = false;
+  for (size_t i = 0; i < rank; ++i)
+    zero |= dims[i] == 0;
+  for (size_t i = 0; i < rank && !zero; ++i) {
+    uint64_t d = static_cast<uint64_t>(dims[i]);
+    if (size > maxBytes / d) {
+      error = where + " is " + typeString(dtype, dims, rank) +
+              ", more than the limit of " + std::to_string(maxBytes) +
+              " bytes per tensor";
+      return false;
+    }
+    size *= d;
   }
-  if (count > std::numeric_limits<uint64_t>::max() / elemSize ||
-      count * elemSize != bytes) {
+  bytes = zero ? 0 : size;
+  if (bytes > maxBytes) {
+    error = where + " is " + typeString(dtype, dims, rank) +
+            ", more than the limit of " + std::to_string(maxBytes) +
+            " bytes per tensor";
+    return false;
+  }
+  return true;
+}
+
+bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
+                     const std::string &where, std::string &error,
+                     uint64_t maxBytes) {
+  uint64_t need = 0;
+  if (!tensorBytes(dtype, dims, rank, maxBytes, where, need, error))
+    return false;
+  if (need != bytes) {
     error = where + " holds " + std::to_string(bytes) +
-            " bytes, its dims need " + std::to_string(count * elemSize);
+            " bytes, its dims need " + std::to_string(need);
     return false;
   }
   return true;
@@ -210,7 +238,8 @@ static bool staticDims(const TensorSignature &sig, std::vector<int64_t> &dims) {
 /// A training artifact's Training message against its signature: every
 /// index in range and used once, the scalars' types, each state's input
 /// and output of one static type, initial values of the right size.
-static bool checkTraining(const Artifact &a, std::string &error) {
+static bool checkTraining(const Artifact &a, const Limits &limits,
+                          std::string &error) {
   const Training &t = a.training();
   error = "training: ";
   if (t.accumulate() < 1) {
@@ -301,9 +330,9 @@ static bool checkTraining(const Artifact &a, std::string &error) {
         ok = i == d ? dims[i] > 0 &&
                           sh.full_dims(static_cast<int>(i)) % dims[i] == 0
                     : sh.full_dims(static_cast<int>(i)) == dims[i];
-      if (ok) {
-        int64_t count = sh.full_dims(sh.dim()) / dims[d];
-        ok = sh.full_dims(sh.dim()) % (sh.groups() * count) == 0;
+      if (ok) { // full % (groups * count), without overflow
+        int64_t full = sh.full_dims(sh.dim()), count = full / dims[d];
+        ok = full % sh.groups() == 0 && (full / sh.groups()) % count == 0;
       }
       if (!ok) {
         error += what + " is " +
@@ -316,10 +345,16 @@ static bool checkTraining(const Artifact &a, std::string &error) {
       }
       initialDims.assign(sh.full_dims().begin(), sh.full_dims().end());
     }
-    if (!s.initial().empty() &&
-        !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
-                         s.initial().size(),
-                         "training: " + what + "'s initial value", error))
+    // Zero-filled when it has no initial value: its size is checked
+    // against the limit either way (a piece's initial value is whole).
+    uint64_t bytes = 0;
+    if (!tensorBytes(in.dtype(), initialDims.data(), initialDims.size(),
+                     limits.maxTensorBytes, "training: " + what, bytes,
+                     error) ||
+        (!s.initial().empty() &&
+         !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
+                          s.initial().size(),
+                          "training: " + what + "'s initial value", error)))
       return false;
   }
   if (!t.labels().empty()) {
@@ -366,10 +401,12 @@ static bool checkMesh(const Mesh &m, std::string &error) {
   return true;
 }
 
-bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
+bool parse(const void *data, size_t size, Artifact &out, std::string &error,
+           const Limits &limits) {
   const char *body = nullptr;
   size_t bodySize = 0;
-  if (!checkHeader(data, size, kArtifactFile, body, bodySize, error))
+  if (!checkHeader(data, size, kArtifactFile, body, bodySize, error,
+                   limits.maxFileBytes))
     return false;
   if (!out.ParseFromArray(body, static_cast<int>(bodySize))) {
     error = "artifact is truncated or corrupt (its message does not parse)";
@@ -387,13 +424,14 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error) {
       return false;
   for (int i = 0; i < out.weights_size(); ++i) {
     const Weight &w = out.weights(i);
-    if (!checkTensorData(
-            w.dtype(), w.dims().data(), static_cast<size_t>(w.dims_size()),
-            w.data().size(),
-            "weight " + std::to_string(i) + " ('" + w.name() + "')", error))
+    if (!checkTensorData(w.dtype(), w.dims().data(),
+                         static_cast<size_t>(w.dims_size()), w.data().size(),
+                         "weight " + std::to_string(i) + " ('" + w.name() +
+                             "')",
+                         error, limits.maxTensorBytes))
       return false;
   }
-  if (out.has_training() && !checkTraining(out, error))
+  if (out.has_training() && !checkTraining(out, limits, error))
     return false;
   if (out.has_mesh() && !checkMesh(out.mesh(), error))
     return false;

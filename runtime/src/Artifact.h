@@ -26,6 +26,22 @@ inline constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'A', 'R', 'T', 'F'};
 inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 28;
 
+/// Limits on what a file (an artifact, a checkpoint) may make the loader
+/// read or allocate, checked before anything is trusted. The runtime's
+/// come from loom_instance_options (max_file_bytes, max_tensor_bytes);
+/// docs/hardening.md.
+struct Limits {
+  /// protobuf reads at most 2 GiB - 1 bytes in one message.
+  static constexpr uint64_t kMaxFileBytes = (uint64_t(1) << 31) - 1;
+  static constexpr uint64_t kDefaultMaxTensorBytes = uint64_t(8) << 30;
+  /// Bytes of a whole file; at most kMaxFileBytes.
+  uint64_t maxFileBytes = kMaxFileBytes;
+  /// Bytes of one tensor a file holds or has the runtime allocate: a
+  /// weight, a training state (zero-filled ones too), a checkpoint tensor,
+  /// a sharded one merged.
+  uint64_t maxTensorBytes = kDefaultMaxTensorBytes;
+};
+
 /// A kind of file in the header scheme: artifacts (kMagic, kFormatVersion)
 /// and checkpoints (runtime/src/Checkpoint.h). `noun` ("artifact") and
 /// `title` ("Loom artifact") name it in messages; `remedy` says what to do
@@ -47,22 +63,33 @@ std::string header(const std::string &body,
 /// Checks the header of a whole file's bytes (magic, version, length,
 /// checksum) and sets `body`, `bodySize` to the message after it. On
 /// failure returns false with a message naming what is wrong.
+/// A file larger than `maxBytes` is refused.
 bool checkHeader(const void *data, size_t size, const FileKind &kind,
-                 const char *&body, size_t &bodySize, std::string &error);
+                 const char *&body, size_t &bodySize, std::string &error,
+                 uint64_t maxBytes = Limits::kMaxFileBytes);
 
 /// Parses and validates a whole file's bytes into `out`. On failure
 /// returns false and a message naming what is wrong (foreign file, version,
 /// truncated file, checksum, inconsistent signature or weights).
-bool parse(const void *data, size_t size, Artifact &out, std::string &error);
+bool parse(const void *data, size_t size, Artifact &out, std::string &error,
+           const Limits &limits = {});
 
 /// Bytes per element of `dtype`, 0 when unknown.
 size_t dtypeSize(int dtype);
 
+/// The bytes of a dense tensor of `dtype` and `dims` in `bytes` when it
+/// is a known dtype, at most 16 dims, none negative, and at most
+/// `maxBytes` (no overflow); otherwise false with `error`, starting with
+/// `where`.
+bool tensorBytes(int dtype, const int64_t *dims, size_t rank, uint64_t maxBytes,
+                 const std::string &where, uint64_t &bytes, std::string &error);
+
 /// Whether `bytes` bytes are the dense data of a tensor of `dtype` and
-/// `dims` (a known dtype, at most 16 dims, none negative, no overflow);
-/// sets `error`, starting with `where`, otherwise.
+/// `dims` (tensorBytes' checks, and exactly that size); sets `error`,
+/// starting with `where`, otherwise.
 bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
-                     const std::string &where, std::string &error);
+                     const std::string &where, std::string &error,
+                     uint64_t maxBytes = UINT64_MAX);
 
 /// "f32", "i64", ...; "undefined" for an unknown dtype.
 const char *dtypeName(int dtype);

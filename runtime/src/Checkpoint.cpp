@@ -23,10 +23,11 @@ bool serializeCheckpoint(const Checkpoint &checkpoint, std::string &bytes,
 }
 
 bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
-                     std::string &error) {
+                     std::string &error, const Limits &limits) {
   const char *body = nullptr;
   size_t bodySize = 0;
-  if (!checkHeader(data, size, kCheckpointFile, body, bodySize, error))
+  if (!checkHeader(data, size, kCheckpointFile, body, bodySize, error,
+                   limits.maxFileBytes))
     return false;
   if (!out.ParseFromArray(body, static_cast<int>(bodySize))) {
     error = "checkpoint is truncated or corrupt (its message does not parse)";
@@ -53,18 +54,19 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
     }
     if (!checkTensorData(t.dtype(), t.dims().data(),
                          static_cast<size_t>(t.dims_size()), t.data().size(),
-                         where, error))
+                         where, error, limits.maxTensorBytes))
       return false;
   }
   return true;
 }
 
 bool readCheckpointFile(const std::string &path, Checkpoint &out,
-                        std::string &error) {
+                        std::string &error, const Limits &limits) {
   std::string bytes;
-  if (!files::readFile(path, bytes, error, "checkpoint"))
+  if (!files::readFile(path, bytes, error, "checkpoint",
+                       std::min(limits.maxFileBytes, Limits::kMaxFileBytes)))
     return false;
-  if (!parseCheckpoint(bytes.data(), bytes.size(), out, error)) {
+  if (!parseCheckpoint(bytes.data(), bytes.size(), out, error, limits)) {
     error = path + ": " + error;
     return false;
   }
@@ -92,7 +94,9 @@ bool SplitLayout::valid() const {
   for (int64_t d : full)
     if (d < 0)
       return false;
-  return full[static_cast<size_t>(dim)] % (groups * count) == 0;
+  // n % (groups * count) == 0, without overflow.
+  int64_t n = full[static_cast<size_t>(dim)];
+  return n % groups == 0 && (n / groups) % count == 0;
 }
 
 size_t SplitLayout::wholeBytes() const {
@@ -140,7 +144,8 @@ void SplitLayout::place(const char *piece, int64_t index, char *whole) const {
 }
 
 bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
-                 const std::string &where, std::string &error) {
+                 const std::string &where, std::string &error,
+                 const Limits &limits) {
   struct Pieces {
     const CheckpointTensor *first = nullptr;
     std::vector<const CheckpointTensor *> chunks;
@@ -161,7 +166,10 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
       }
       Pieces &p = sharded[t.name()];
       if (!p.first) {
-        if (whole.count(t.name()) || t.shard_count() < 1) {
+        // One chunk per shard file: more shards than files cannot be
+        // whole (and would size the list below from the file).
+        if (whole.count(t.name()) || t.shard_count() < 1 ||
+            static_cast<uint64_t>(t.shard_count()) > files.size()) {
           error = what + " is corrupt (shard count " +
                   std::to_string(t.shard_count()) + ")";
           return false;
@@ -202,21 +210,23 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
                 std::to_string(i) + " of " + std::to_string(p.chunks.size());
         return false;
       }
+    const auto &fullDims = p.first->shard().full_dims();
+    uint64_t full = 0;
+    if (!tensorBytes(p.first->dtype(), fullDims.data(),
+                     static_cast<size_t>(fullDims.size()),
+                     limits.maxTensorBytes, where + ": state '" + name + "'",
+                     full, error))
+      return false;
     if (p.first->shard().has_dim()) {
       // Tensor parallel: each piece goes back to its place along the dim.
       SplitLayout l;
-      l.full.assign(p.first->shard().full_dims().begin(),
-                    p.first->shard().full_dims().end());
+      l.full.assign(fullDims.begin(), fullDims.end());
       l.dim = p.first->shard().dim();
       l.groups = p.first->shard().groups();
       l.count = static_cast<int64_t>(p.chunks.size());
-      int64_t pieceNumel = 1;
-      for (int64_t d : p.first->dims())
-        pieceNumel *= d;
-      l.elemBytes = pieceNumel > 0 ? p.first->data().size() /
-                                         static_cast<size_t>(pieceNumel)
-                                   : 0;
-      if (!l.valid() || l.pieceBytes() != p.first->data().size() ||
+      l.elemBytes = dtypeSize(p.first->dtype());
+      if (!l.valid() || l.wholeBytes() != full ||
+          l.pieceBytes() != p.first->data().size() ||
           static_cast<int>(l.full.size()) != p.first->dims_size()) {
         error = where + ": the pieces of state '" + name +
                 "' do not make up its shape";
@@ -234,11 +244,6 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
       out->set_data(std::move(data));
       continue;
     }
-    int64_t numel = 1;
-    for (int64_t d : p.first->shard().full_dims())
-      numel *= d;
-    size_t elem = p.first->data().size() /
-                  static_cast<size_t>(std::max<int64_t>(1, p.first->dims(0)));
     std::string data;
     for (size_t i = 0; i < p.chunks.size(); ++i) {
       if (!p.chunks[i]) {
@@ -248,12 +253,12 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
       }
       data += p.chunks[i]->data();
     }
-    if (data.size() < static_cast<size_t>(numel) * elem) {
+    if (data.size() < full) {
       error = where + ": the shards of state '" + name + "' hold " +
               std::to_string(data.size()) + " bytes, fewer than its shape";
       return false;
     }
-    data.resize(static_cast<size_t>(numel) * elem);
+    data.resize(full);
     out->set_name(name);
     out->set_kind(p.first->kind());
     out->set_dtype(p.first->dtype());
@@ -266,11 +271,11 @@ bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
 }
 
 bool readCheckpoint(const std::string &path, Checkpoint &out,
-                    std::string &error) {
+                    std::string &error, const Limits &limits) {
   std::string file = path;
   if (isDirectory(path))
     file = path + "/" + kManifestName;
-  if (!readCheckpointFile(file, out, error))
+  if (!readCheckpointFile(file, out, error, limits))
     return false;
   if (out.shard_files().empty())
     return true;
@@ -282,14 +287,15 @@ bool readCheckpoint(const std::string &path, Checkpoint &out,
       error = file + ": shard file name '" + name + "' is not a plain name";
       return false;
     }
-    if (!readCheckpointFile(dir + name, shards[static_cast<size_t>(i)], error))
+    if (!readCheckpointFile(dir + name, shards[static_cast<size_t>(i)], error,
+                            limits))
       return false;
   }
   if (!out.state().empty()) {
     error = file + ": a manifest with state of its own";
     return false;
   }
-  return mergeShards(out, shards, path, error);
+  return mergeShards(out, shards, path, error, limits);
 }
 
 std::map<std::string, const CheckpointTensor *>

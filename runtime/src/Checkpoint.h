@@ -36,7 +36,7 @@ bool serializeCheckpoint(const Checkpoint &checkpoint, std::string &bytes,
 /// state tensor (a name, unique; a known dtype; data of its dims' size;
 /// micro_step and total_steps not negative, accumulate at least 1).
 bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
-                     std::string &error);
+                     std::string &error, const Limits &limits = {});
 
 /// Reads and validates the checkpoint at `path`; messages start with the
 /// path ("ckpt.loomckpt: checkpoint is corrupt (checksum mismatch)"). A
@@ -44,12 +44,12 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
 /// comes back merged: every sharded tensor whole, as a one-process
 /// checkpoint holds it.
 bool readCheckpoint(const std::string &path, Checkpoint &out,
-                    std::string &error);
+                    std::string &error, const Limits &limits = {});
 
 /// Reads and validates one checkpoint file as it is (a manifest stays a
 /// manifest); messages start with the path.
 bool readCheckpointFile(const std::string &path, Checkpoint &out,
-                        std::string &error);
+                        std::string &error, const Limits &limits = {});
 
 /// The manifest's name in a sharded checkpoint's directory.
 inline constexpr const char *kManifestName = "manifest";
@@ -61,9 +61,11 @@ std::string shardFileName(int64_t microStep, int64_t rank, int64_t ranks);
 
 /// Merges the shards `files` (parsed) of a manifest into `manifest`'s
 /// state: replicated tensors once, sharded ones concatenated in shard
-/// order and cut to their full size. `where` starts the messages.
+/// order and cut to their full size (checked against the limits before
+/// anything is allocated). `where` starts the messages.
 bool mergeShards(Checkpoint &manifest, const std::vector<Checkpoint> &files,
-                 const std::string &where, std::string &error);
+                 const std::string &where, std::string &error,
+                 const Limits &limits = {});
 
 /// A tensor of dims `full` split along `dim` (StateShard.dim): the dim is
 /// `groups` blocks, each cut in `count` parts; piece `index` is part

@@ -34,7 +34,7 @@ std::string reason() { return std::strerror(errno); }
 } // namespace
 
 bool readFile(const std::string &path, std::string &bytes, std::string &error,
-              const std::string &what) {
+              const std::string &what, uint64_t maxBytes) {
   std::string named = (what.empty() ? "" : what + " ") + "'" + path + "'";
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -47,6 +47,14 @@ bool readFile(const std::string &path, std::string &bytes, std::string &error,
     error = "cannot read " + named + ": it is a directory";
     return false;
   }
+  auto tooLarge = [&] {
+    error = named + " is too large (more than " + std::to_string(maxBytes) +
+            " bytes)";
+    bytes.clear();
+    return false;
+  };
+  if (st.st_size > 0 && static_cast<uint64_t>(st.st_size) > maxBytes)
+    return tooLarge();
   bytes.clear();
   if (st.st_size > 0)
     bytes.reserve(static_cast<size_t>(st.st_size));
@@ -61,6 +69,8 @@ bool readFile(const std::string &path, std::string &bytes, std::string &error,
     }
     if (n == 0)
       return true;
+    if (static_cast<uint64_t>(n) > maxBytes - bytes.size())
+      return tooLarge();
     bytes.append(buffer, static_cast<size_t>(n));
   }
 }

@@ -10,6 +10,7 @@
 #ifndef LOOM_RUNTIME_FILEIO_H
 #define LOOM_RUNTIME_FILEIO_H
 
+#include <cstdint>
 #include <string>
 
 namespace loom::files {
@@ -17,8 +18,11 @@ namespace loom::files {
 /// Reads the whole file at `path` into `bytes`. On failure returns false
 /// with `error` naming the file and the reason: "cannot open WHAT 'PATH':
 /// No such file or directory" (`what` may be empty: "cannot open 'PATH'...").
+/// A file of more than `maxBytes` (a regular file by its size, anything
+/// else, like a device or a pipe, as it is read) is refused:
+/// "WHAT 'PATH' is too large (more than N bytes)".
 bool readFile(const std::string &path, std::string &bytes, std::string &error,
-              const std::string &what = "");
+              const std::string &what = "", uint64_t maxBytes = UINT64_MAX);
 
 /// Writes `bytes` to `path` so that a reader (or a crash at any point)
 /// sees the old file or the whole new one, never a part: a temporary file

@@ -131,6 +131,7 @@ struct loom_tensor_s {
 
 struct loom_instance_s {
   int32_t numThreads; // 0: OpenMP's default (one per core)
+  loom::artifact::Limits limits;
 };
 
 struct loom_session_s {
@@ -155,6 +156,11 @@ struct loom_session_s {
 const loom::artifact::Training *
 loom::runtime::sessionTraining(const loom_session *session) {
   return session ? session->training.get() : nullptr;
+}
+
+const loom::artifact::Limits &
+loom::runtime::sessionLimits(const loom_session *session) {
+  return session->instance->limits;
 }
 
 const std::string &
@@ -201,7 +207,13 @@ loom_status loom_instance_create(const loom_instance_options *options,
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
   }
-  *out = new (std::nothrow) loom_instance_s{threads};
+  loom::artifact::Limits limits;
+  if (options && options->max_file_bytes)
+    limits.maxFileBytes = std::min(options->max_file_bytes,
+                                   loom::artifact::Limits::kMaxFileBytes);
+  if (options && options->max_tensor_bytes)
+    limits.maxTensorBytes = options->max_tensor_bytes;
+  *out = new (std::nothrow) loom_instance_s{threads, limits};
   return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
 }
 
@@ -216,7 +228,7 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
   *out = nullptr;
   loom::artifact::Artifact artifact;
   std::string error;
-  if (!loom::artifact::parse(data, size, artifact, error))
+  if (!loom::artifact::parse(data, size, artifact, error, instance->limits))
     return makeStatus(LOOM_BAD_ARTIFACT, error);
 
   auto session = std::make_unique<loom_session_s>();
@@ -273,9 +285,15 @@ loom_status loom_session_create_from_file(loom_instance *instance,
   if (!path)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_session_create_from_file: path is null");
+  if (!instance || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_create_from_file: null argument");
   std::string bytes, error;
-  if (!loom::files::readFile(path, bytes, error, "artifact"))
-    return makeStatus(LOOM_NOT_FOUND, error);
+  if (!loom::files::readFile(path, bytes, error, "artifact",
+                             instance->limits.maxFileBytes))
+    return makeStatus(error.rfind("cannot", 0) == 0 ? LOOM_NOT_FOUND
+                                                    : LOOM_BAD_ARTIFACT,
+                      error);
   loom_status status = loom_session_create_from_memory(instance, bytes.data(),
                                                        bytes.size(), out);
   if (status)

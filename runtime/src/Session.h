@@ -23,6 +23,9 @@ loom_status makeStatus(loom_status_code code, std::string message);
 /// The session's training description; null for an inference artifact.
 const artifact::Training *sessionTraining(const loom_session *session);
 
+/// The limits of the session's instance on the files it loads.
+const artifact::Limits &sessionLimits(const loom_session *session);
+
 /// The artifact's model name.
 const std::string &sessionModelName(const loom_session *session);
 

@@ -516,7 +516,8 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
   // number of ranks.
   artifact::Checkpoint c;
   std::string error;
-  if (!artifact::readCheckpoint(path, c, error))
+  if (!artifact::readCheckpoint(path, c, error,
+                                loom::runtime::sessionLimits(trainer->session)))
     return makeStatus(error.find("cannot") != std::string::npos
                           ? LOOM_NOT_FOUND
                           : LOOM_BAD_ARTIFACT,

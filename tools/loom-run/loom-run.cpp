@@ -3,7 +3,7 @@
 //   loom-run MODEL.loom|MODEL.onnx [--in NAME=FILE.npy ...] [--in-pb DIR]
 //            [--out-dir DIR] [--out-pb DIR] [--check-pb DIR [--rtol R]
 //            [--atol A]] [--print] [--bench N [--warmup W]] [--threads N]
-//            [--profile TRACE.json]
+//            [--profile TRACE.json] [--max-file-bytes N] [--max-tensor-bytes N]
 //   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
 //            [--save CKPT.loomckpt [--save-every K]] [--resume CKPT.loomckpt]
 //            [--total-steps H] [--skip-nonfinite] [--threads N]
@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime.h"
+#include "runtime/src/Artifact.h"
 #include "runtime/src/cuda/CudaApi.h"
 #include "tools/loom-run/TensorFiles.h"
 #include "tools/loom-run/Train.h"
@@ -64,6 +65,9 @@ struct Options {
   double rtol = 1e-4, atol = 1e-5;
   bool print = false;
   int bench = 0, warmup = 1, threads = 0;
+  /// The runtime's limits on loaded files (loom_instance_options); 0: the
+  /// defaults.
+  uint64_t maxFileBytes = 0, maxTensorBytes = 0;
   /// cpu, cuda or auto (docs/cuda.md).
   std::string device = "auto";
   /// Training mode (a training artifact): set when --data is given.
@@ -80,6 +84,7 @@ void usage() {
       "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
       "                [--bench N [--warmup W]] [--threads N]\n"
       "                [--profile TRACE.json] [--device cpu|cuda|auto]\n"
+      "                [--max-file-bytes N] [--max-tensor-bytes N]\n"
       "       loom-run TRAIN.loom --data FILE.npz --steps N --batch B\n"
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
@@ -186,7 +191,17 @@ bool compileOnnx(const std::string &model, std::string &artifact,
     return false;
   }
   artifact = cache + "/" + key + ".loom";
-  if (fileExists(artifact))
+  // A cached artifact is used only when its header, length and checksum
+  // hold: a damaged entry is a miss, compiled again and replaced (loomc
+  // writes it atomically).
+  std::string cached;
+  const char *body = nullptr;
+  size_t bodySize = 0;
+  std::string ignored;
+  if (fileExists(artifact) && readAll(artifact, cached) &&
+      loom::artifact::checkHeader(cached.data(), cached.size(),
+                                  loom::artifact::kArtifactFile, body, bodySize,
+                                  ignored))
     return true;
   pid_t pid = fork();
   if (pid == 0) {
@@ -358,6 +373,16 @@ int parseArgs(int argc, char **argv, Options &o) {
          : a == "--warmup" ? o.warmup
                            : o.threads) = static_cast<int>(n);
       }
+    } else if (a == "--max-file-bytes" || a == "--max-tensor-bytes") {
+      ok = value(v);
+      if (!ok)
+        return fail(a + " needs a value");
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || errno || v[0] == '-')
+        return fail(a + " takes a number of bytes, not '" + v + "'");
+      (a == "--max-file-bytes" ? o.maxFileBytes : o.maxTensorBytes) = n;
     } else if (a == "--data" || a == "--save" || a == "--resume") {
       ok = value(a == "--data"   ? o.train.data
                  : a == "--save" ? o.train.save
@@ -484,7 +509,8 @@ int main(int argc, char **argv) {
     if (!compileOnnx(o.model, artifact, error))
       return fail(error);
 
-  loom_instance_options instanceOptions = {o.threads};
+  loom_instance_options instanceOptions = {o.threads, o.maxFileBytes,
+                                           o.maxTensorBytes};
   loom_instance *instance = nullptr;
   if (failed(loom_instance_create(&instanceOptions, &instance)))
     return 1;

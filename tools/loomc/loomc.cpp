@@ -1,7 +1,8 @@
 //===- loomc.cpp - the Loom compiler driver -------------------------------===//
 //
 //   loomc import MODEL.onnx|MODEL.onnxtext [-o OUT.mlir] [--print-summary]
-//         [--bind NAME=FILE.npy|.pb ...]
+//         [--bind NAME=FILE.npy|.pb ...] [--max-nodes N]
+//         [--max-tensor-bytes SIZE]
 //   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
 //   loomc export TRAIN.loom [--checkpoint CK.loomckpt] -o OUT.onnx
 //   loomc compile MODEL.onnx|MODEL.onnxtext|MODEL.mlir -o OUT.loom
@@ -107,6 +108,16 @@ static cl::list<std::string>
           cl::desc("import/compile: freeze ONNX graph input NAME to the "
                    "tensor in FILE (.npy or .pb); repeatable"),
           cl::value_desc("NAME=FILE"));
+static cl::opt<int64_t> maxNodes(
+    "max-nodes",
+    cl::desc("import/compile/train: refuse an ONNX model with more nodes "
+             "(default 1000000; docs/hardening.md)"),
+    cl::value_desc("N"), cl::init(1000000));
+static cl::opt<std::string> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("import/compile/train: refuse an ONNX tensor (initializer, "
+             "Constant, external data) larger than SIZE (default 8GiB)"),
+    cl::value_desc("SIZE"), cl::init("8GiB"));
 static cl::opt<bool> printMemoryPlan(
     "print-memory-plan",
     cl::desc("compile: print the planned peak bytes and the largest buffers"));
@@ -332,6 +343,20 @@ static void summarize(ModuleOp module, llvm::raw_ostream &os) {
 
 /// The import options with --bind's values read; false on a bad file.
 static bool importOptions(loom::onnx_import::ImportOptions &options) {
+  int64_t tensorBytes = parseSize(maxTensorBytes);
+  if (tensorBytes <= 0) {
+    llvm::errs() << "error: --max-tensor-bytes takes a size above 0 (4096, "
+                    "64KiB, 2GiB), not '"
+                 << maxTensorBytes << "'\n";
+    return false;
+  }
+  if (maxNodes <= 0) {
+    llvm::errs() << "error: --max-nodes takes a number above 0, not "
+                 << maxNodes << "\n";
+    return false;
+  }
+  options.maxTensorBytes = static_cast<uint64_t>(tensorBytes);
+  options.maxNodes = maxNodes;
   for (const std::string &b : binds) {
     size_t eq = b.find('=');
     if (eq == std::string::npos || eq == 0) {

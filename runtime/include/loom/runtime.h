@@ -95,6 +95,17 @@ typedef struct loom_instance_options {
    * process: the last instance created with a non-zero num_threads sets it
    * for all. */
   int32_t num_threads;
+  /* Limits on what a file the runtime loads (an artifact, a checkpoint) may
+   * make it read or allocate, checked before anything in the file is
+   * trusted; 0 = the default. A file over a limit is refused with
+   * LOOM_BAD_ARTIFACT and a message naming the limit.
+   * max_file_bytes: one whole file (default and at most 2 GiB - 1,
+   * protobuf's limit).
+   * max_tensor_bytes: one tensor a file holds or has the runtime allocate:
+   * a weight, a training state (zero-filled ones too), a checkpoint tensor,
+   * a sharded one merged (default 8 GiB). docs/hardening.md. */
+  uint64_t max_file_bytes;
+  uint64_t max_tensor_bytes;
 } loom_instance_options;
 
 /* `options` may be NULL for the defaults. */
