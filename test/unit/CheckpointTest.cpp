@@ -131,8 +131,9 @@ TEST(MergeShards, NamesAMissingPiece) {
   SplitLayout l = layout({6, 2}, 0, 3, 2);
   Checkpoint manifest;
   std::string error;
+  // Two files (rank 1's lost its piece): the piece is named.
   EXPECT_FALSE(loom::artifact::mergeShards(
-      manifest, {pieceFile(l, iota(12), 0)}, "ckpt", error));
+      manifest, {pieceFile(l, iota(12), 0), Checkpoint()}, "ckpt", error));
   EXPECT_NE(error.find("state 'w' lacks shard 1 of 2"), std::string::npos)
       << error;
 }
