@@ -1,6 +1,7 @@
 //===- Protocol.cpp - the Open Inference Protocol v2's JSON ---------------===//
 
 #include "tools/loom-serve/Protocol.h"
+#include "runtime/src/Float16.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,10 @@
 
 namespace loom::serve {
 
+using loom::runtime::bf16ToFloat;
+using loom::runtime::f16ToFloat;
+using loom::runtime::floatToBf16;
+using loom::runtime::floatToF16;
 using nlohmann::json;
 
 namespace {
@@ -27,73 +32,6 @@ constexpr Datatype kDatatypes[] = {
     {"INT16", LOOM_DTYPE_I16}, {"INT8", LOOM_DTYPE_I8},
     {"UINT8", LOOM_DTYPE_U8},  {"BOOL", LOOM_DTYPE_BOOL},
 };
-
-/// IEEE half from float, to nearest even (overflow gives infinity).
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xffu);
-  if (exp == 0xff)
-    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int32_t e = exp - 127 + 15;
-  if (e >= 0x1f)
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) { // a subnormal half, or zero
-    if (e < -10)
-      return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1),
-             mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1)))
-      ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1)))
-    ++half; // a carry into the exponent is right (up to infinity)
-  return static_cast<uint16_t>(half);
-}
-
-float fromHalf(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
-  if (exp == 0 && mant == 0) {
-    x = sign;
-  } else if (exp == 0) { // subnormal: normalize
-    uint32_t e = 0;
-    while (!(mant & 0x400u)) {
-      mant <<= 1;
-      ++e;
-    }
-    x = sign | ((127 - 15 + 1 - e) << 23) | ((mant & 0x3ffu) << 13);
-  } else if (exp == 0x1f) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else {
-    x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-/// bfloat16 from float, to nearest even (NaN stays a quiet NaN).
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
-}
-
-float fromBf16(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 
 /// The deepest nesting of arrays and objects in `text` (strings skipped);
 /// stops counting past `limit`.
@@ -195,7 +133,7 @@ bool storeElement(const json &v, loom_dtype dtype, char *dst, size_t i) {
       std::memcpy(dst + 4 * i, &f, 4);
       return true;
     }
-    uint16_t h = dtype == LOOM_DTYPE_F16 ? toHalf(f) : toBf16(f);
+    uint16_t h = dtype == LOOM_DTYPE_F16 ? floatToF16(f) : floatToBf16(f);
     std::memcpy(dst + 2 * i, &h, 2);
     return true;
   }
@@ -270,7 +208,7 @@ void appendElement(std::string &out, loom_dtype dtype, const char *src,
   case LOOM_DTYPE_BF16: {
     uint16_t h;
     std::memcpy(&h, src + 2 * i, 2);
-    real(dtype == LOOM_DTYPE_F16 ? fromHalf(h) : fromBf16(h));
+    real(dtype == LOOM_DTYPE_F16 ? f16ToFloat(h) : bf16ToFloat(h));
     return;
   }
   case LOOM_DTYPE_I64: {
