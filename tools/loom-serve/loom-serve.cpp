@@ -23,7 +23,10 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -179,6 +182,32 @@ size_t residentBytes() {
   if (!(statm >> pages >> resident))
     return 0;
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+/// Debian's cpp-httplib is a compiled library that listens with a backlog
+/// of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed when it was built): more clients
+/// connecting at once than that are refused or reset. Listening again on
+/// the same socket raises the backlog; the socket is found among the
+/// process's descriptors as the one listening on `port`.
+void widenBacklog(int port) {
+  for (int fd = 0; fd < 1024; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 ||
+        !listening)
+      continue;
+    sockaddr_storage addr = {};
+    socklen_t addrLen = sizeof(addr);
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &addrLen) != 0)
+      continue;
+    int bound = addr.ss_family == AF_INET
+                    ? ntohs(reinterpret_cast<sockaddr_in &>(addr).sin_port)
+                : addr.ss_family == AF_INET6
+                    ? ntohs(reinterpret_cast<sockaddr_in6 &>(addr).sin6_port)
+                    : -1;
+    if (bound == port)
+      ::listen(fd, SOMAXCONN);
+  }
 }
 
 class Server {
@@ -352,6 +381,7 @@ bool Server::run() {
                  options_.host.c_str(), options_.port);
     return false;
   }
+  widenBacklog(port);
   std::printf("loom-serve: listening on %s:%d (%zu model%s, %d threads)\n",
               options_.host.c_str(), port, models_.size(),
               models_.size() == 1 ? "" : "s", threads);
