@@ -2,6 +2,7 @@
 
 #include "tools/loom-serve/Model.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace loom::serve {
@@ -123,6 +124,7 @@ Model::load(loom_instance *instance, const std::string &name,
         return nullptr;
       }
   model->batching_ = batching;
+  model->freeSlots_ = maxConcurrentRuns ? maxConcurrentRuns : SIZE_MAX;
   model->batchable_ = batching.maxRows > 1 && batchDimIsShared(model->spec_);
   return model;
 }
@@ -280,11 +282,16 @@ bool Model::infer(const InferRequest &request, std::vector<TensorPtr> &outputs,
     batch->rows = rows;
     open_ = batch;
     changed_.wait_for(lock, batching_.maxWait, [&] { return batch->full; });
+    // While every run slot is busy the batch stays open: requests that
+    // arrive meanwhile join it instead of queueing behind it.
+    changed_.wait(lock, [&] { return freeSlots_ > 0; });
+    --freeSlots_;
     if (open_ == batch)
       open_.reset();
     lock.unlock();
     runBatch(*batch, onRun);
     lock.lock();
+    ++freeSlots_;
     for (Pending *p : batch->items)
       p->done = true;
     changed_.notify_all();

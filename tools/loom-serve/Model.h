@@ -4,9 +4,10 @@
 // are thread-safe; the session's cap bounds its scratch memory). When every
 // input and output has a dynamic first dim (the batch), concurrent requests
 // are batched: the first request to arrive opens a batch and waits up to
-// the batch's wait time for others to join, up to the most rows; it then
-// runs them as one (inputs concatenated along dim 0), and hands each
-// request its rows of the outputs. A request that does not fit the open
+// the batch's wait time for others to join, up to the most rows, and
+// longer while the model's run slots (its cap on concurrent runs) are all
+// busy; it then runs them as one (inputs concatenated along dim 0), and hands
+// each request its rows of the outputs. A request that does not fit the open
 // batch (other trailing dims, too many rows) runs alone or opens the next
 // batch. A batch the model rejects is run again request by request, so one
 // bad request fails alone.
@@ -72,6 +73,8 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::shared_ptr<Batch> open_;
+  /// Batches that may run now (the session's cap on concurrent runs).
+  size_t freeSlots_ = 0;
 };
 
 } // namespace loom::serve

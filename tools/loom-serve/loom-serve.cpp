@@ -372,6 +372,9 @@ bool Server::run() {
   int threads = options_.threads;
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.maxBodyBytes);
+  // A response's headers and body are separate writes: without this,
+  // Nagle's algorithm holds the body for the client's delayed ACK.
+  http_.set_tcp_nodelay(true);
   routes();
   int port = options_.port;
   bool bound = port ? http_.bind_to_port(options_.host, port)
