@@ -50,7 +50,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> models;
   std::string host = "127.0.0.1";
   int port = -1;
-  int threads = 16;
+  int threads = 32;
   int intraOpThreads = 1;
   int maxConcurrentRuns = 0; // 0: one per core
   int64_t maxBatch = 8;

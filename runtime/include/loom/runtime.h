@@ -21,8 +21,9 @@
  *     back when the run returns. A session's memory is its weights plus
  *     one context per run in flight, each holding the plan's bytes for the
  *     largest shapes run so far: it does not grow over time, only with
- *     new peaks of concurrency or of dynamic dims. Runs on the same session
- *     give the same results, bit for bit, whatever their concurrency.
+ *     new peaks of concurrency or of dynamic dims. A run's results do not
+ *     depend on the other runs in flight (they share only the immutable
+ *     session).
  *     loom_session_set_max_concurrent_runs caps the contexts (runs past
  *     the cap wait for one to be free); loom_session_memory_stats reports
  *     them. Both may be called at any time, from any thread.
