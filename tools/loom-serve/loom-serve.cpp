@@ -372,6 +372,14 @@ bool Server::run() {
   int threads = options_.threads;
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.maxBodyBytes);
+  // cpp-httplib's default also sets SO_REUSEPORT, with which a second
+  // server on the same port starts and silently takes half the
+  // connections: reuse the address (a restart need not wait out
+  // TIME_WAIT), not the port.
+  http_.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   // A response's headers and body are separate writes: without this,
   // Nagle's algorithm holds the body for the client's delayed ACK.
   http_.set_tcp_nodelay(true);
@@ -439,6 +447,7 @@ int main(int argc, char **argv) {
       if (models.count(name)) {
         std::fprintf(stderr, "loom-serve: model '%s' is given twice\n",
                      name.c_str());
+        loom_instance_release(instance);
         return 2;
       }
       std::string error;

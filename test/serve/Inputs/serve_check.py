@@ -114,6 +114,12 @@ def main():
         for path in ["/v2/models/nope", "/v2/models/nope/ready"]:
             status, data = request(port, "GET", path)
             expect(status == 404 and b"error" in data, f"{path}: {status}")
+        # A second server on the same port fails instead of sharing it.
+        second = subprocess.run([args.server, "--model", f"mlp={args.mlp}",
+                                 "--port", str(port)], capture_output=True,
+                                text=True, timeout=20)
+        expect(second.returncode == 1 and "cannot listen" in second.stderr,
+               f"second server on the port: {second.returncode} {second.stderr}")
         print("metadata ok")
 
         # One inference, against loom-run's output.
