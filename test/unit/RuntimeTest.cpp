@@ -402,16 +402,23 @@ TEST_F(MlpRuntimeTest, EightThreadsMatchOneThread) {
   EXPECT_LE(m.run_contexts, size_t(kThreads));
 }
 
-/// With a cap of 3, eight threads never hold more than 3 run contexts, and
-/// rounds of the same work after the first allocate no more scratch
-/// memory.
+/// With a cap of 3, eight threads never hold more than 3 run contexts, each
+/// at most the plan's bytes at the largest batch run; and runs of sizes
+/// already seen allocate nothing more.
 TEST_F(MlpRuntimeTest, ScratchMemoryIsBoundedAndDoesNotGrow) {
   Instance instance(1);
+  // One context's bytes at the largest batch (5).
+  Session probe;
+  ASSERT_TRUE(Session::load(instance, path_, probe));
+  ASSERT_FALSE(runBytes(probe, mlpInputs(probe, 5, 0)).empty());
+  size_t perContext = probe.memory().scratch_bytes;
+  ASSERT_GT(perContext, 0u);
+
   Session session;
   ASSERT_TRUE(Session::load(instance, path_, session));
   ASSERT_TRUE(session.setMaxConcurrentRuns(3));
   std::atomic<size_t> maxInFlight{0}, failures{0};
-  auto round = [&] {
+  for (int round = 0; round < 5; ++round) {
     std::vector<std::thread> threads;
     for (int t = 0; t < 8; ++t)
       threads.emplace_back([&, t] {
@@ -427,24 +434,28 @@ TEST_F(MlpRuntimeTest, ScratchMemoryIsBoundedAndDoesNotGrow) {
       });
     for (auto &th : threads)
       th.join();
-  };
-  round();
-  loom_session_memory first = session.memory();
-  for (int r = 0; r < 4; ++r)
-    round();
-  loom_session_memory last = session.memory();
+  }
+  loom_session_memory m = session.memory();
   EXPECT_EQ(failures.load(), 0u);
   EXPECT_LE(maxInFlight.load(), 3u);
-  EXPECT_LE(last.run_contexts, 3u);
-  EXPECT_EQ(last.max_concurrent_runs, 3u);
-  EXPECT_EQ(last.runs_in_flight, 0u);
-  EXPECT_GT(first.scratch_bytes, 0u);
-  EXPECT_EQ(last.scratch_bytes, first.scratch_bytes);
-  EXPECT_EQ(last.run_contexts, first.run_contexts);
+  EXPECT_GE(m.run_contexts, 1u);
+  EXPECT_LE(m.run_contexts, 3u);
+  EXPECT_EQ(m.max_concurrent_runs, 3u);
+  EXPECT_EQ(m.runs_in_flight, 0u);
+  EXPECT_LE(m.scratch_bytes, m.run_contexts * perContext);
+
   // Lowering the cap frees the contexts past it.
   ASSERT_TRUE(session.setMaxConcurrentRuns(1));
   EXPECT_EQ(session.memory().run_contexts, 1u);
-  EXPECT_FALSE(runBytes(session, mlpInputs(session, 2, 0)).empty());
+  // Sizes already seen: nothing more is allocated, however many runs.
+  for (int64_t batch = 1; batch <= 5; ++batch)
+    ASSERT_FALSE(runBytes(session, mlpInputs(session, batch, 0)).empty());
+  size_t steady = session.memory().scratch_bytes;
+  EXPECT_LE(steady, perContext);
+  for (int cycle = 0; cycle < 20; ++cycle)
+    for (int64_t batch = 1; batch <= 5; ++batch)
+      ASSERT_FALSE(runBytes(session, mlpInputs(session, batch, 0)).empty());
+  EXPECT_EQ(session.memory().scratch_bytes, steady);
 }
 
 /// Failing runs (a wrong shape, a missing input) and successful ones,
