@@ -7,7 +7,7 @@ PKGS=(cmake ninja-build g++ ccache lld clang-format
       llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
       libgtest-dev libgmock-dev libprotobuf-dev protobuf-compiler
       libonnx-dev libonnx-testdata python3-onnx python3-numpy libgloo-dev
-      libopenblas-dev libdnnl-dev zlib1g-dev
+      libopenblas-dev libdnnl-dev zlib1g-dev libcpp-httplib-dev nlohmann-json3-dev
       clang-19 libclang-rt-19-dev)
 
 missing=()

@@ -27,6 +27,10 @@ config.substitutions.append(
 config.substitutions.append(
     ("%mlir_runner_utils", os.path.join(_llvm_lib, "libmlir_runner_utils.so")))
 
+# loom-serve is built where cpp-httplib and nlohmann-json are installed.
+if os.path.exists(os.path.join(config.loom_tools_dir, "loom-serve")):
+    config.available_features.add("loom-serve")
+
 # Debian's Python with numpy and onnx (the python3 on PATH may lack them),
 # the test helper scripts and the PyTorch-exported models.
 config.substitutions.append(("%python", "/usr/bin/python3"))

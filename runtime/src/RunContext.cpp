@@ -11,6 +11,8 @@ static thread_local RunContext *currentRun = nullptr;
 RunContext::~RunContext() {
   for (Slot &s : slots_)
     std::free(s.data);
+  if (total_)
+    *total_ -= bytes();
 }
 
 void *RunContext::slot(int64_t slot, int64_t bytes) {
@@ -26,8 +28,13 @@ void *RunContext::slot(int64_t slot, int64_t bytes) {
     // The slot's previous buffer is dead (live ranges in a slot are
     // disjoint), so its contents need not move.
     std::free(s.data);
+    size_t before = s.capacity;
     s.data = std::aligned_alloc(64, need);
     s.capacity = s.data ? need : 0;
+    if (total_) {
+      *total_ += s.capacity;
+      *total_ -= before;
+    }
   }
   return s.data;
 }
@@ -61,17 +68,50 @@ ActiveRun::ActiveRun(RunContext *context) : previous_(currentRun) {
 ActiveRun::~ActiveRun() { currentRun = previous_; }
 
 std::unique_ptr<RunContext> RunContextPool::acquire() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (free_.empty())
-    return std::make_unique<RunContext>();
+  std::unique_lock<std::mutex> lock(mutex_);
+  available_.wait(lock, [&] {
+    return !free_.empty() || limit_ == 0 || contexts_ < limit_;
+  });
+  if (free_.empty()) {
+    ++contexts_;
+    return std::make_unique<RunContext>(&bytes_);
+  }
   auto context = std::move(free_.back());
   free_.pop_back();
   return context;
 }
 
 void RunContextPool::release(std::unique_ptr<RunContext> context) {
+  std::unique_ptr<RunContext> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (limit_ && contexts_ > limit_) {
+      --contexts_;
+      dropped = std::move(context);
+    } else {
+      free_.push_back(std::move(context));
+    }
+  }
+  available_.notify_one();
+}
+
+void RunContextPool::setLimit(size_t limit) {
+  std::vector<std::unique_ptr<RunContext>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    limit_ = limit;
+    while (limit_ && contexts_ > limit_ && !free_.empty()) {
+      dropped.push_back(std::move(free_.back()));
+      free_.pop_back();
+      --contexts_;
+    }
+  }
+  available_.notify_all();
+}
+
+RunContextPool::Stats RunContextPool::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  free_.push_back(std::move(context));
+  return {bytes_.load(), contexts_, contexts_ - free_.size(), limit_};
 }
 
 } // namespace loom::runtime

@@ -7,7 +7,10 @@
 // which grows a slot when a larger size arrives and otherwise hands back
 // the same memory. A session keeps its contexts and reuses them across
 // runs, one per run in flight: after the first run of a size nothing is
-// allocated, and memory is bounded by the plan times the runs in flight.
+// allocated, and memory is bounded by the plan (at the largest shapes run)
+// times the runs in flight, which a session may cap
+// (loom_session_set_max_concurrent_runs): runs past the cap wait for a
+// context.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,8 @@
 
 #include "runtime/src/collectives/RunCollectives.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,7 +32,12 @@ namespace loom::runtime {
 
 class RunContext {
 public:
+  /// `total`, when given, follows the bytes of this context's slots (the
+  /// pool's sum over its contexts); it must outlive the context.
+  explicit RunContext(std::atomic<size_t> *total = nullptr) : total_(total) {}
   ~RunContext();
+  RunContext(const RunContext &) = delete;
+  RunContext &operator=(const RunContext &) = delete;
   /// At least `bytes` bytes of slot `slot`, 64-byte aligned; null when out
   /// of memory.
   void *slot(int64_t slot, int64_t bytes);
@@ -51,6 +61,7 @@ private:
     size_t capacity = 0;
   };
   std::vector<Slot> slots_;
+  std::atomic<size_t> *total_;
   std::string failure_;
   collectives::RunCollectives collectives_;
 };
@@ -65,15 +76,30 @@ private:
   RunContext *previous_;
 };
 
-/// A session's contexts, reused across runs.
+/// A session's contexts, reused across runs: at most `limit` exist at
+/// once (0: no limit); acquire waits for one while all are in use.
 class RunContextPool {
 public:
   std::unique_ptr<RunContext> acquire();
   void release(std::unique_ptr<RunContext> context);
+  /// Caps the contexts; a lower cap than the contexts in use takes effect
+  /// as runs finish (their contexts are freed instead of kept).
+  void setLimit(size_t limit);
+
+  struct Stats {
+    size_t bytes;    ///< the slots of every context, free or in use
+    size_t contexts; ///< contexts that exist
+    size_t inUse;    ///< contexts held by runs in flight
+    size_t limit;
+  };
+  Stats stats();
 
 private:
   std::mutex mutex_;
+  std::condition_variable available_;
   std::vector<std::unique_ptr<RunContext>> free_;
+  size_t contexts_ = 0, limit_ = 0;
+  std::atomic<size_t> bytes_{0};
 };
 
 } // namespace loom::runtime

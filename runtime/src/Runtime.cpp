@@ -139,8 +139,11 @@ struct loom_session_s {
   std::vector<Signature> inputs, outputs;
   std::vector<std::string> kernels;
   std::vector<loom_tensor_s> weights;
+  size_t weightBytes = 0;
   std::unique_ptr<loom::runtime::CpuModule> cpu;
-  loom::runtime::RunContextPool contexts;
+  /// Mutable under the const API (loom_session_memory_stats): the pool
+  /// synchronizes itself.
+  mutable loom::runtime::RunContextPool contexts;
   std::string modelName;
   /// Set for a training artifact (checked by artifact::parse).
   std::unique_ptr<loom::artifact::Training> training;
@@ -266,6 +269,7 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
                         "out of memory for weight '" + w.name() + "'");
     t.data = t.owned.get();
     std::memcpy(t.data, w.data().data(), w.data().size());
+    session->weightBytes += w.data().size();
     session->weights.push_back(std::move(t));
   }
 
@@ -338,6 +342,26 @@ size_t loom_session_mesh(const loom_session *session, size_t capacity,
   if (zero_stage)
     *zero_stage = session->zeroStage;
   return n;
+}
+
+loom_status loom_session_set_max_concurrent_runs(loom_session *session,
+                                                 size_t max_runs) {
+  if (!session)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_set_max_concurrent_runs: session is null");
+  session->contexts.setLimit(max_runs);
+  return nullptr;
+}
+
+loom_status loom_session_memory_stats(const loom_session *session,
+                                      loom_session_memory *out) {
+  if (!session || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_memory_stats: null argument");
+  auto stats = session->contexts.stats();
+  *out = {session->weightBytes, stats.bytes, stats.contexts, stats.inUse,
+          stats.limit};
+  return nullptr;
 }
 
 int32_t loom_session_is_training(const loom_session *session) {

@@ -3,6 +3,7 @@
 #include "loom/runtime.hpp"
 #include "compiler/Compile.h"
 #include "compiler/InitAll.h"
+#include "examples/models/Models.h"
 #include "frontends/builder/GraphBuilder.h"
 #include "runtime/src/Artifact.h"
 
@@ -11,6 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
+#include <atomic>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -290,6 +295,198 @@ TEST(RuntimeChecksTest, FailedCheckIsAStatusAndTheSessionGoesOn) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{3, 2}));
   EXPECT_FLOAT_EQ(out[0].data<float>()[5], 6);
+}
+
+/// An MLP (x[batch, 32] -> 64 -> 64 -> 10, parameters as inputs) compiled
+/// to a temporary .loom file: GEMMs through the libraries, fused
+/// elementwise loops, a memory plan with an arena.
+std::string compileMlp() {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  GraphBuilder b(ctx, "mlp");
+  models::MLPConfig config;
+  config.inputs = 32;
+  config.hidden = {64, 64};
+  config.withLoss = false;
+  models::buildMLP(b, config);
+  auto module = b.finish();
+  EXPECT_TRUE(succeeded(module)) << b.error();
+  std::string bytes;
+  EXPECT_TRUE(succeeded(compileToArtifact(**module, {}, bytes)));
+  llvm::SmallString<128> path;
+  EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("mlp-test", "loom", path));
+  std::ofstream(path.str().str(), std::ios::binary) << bytes;
+  return path.str().str();
+}
+
+/// Inputs for `session` with dynamic dims set to `batch`, filled from a
+/// generator seeded by `seed`: the same seed and batch give the same
+/// tensors.
+std::vector<Tensor> mlpInputs(const Session &session, int64_t batch,
+                              uint32_t seed) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < session.inputCount(); ++i) {
+    loom_tensor_info info = session.input(i);
+    std::vector<int64_t> shape(info.dims, info.dims + info.rank);
+    for (int64_t &d : shape)
+      d = d < 0 ? batch : d;
+    Tensor t = Tensor::zeros(info.dtype, shape);
+    float *p = t.data<float>();
+    uint32_t state = seed * 2654435761u + static_cast<uint32_t>(i);
+    for (size_t k = 0; k < loom_tensor_element_count(t.get()); ++k) {
+      state = state * 1664525u + 1013904223u;
+      p[k] = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+/// The output bytes of one run, or empty on failure.
+std::string runBytes(const Session &session, const std::vector<Tensor> &in) {
+  std::vector<const Tensor *> ptrs;
+  for (const Tensor &t : in)
+    ptrs.push_back(&t);
+  std::vector<Tensor> out;
+  if (!session.run(ptrs, out) || out.size() != 1)
+    return {};
+  return std::string(
+      static_cast<const char *>(loom_tensor_data_const(out[0].get())),
+      loom_tensor_size_bytes(out[0].get()));
+}
+
+class MlpRuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override { path_ = compileMlp(); }
+  void TearDown() override { llvm::sys::fs::remove(path_); }
+  std::string path_;
+};
+
+/// Eight threads run one session at once, each with its own inputs and
+/// batch sizes; every result equals the single-threaded run's, bit for bit.
+TEST_F(MlpRuntimeTest, EightThreadsMatchOneThread) {
+  Instance instance(1);
+  Session session;
+  ASSERT_TRUE(Session::load(instance, path_, session));
+  constexpr int kThreads = 8, kIters = 40;
+  auto batchOf = [](int t, int iter) { return int64_t(1 + (t + iter) % 7); };
+  // The reference: one thread, each (thread, batch) case once.
+  std::vector<std::vector<std::string>> expected(kThreads,
+                                                 std::vector<std::string>(8));
+  for (int t = 0; t < kThreads; ++t)
+    for (int64_t batch = 1; batch <= 7; ++batch) {
+      expected[t][batch] =
+          runBytes(session, mlpInputs(session, batch, 100 * t + batch));
+      ASSERT_EQ(expected[t][batch].size(), size_t(batch * 10 * 4));
+    }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int iter = 0; iter < kIters; ++iter) {
+        int64_t batch = batchOf(t, iter);
+        std::string got =
+            runBytes(session, mlpInputs(session, batch, 100 * t + batch));
+        mismatches[t] += got != expected[t][batch];
+      }
+    });
+  for (auto &th : threads)
+    th.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  loom_session_memory m = session.memory();
+  EXPECT_EQ(m.runs_in_flight, 0u);
+  EXPECT_GE(m.run_contexts, 1u);
+  EXPECT_LE(m.run_contexts, size_t(kThreads));
+}
+
+/// With a cap of 3, eight threads never hold more than 3 run contexts, each
+/// at most the plan's bytes at the largest batch run; and runs of sizes
+/// already seen allocate nothing more.
+TEST_F(MlpRuntimeTest, ScratchMemoryIsBoundedAndDoesNotGrow) {
+  Instance instance(1);
+  // One context's bytes at the largest batch (5).
+  Session probe;
+  ASSERT_TRUE(Session::load(instance, path_, probe));
+  ASSERT_FALSE(runBytes(probe, mlpInputs(probe, 5, 0)).empty());
+  size_t perContext = probe.memory().scratch_bytes;
+  ASSERT_GT(perContext, 0u);
+
+  Session session;
+  ASSERT_TRUE(Session::load(instance, path_, session));
+  ASSERT_TRUE(session.setMaxConcurrentRuns(3));
+  std::atomic<size_t> maxInFlight{0}, failures{0};
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        for (int iter = 0; iter < 10; ++iter) {
+          if (runBytes(session, mlpInputs(session, 1 + (t + iter) % 5, t))
+                  .empty())
+            ++failures;
+          size_t now = session.memory().runs_in_flight;
+          size_t seen = maxInFlight.load();
+          while (now > seen && !maxInFlight.compare_exchange_weak(seen, now))
+            ;
+        }
+      });
+    for (auto &th : threads)
+      th.join();
+  }
+  loom_session_memory m = session.memory();
+  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_LE(maxInFlight.load(), 3u);
+  EXPECT_GE(m.run_contexts, 1u);
+  EXPECT_LE(m.run_contexts, 3u);
+  EXPECT_EQ(m.max_concurrent_runs, 3u);
+  EXPECT_EQ(m.runs_in_flight, 0u);
+  EXPECT_LE(m.scratch_bytes, m.run_contexts * perContext);
+
+  // Lowering the cap frees the contexts past it.
+  ASSERT_TRUE(session.setMaxConcurrentRuns(1));
+  EXPECT_EQ(session.memory().run_contexts, 1u);
+  // Sizes already seen: nothing more is allocated, however many runs.
+  for (int64_t batch = 1; batch <= 5; ++batch)
+    ASSERT_FALSE(runBytes(session, mlpInputs(session, batch, 0)).empty());
+  size_t steady = session.memory().scratch_bytes;
+  EXPECT_LE(steady, perContext);
+  for (int cycle = 0; cycle < 20; ++cycle)
+    for (int64_t batch = 1; batch <= 5; ++batch)
+      ASSERT_FALSE(runBytes(session, mlpInputs(session, batch, 0)).empty());
+  EXPECT_EQ(session.memory().scratch_bytes, steady);
+}
+
+/// Failing runs (a wrong shape, a missing input) and successful ones,
+/// repeated, leave the heap where it was: error paths free what they made.
+TEST_F(MlpRuntimeTest, ErrorPathsLeakNothing) {
+  Instance instance(1);
+  Session session;
+  ASSERT_TRUE(Session::load(instance, path_, session));
+  std::vector<Tensor> good = mlpInputs(session, 4, 1);
+  std::vector<Tensor> bad = mlpInputs(session, 4, 1);
+  bad[0] = Tensor::zeros(LOOM_DTYPE_F32, {4, 31});
+  auto work = [&] {
+    for (int i = 0; i < 50; ++i) {
+      EXPECT_FALSE(runBytes(session, good).empty());
+      EXPECT_TRUE(runBytes(session, bad).empty());
+      std::vector<Tensor> out;
+      EXPECT_FALSE(session.run({&good[0]}, out));
+      loom_session *none = nullptr;
+      Status s(loom_session_create_from_memory(instance.get(), "LOOMARTF", 8,
+                                               &none));
+      EXPECT_EQ(s.code(), LOOM_BAD_ARTIFACT);
+    }
+  };
+  work();
+  size_t before = mallinfo2().uordblks;
+  for (int r = 0; r < 10; ++r)
+    work();
+  size_t after = mallinfo2().uordblks;
+  // 500 rounds of each path: a leak of even a status per failure would
+  // show as tens of kilobytes.
+  EXPECT_LT(after, before + 8192) << before << " -> " << after;
 }
 
 } // namespace

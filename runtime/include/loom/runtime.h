@@ -16,7 +16,17 @@
  * Threading contract:
  *   - A loom_session is immutable once created. loom_session_run may be
  *     called on the same session from any number of threads at once; each
- *     call uses its own scratch memory.
+ *     call uses its own scratch memory (a run context: the slots of the
+ *     compiler's memory plan), taken from the session's pool and given
+ *     back when the run returns. A session's memory is its weights plus
+ *     one context per run in flight, each holding the plan's bytes for the
+ *     largest shapes run so far: it does not grow over time, only with
+ *     new peaks of concurrency or of dynamic dims. A run's results do not
+ *     depend on the other runs in flight (they share only the immutable
+ *     session).
+ *     loom_session_set_max_concurrent_runs caps the contexts (runs past
+ *     the cap wait for one to be free); loom_session_memory_stats reports
+ *     them. Both may be called at any time, from any thread.
  *   - A loom_tensor is not synchronized: do not write a tensor in one
  *     thread while another thread reads it or passes it to a run.
  *   - loom_instance and loom_session may be released only when no call on
@@ -155,6 +165,26 @@ loom_status loom_session_run(loom_session *session,
                              const loom_tensor *const *inputs,
                              size_t num_inputs, loom_tensor **outputs,
                              size_t num_outputs);
+
+/* At most `max_runs` runs of this session use scratch memory at once: a
+ * further loom_session_run waits until one returns. 0 (the default) sets
+ * no cap beyond the callers' threads. A cap below the runs in flight takes
+ * effect as they return (their contexts are freed, not kept). */
+loom_status loom_session_set_max_concurrent_runs(loom_session *session,
+                                                 size_t max_runs);
+
+/* What a session holds. */
+typedef struct loom_session_memory {
+  size_t weight_bytes;  /* the weights (copied from the artifact) */
+  size_t scratch_bytes; /* the run contexts' slots, in use or free */
+  size_t run_contexts;  /* contexts that exist: the peak runs in flight,
+                           at most the cap when one is set */
+  size_t runs_in_flight;
+  size_t max_concurrent_runs; /* the cap; 0 when none */
+} loom_session_memory;
+
+loom_status loom_session_memory_stats(const loom_session *session,
+                                      loom_session_memory *out);
 
 /* ---- profiling ---- */
 /* A profile collects one event per kernel of each profiled run (the name

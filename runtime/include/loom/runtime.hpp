@@ -205,6 +205,16 @@ public:
     return status;
   }
 
+  /// At most `maxRuns` runs at once (0: no cap); see the C API.
+  Status setMaxConcurrentRuns(size_t maxRuns) const {
+    return Status(loom_session_set_max_concurrent_runs(s_, maxRuns));
+  }
+  loom_session_memory memory() const {
+    loom_session_memory m = {};
+    Status(loom_session_memory_stats(s_, &m));
+    return m;
+  }
+
   /// Runs use `comm`'s collectives; before the first run.
   Status attach(const Communicator &comm) {
     return Status(loom_session_attach_communicator(s_, comm.get()));
