@@ -126,4 +126,10 @@ std::string resultName(const Driver &driver, CUresult result) {
   return std::string(name) + " (" + std::to_string(result) + ")";
 }
 
+std::string statusName(const CublasLt &lt, cublasStatus_t status) {
+  const char *name = lt.cublasLtGetStatusName(status);
+  return std::string(name ? name : "CUBLAS_STATUS_UNKNOWN") + " (" +
+         std::to_string(status) + ")";
+}
+
 } // namespace loom::cuda
