@@ -52,12 +52,16 @@ def main():
     import torch
     import torch.nn.functional as F
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from make_training_models import MODELS
+    from make_training_models import MODELS, new_model
     torch.set_num_threads(a.threads)
 
     ctor, input_name, _ = MODELS[a.name]
-    model = ctor()
-    model.load_state_dict(torch.load(os.path.join(a.dir, a.name + ".pt")))
+    weights = os.path.join(a.dir, a.name + ".pt")
+    if os.path.exists(weights):
+        model = ctor()
+        model.load_state_dict(torch.load(weights))
+    else:  # bench/gpu carries no .pt: the same seeded initialization
+        model = new_model(a.name)
     model.train()
     model.to(a.device)
     step_model = torch.compile(model) if a.compile else model

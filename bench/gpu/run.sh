@@ -88,7 +88,7 @@ if want load; then
   for pass in cold warm; do
     LOOM_CUDA_CACHE="$here/load-cache" "$lr" step/gpt2.cuda.loom --device cuda \
       --print-device --data step/gpt2.npz --steps 1 --batch 8 2>&1 |
-      grep "device:" | sed "s/^/$pass: /"
+      grep -E "device:|error" | sed "s/^/$pass: /"
   done > "$res/load.txt"
   log "load: $(tr '\n' ' ' < "$res/load.txt")"
 fi
