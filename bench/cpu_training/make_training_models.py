@@ -24,8 +24,6 @@ import os
 import sys
 
 import numpy as np
-import onnx
-import onnx.numpy_helper
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -79,6 +77,8 @@ def new_model(name):
 
 
 def export(model, name, example, path):
+    import onnx  # here only: bench/gpu imports MODELS where onnx is absent
+    import onnx.numpy_helper  # noqa: F401
     input_name, logits = MODELS[name][1], MODELS[name][2]
     model.eval()
     torch.onnx.export(model, (example,), path, opset_version=OPSET,

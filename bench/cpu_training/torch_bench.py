@@ -15,7 +15,8 @@ Prints the loss line and the step-time line in loom-run's format:
 
 usage: /usr/bin/python3 torch_bench.py DIR NAME --threads T --steps N
            --batch B [--warmup W] [--lr 1e-4] [--weight-decay 0.01]
-           [--clip-norm 1.0]
+           [--clip-norm 1.0] [--device cpu|cuda] [--compile]
+(loss.item() synchronizes each step, on a GPU too.)
 """
 import argparse
 import os
@@ -36,6 +37,10 @@ def main():
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--clip-norm", type=float, default=1.0)
+    p.add_argument("--device", default="cpu",
+                   help="cpu or cuda (bench/gpu: the step on the GPU)")
+    p.add_argument("--compile", action="store_true",
+                   help="the model through torch.compile")
     a = p.parse_args()
     # OpenBLAS (PyTorch's GEMM here, a pthreads build) starts one thread per
     # core unless told before it loads. Its threads run the GEMMs while
@@ -47,16 +52,22 @@ def main():
     import torch
     import torch.nn.functional as F
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from make_training_models import MODELS
+    from make_training_models import MODELS, new_model
     torch.set_num_threads(a.threads)
 
     ctor, input_name, _ = MODELS[a.name]
-    model = ctor()
-    model.load_state_dict(torch.load(os.path.join(a.dir, a.name + ".pt")))
+    weights = os.path.join(a.dir, a.name + ".pt")
+    if os.path.exists(weights):
+        model = ctor()
+        model.load_state_dict(torch.load(weights))
+    else:  # bench/gpu carries no .pt: the same seeded initialization
+        model = new_model(a.name)
     model.train()
+    model.to(a.device)
+    step_model = torch.compile(model) if a.compile else model
     data = np.load(os.path.join(a.dir, a.name + ".npz"))
-    x = torch.from_numpy(data[input_name])
-    labels = torch.from_numpy(data["labels"])
+    x = torch.from_numpy(data[input_name]).to(a.device)
+    labels = torch.from_numpy(data["labels"]).to(a.device)
     count = x.shape[0]
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=a.weight_decay)
@@ -64,10 +75,11 @@ def main():
     times, losses = [], []
     for k in range(a.steps):
         start = time.perf_counter()
-        idx = torch.tensor([(k * a.batch + i) % count for i in range(a.batch)])
+        idx = torch.tensor([(k * a.batch + i) % count for i in range(a.batch)],
+                           device=a.device)
         xb, yb = x[idx], labels[idx]
         opt.zero_grad(set_to_none=True)
-        logits = model(xb)
+        logits = step_model(xb)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                yb.reshape(-1))
         loss.backward()

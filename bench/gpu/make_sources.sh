@@ -1,7 +1,14 @@
 #!/bin/sh
-# On this machine (with the compiler): the CUDA sources the GPU benchmark
-# times, and a loom-nvrtc-check to carry. bench/gpu/out/ goes to the GPU.
+# On this machine (with the compiler): everything the GPU machine runs,
+# into bench/gpu/out/ (under 64 MiB; that machine has no compiler, MLIR or
+# protobuf): the CUDA sources the kernel benchmarks time, loom-nvrtc-check,
+# loom-run and the runtime with the libraries they need, the executor's
+# tests, the conformance and training comparisons (CUDA artifacts, inputs,
+# CPU outputs), the GPT-2-style step for the comparison with PyTorch.
 #   bench/gpu/make_sources.sh [BUILD_DIR]
+# (LOOM_GPU_FILTER=SUBSTR: only the conformance models whose name has it.)
+# Needs the build's loomc, loom-run, loom-nvrtc-check, LoomCudaExecutorTests
+# and /usr/bin/python3 with numpy, onnx and torch.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
@@ -30,4 +37,71 @@ MLIR
     --emit cuda -o "$out/gpt2_step.cu"
 cp "$build/bin/loom-nvrtc-check" "$out/"
 cp "$here/kernel_bench.py" "$here/run.sh" "$out/"
-echo "bench/gpu/out ready: carry it to the GPU machine and run ./run.sh there"
+
+# The runtime and its tools, built here (x86-64): loom-run, the executor's
+# tests, libloom_runtime.so, and every other library ldd names but glibc's
+# (the GPU machine has no protobuf, Gloo, oneDNN, OpenBLAS, ...), packed
+# with xz (oneDNN and OpenBLAS alone are 74 MB). libstdc++ and libgcc_s go
+# in lib/fallback: run.sh uses them only when the machine's are too old.
+root=$(cd "$here/../.." && pwd)
+py=/usr/bin/python3
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib/fallback"
+cp "$build/bin/loom-run" "$build/bin/LoomCudaExecutorTests" "$stage/bin/"
+for f in "$build/bin/loom-run" "$build/bin/LoomCudaExecutorTests"; do ldd "$f"; done |
+  awk '$3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
+    case "$name" in
+      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) ;;
+      libstdc++.so*|libgcc_s.so*) cp -L "$path" "$stage/lib/fallback/$name" ;;
+      *) cp -L "$path" "$stage/lib/$name" ;;
+    esac
+  done
+tar -C "$stage" -cJf "$out/loom.tar.xz" bin lib
+
+# The GPU checks: CUDA artifacts and the CPU backend's outputs made here.
+"$py" "$root/test/conformance/cuda-gpu.py" prepare "$build/bin/loomc" \
+    "$build/bin/loom-run" "$out/conformance" --jobs "$(nproc)" \
+    --filter "${LOOM_GPU_FILTER:-}"
+"$py" "$root/test/training/cuda-gpu.py" prepare "$build/bin/loomc" \
+    "$build/bin/loom-run" "$out/training"
+cp "$root/test/conformance/cuda-gpu.py" "$out/conformance-gpu.py"
+cp "$root/test/training/cuda-gpu.py" "$out/training-gpu.py"
+
+# The GPT-2-style training step against PyTorch: the benchmark model,
+# weights and data of bench/cpu_training (4 layers x 256, 128 tokens,
+# batch 8), its CUDA training artifact, and PyTorch's side.
+mkdir -p "$out/step"
+"$py" "$root/bench/cpu_training/make_training_models.py" "$out/step" > "$out/step/make.log"
+# (gpt2.pt stays here: torch_bench.py makes the same seeded weights there.)
+rm -f "$out/step/mlp".* "$out/step/gpt2.onnx.data" "$out/step/gpt2.pt"
+"$build/bin/loomc" train "$out/step/gpt2.onnx" --loss cross_entropy \
+    --logits logits --labels labels --optimizer adamw --lr 1e-4 \
+    --weight-decay 0.01 --schedule constant --clip-norm 1.0 --batch 8 \
+    --target cuda -o "$out/step/gpt2.cuda.loom"
+rm -f "$out/step/gpt2.onnx"
+# What only `loomc export` reads (the inference module and the source ONNX,
+# 26 MB of the 43) does not go to the GPU: stripped, the header rewritten.
+protoc --python_out="$stage" -I "$root" "$root/runtime/artifact/loom_artifact.proto"
+PYTHONPATH="$stage" "$py" - "$out/step/gpt2.cuda.loom" <<'PY'
+import struct, sys
+from runtime.artifact import loom_artifact_pb2 as pb
+path = sys.argv[1]
+data = open(path, "rb").read()
+a = pb.Artifact()
+a.ParseFromString(data[28:])
+a.training.ClearField("inference_module")
+a.training.ClearField("source_onnx")
+body = a.SerializeToString()
+h = 1469598103934665603  # the basis runtime/src/Artifact.cpp uses
+for b in body:
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open(path, "wb").write(data[:12] + struct.pack("<QQ", len(body), h) + body)
+PY
+cp "$root/bench/cpu_training/torch_bench.py" \
+   "$root/bench/cpu_training/make_training_models.py" \
+   "$root/test/models/make_models.py" "$out/step/"
+size=$(du -sm "$out" | cut -f1)
+echo "bench/gpu/out: $size MiB (the device tool carries at most 64)"
+[ "$size" -lt 64 ] || { echo "bench/gpu/out is too large to carry"; exit 1; }
+echo "bench/gpu/out ready: carry it to the GPU machine and run sh bench/gpu/out/run.sh there"

@@ -1,18 +1,95 @@
 #!/bin/sh
-# On the GPU machine, in bench/gpu/out/ (made by make_sources.sh): every
-# GPU figure in one command. Prints ratios; docs/performance.md records them.
-set -eu
+# On the GPU machine, bench/gpu/out/ made by make_sources.sh here: every
+# GPU check and figure in one command, results in $OUT (else ./results):
+#   sh bench/gpu/out/run.sh [tests] [conformance] [training] [kernels] [step] [load]
+# (no argument: all sections, in that order). Each section goes on when
+# another fails; summary.txt says which passed. docs/cuda.md.
+set -u
 cd "$(dirname "$0")"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-# Fused elementwise chain (mul, tanh, add over 4096x4096 f32): 3 tensors
-# of 64 MiB moved, against a device-to-device copy in the same run.
-python3 kernel_bench.py chain chain.cu $((4096 * 4096 * 4))
-# LayerNorm + GELU + residual, 4096x768 f32, against PyTorch eager and
-# torch.compile.
-python3 kernel_bench.py ln ln.cu $((4096 * 768 * 4))
-# NVRTC: compile time per kernel of the GPT-2-style training step, then
-# the cache: a cold compile and a warm (cache-hit) load of every kernel.
-python3 kernel_bench.py nvrtc gpt2_step.cu
-rm -rf cache
-./loom-nvrtc-check --cache cache --arch sm_90 gpt2_step.cu
-./loom-nvrtc-check --cache cache --arch sm_90 gpt2_step.cu
+here=$(pwd)
+res=${OUT:-$here/results}
+mkdir -p "$res"
+sections=${*:-tests conformance training kernels step load}
+: > "$res/summary.txt"
+log() { echo "$*" | tee -a "$res/summary.txt"; }
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  python3 -c "import torch; print('torch', torch.__version__)"; } \
+  > "$res/device.txt" 2>&1
+log "device: $(head -1 "$res/device.txt")"
+
+# The runtime built on the compiling machine: loom-run behind a wrapper
+# that finds its libraries (the machine's libstdc++ first, the carried one
+# when it is too old).
+rm -rf loom && mkdir loom && tar -C loom -xJf loom.tar.xz
+libs=$here/loom/lib
+if LD_LIBRARY_PATH=$libs "$here/loom/bin/loom-run" 2>&1 | grep -q "not found"; then
+  libs=$libs:$here/loom/lib/fallback
+fi
+cat > loom/loom-run <<EOF
+#!/bin/sh
+LD_LIBRARY_PATH=$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} exec $here/loom/bin/loom-run "\$@"
+EOF
+chmod +x loom/loom-run
+lr=$here/loom/loom-run
+export LOOM_CUDA_CACHE="$here/cache"
+
+if want tests; then
+  LD_LIBRARY_PATH=$libs "$here/loom/bin/LoomCudaExecutorTests" \
+    --gtest_output=xml:"$res/executor-tests.xml" > "$res/executor-tests.txt" 2>&1
+  log "executor tests (LoomCudaExecutorTests): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$res/executor-tests.txt" | tr '\n' ' '))"
+fi
+if want conformance; then
+  python3 conformance-gpu.py run "$lr" conformance --results "$res/conformance.txt" \
+    > "$res/conformance.log" 2>&1
+  log "conformance vs CPU: exit $? ($(tail -1 "$res/conformance.log"))"
+fi
+if want training; then
+  python3 training-gpu.py run "$lr" training --results "$res/training.txt" \
+    > "$res/training.log" 2>&1
+  log "training vs CPU: exit $? ($(tail -1 "$res/training.log"))"
+fi
+if want kernels; then
+  # Fused elementwise chain (mul, tanh, add over 4096x4096 f32) against a
+  # device-to-device copy in the same run; LayerNorm + GELU + residual
+  # (4096x768 f32) against PyTorch eager and torch.compile; NVRTC compile
+  # time per kernel of the GPT-2-style training step, then the cache: a
+  # cold compile and a cache-hit load of every kernel.
+  { python3 kernel_bench.py chain chain.cu $((4096 * 4096 * 4))
+    python3 kernel_bench.py ln ln.cu $((4096 * 768 * 4))
+    python3 kernel_bench.py nvrtc gpt2_step.cu
+    rm -rf nvrtc-cache
+    ./loom-nvrtc-check --cache nvrtc-cache --arch sm_90 gpt2_step.cu
+    ./loom-nvrtc-check --cache nvrtc-cache --arch sm_90 gpt2_step.cu
+  } > "$res/kernels.txt" 2>&1
+  log "kernels: exit $? (see kernels.txt)"
+fi
+if want step; then
+  # The GPT-2-style training step (4 layers x 256, 128 tokens, batch 8,
+  # AdamW + clipping): Loom's executor against PyTorch eager and
+  # torch.compile, median step time after warm-up, same weights and data.
+  steps=40 warm=10
+  ms() { sed -n 's/^per step: .* median \([0-9.]*\) ms.*/\1/p'; }
+  "$lr" step/gpt2.cuda.loom --device cuda --data step/gpt2.npz --steps $steps \
+    --batch 8 --warmup $warm --log-every $steps > "$res/step-loom.txt" 2>&1
+  (cd step && python3 torch_bench.py . gpt2 --device cuda --threads 1 \
+    --steps $steps --batch 8 --warmup $warm) > "$res/step-eager.txt" 2>&1
+  (cd step && python3 torch_bench.py . gpt2 --device cuda --threads 1 \
+    --steps $steps --batch 8 --warmup $warm --compile) > "$res/step-compile.txt" 2>&1
+  l=$(ms < "$res/step-loom.txt"); e=$(ms < "$res/step-eager.txt")
+  c=$(ms < "$res/step-compile.txt")
+  log "gpt2 step ms: loom ${l:-?} eager ${e:-?} compile ${c:-?}; loom/eager $(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}') loom/compile $(awk -v a="${l:-0}" -v b="${c:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}')"
+fi
+if want load; then
+  # The executor's load: NVRTC from an empty cache, then a cache hit.
+  rm -rf "$here/load-cache"
+  for pass in cold warm; do
+    LOOM_CUDA_CACHE="$here/load-cache" "$lr" step/gpt2.cuda.loom --device cuda \
+      --print-device --data step/gpt2.npz --steps 1 --batch 8 2>&1 |
+      grep -E "device:|error" | sed "s/^/$pass: /"
+  done > "$res/load.txt"
+  log "load: $(tr '\n' ' ' < "$res/load.txt")"
+fi
+log "results in $res"

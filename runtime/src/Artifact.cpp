@@ -435,12 +435,12 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error,
     return false;
   if (out.has_mesh() && !checkMesh(out.mesh(), error))
     return false;
-  if (out.cpu().shared_object().empty() || out.cpu().entry_symbol().empty()) {
-    error = out.has_cuda()
-                ? "artifact has no CPU code: it was compiled with --target "
-                  "cuda, and the runtime's CUDA device does not run "
-                  "artifacts yet (docs/cuda.md); compile it for the CPU"
-                : "artifact has no CPU code";
+  // The CPU code or the CUDA program (checked by the CUDA device when it
+  // loads it: cuda::validateProgram).
+  bool cpu =
+      !out.cpu().shared_object().empty() && !out.cpu().entry_symbol().empty();
+  if (!cpu && !out.has_cuda()) {
+    error = "artifact has no code (neither CPU code nor a CUDA program)";
     return false;
   }
   return true;

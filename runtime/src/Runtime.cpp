@@ -18,6 +18,7 @@
 #include "runtime/src/Session.h"
 #include "runtime/src/ThreadPool.h"
 #include "runtime/src/collectives/CommunicatorApi.h"
+#include "runtime/src/cuda/CudaExecutor.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -132,6 +133,8 @@ struct loom_tensor_s {
 struct loom_instance_s {
   int32_t numThreads; // 0: OpenMP's default (one per core)
   loom::artifact::Limits limits;
+  loom_device device;
+  int32_t deviceOrdinal;
 };
 
 struct loom_session_s {
@@ -141,6 +144,9 @@ struct loom_session_s {
   std::vector<loom_tensor_s> weights;
   size_t weightBytes = 0;
   std::unique_ptr<loom::runtime::CpuModule> cpu;
+  /// Set instead of `cpu` when the session runs on a CUDA device.
+  std::unique_ptr<loom::cuda::CudaExecutor> cuda;
+  std::string deviceDescription = "cpu";
   /// Mutable under the const API (loom_session_memory_stats): the pool
   /// synchronizes itself.
   mutable loom::runtime::RunContextPool contexts;
@@ -205,6 +211,16 @@ loom_status loom_instance_create(const loom_instance_options *options,
   if (threads < 0)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: num_threads is negative");
+  loom_device device = options ? options->device : LOOM_DEVICE_AUTO;
+  if (device != LOOM_DEVICE_AUTO && device != LOOM_DEVICE_CPU &&
+      device != LOOM_DEVICE_CUDA)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_instance_create: unknown device " +
+                          std::to_string(static_cast<int>(device)));
+  int32_t ordinal = options ? options->device_ordinal : 0;
+  if (ordinal < 0)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_instance_create: device_ordinal is negative");
   // OpenBLAS and OpenMP (oneDNN) keep one thread count per process.
   if (threads > 0) {
     openblas_set_num_threads(threads);
@@ -216,11 +232,16 @@ loom_status loom_instance_create(const loom_instance_options *options,
                                    loom::artifact::Limits::kMaxFileBytes);
   if (options && options->max_tensor_bytes)
     limits.maxTensorBytes = options->max_tensor_bytes;
-  *out = new (std::nothrow) loom_instance_s{threads, limits};
+  *out = new (std::nothrow) loom_instance_s{threads, limits, device, ordinal};
   return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
 }
 
 void loom_instance_release(loom_instance *instance) { delete instance; }
+
+void loom_instance_options_initialize(loom_instance_options *options) {
+  if (options)
+    *options = loom_instance_options{};
+}
 
 loom_status loom_session_create_from_memory(loom_instance *instance,
                                             const void *data, size_t size,
@@ -258,6 +279,53 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
     session->training = std::make_unique<loom::artifact::Training>();
     session->training->Swap(artifact.mutable_training());
   }
+  // The device: the CUDA program when asked for (or, with AUTO, when the
+  // artifact has one and a GPU answers), else the CPU code.
+  bool hasCpu = !artifact.cpu().shared_object().empty();
+  bool hasCuda = artifact.has_cuda();
+  loom_device device = instance->device;
+  std::string noGpu;
+  if (device == LOOM_DEVICE_AUTO)
+    device = hasCuda && (!hasCpu || loom::cuda::deviceAvailable(
+                                        instance->deviceOrdinal, noGpu))
+                 ? LOOM_DEVICE_CUDA
+                 : LOOM_DEVICE_CPU;
+  if (device == LOOM_DEVICE_CUDA) {
+    if (!hasCuda)
+      return makeStatus(LOOM_UNAVAILABLE,
+                        "the artifact has no CUDA code (it was compiled for "
+                        "the CPU): compile with loomc --target cuda");
+    if (session->meshShape.size() > 0)
+      return makeStatus(LOOM_UNAVAILABLE,
+                        "the CUDA device runs single-process artifacts only "
+                        "(this one has a mesh: NCCL collectives are not "
+                        "there yet)");
+    loom::cuda::CudaExecutor::Options options;
+    options.ordinal = instance->deviceOrdinal;
+    loom::cuda::Failure failure = loom::cuda::Failure::None;
+    session->cuda =
+        loom::cuda::CudaExecutor::load(artifact, options, error, failure);
+    if (!session->cuda)
+      return makeStatus(
+          failure == loom::cuda::Failure::BadArtifact   ? LOOM_BAD_ARTIFACT
+          : failure == loom::cuda::Failure::Unavailable ? LOOM_UNAVAILABLE
+                                                        : LOOM_INTERNAL,
+          (instance->device == LOOM_DEVICE_AUTO
+               ? "the artifact has CUDA code only (loomc "
+                 "--target cuda): "
+               : "") +
+              error);
+    session->deviceDescription = session->cuda->description();
+    *out = session.release();
+    return nullptr;
+  }
+  if (!hasCpu)
+    return makeStatus(LOOM_UNAVAILABLE,
+                      "the artifact has CUDA code only (loomc --target "
+                      "cuda) and the CPU device cannot run it" +
+                          (noGpu.empty() ? std::string()
+                                         : " (no GPU answers: " + noGpu + ")") +
+                          "; compile with loomc --target cpu");
   for (const auto &w : artifact.weights()) {
     loom_tensor_s t;
     t.dtype = static_cast<loom_dtype>(w.dtype());
@@ -364,6 +432,14 @@ loom_status loom_session_memory_stats(const loom_session *session,
   return nullptr;
 }
 
+loom_device loom_session_device(const loom_session *session) {
+  return session && session->cuda ? LOOM_DEVICE_CUDA : LOOM_DEVICE_CPU;
+}
+
+const char *loom_session_device_description(const loom_session *session) {
+  return session ? session->deviceDescription.c_str() : "";
+}
+
 int32_t loom_session_is_training(const loom_session *session) {
   return session && session->training ? 1 : 0;
 }
@@ -456,6 +532,48 @@ loom_status newTensor(const char *api, loom_dtype dtype, size_t rank,
   return nullptr;
 }
 
+/// A run on the session's CUDA device (inputs checked): the outputs are
+/// new tensors of the signature's (static) shapes, filled by the executor.
+loom_status runCuda(loom_session *session, const loom_tensor *const *inputs,
+                    loom_tensor **outputs, loom_profile *profile) {
+  std::vector<const void *> in;
+  for (size_t i = 0; i < session->inputs.size(); ++i)
+    in.push_back(inputs[i]->data);
+  std::vector<std::unique_ptr<loom_tensor_s>> made;
+  std::vector<void *> out;
+  for (const Signature &s : session->outputs) {
+    loom_tensor *t = nullptr;
+    if (loom_status status =
+            loom_tensor_create(s.dtype, s.dims.size(), s.dims.data(), &t))
+      return status;
+    made.emplace_back(t);
+    out.push_back(t->data);
+  }
+  std::vector<loom::cuda::StepTime> times;
+  std::string error;
+  loom::cuda::Failure failure = loom::cuda::Failure::None;
+  int64_t start = loom::runtime::nowNs();
+  if (!session->cuda->run(in, out, profile ? &times : nullptr, error, failure))
+    return makeStatus(failure == loom::cuda::Failure::Unavailable
+                          ? LOOM_UNAVAILABLE
+                          : LOOM_INTERNAL,
+                      error);
+  int64_t end = loom::runtime::nowNs();
+  if (profile) {
+    // The steps' GPU times, placed from the run's start on the host.
+    uint64_t row = threadRow();
+    std::lock_guard<std::mutex> lock(profile->mutex);
+    profile->events.push_back({"run", "run", start, end, row});
+    for (const loom::cuda::StepTime &t : times)
+      profile->events.push_back(
+          {t.name, "kernel", start + static_cast<int64_t>(t.startMs * 1e6),
+           start + static_cast<int64_t>(t.endMs * 1e6), row});
+  }
+  for (size_t i = 0; i < made.size(); ++i)
+    outputs[i] = made[i].release();
+  return nullptr;
+}
+
 loom_status run(loom_session *session, const loom_tensor *const *inputs,
                 size_t num_inputs, loom_tensor **outputs, size_t num_outputs,
                 loom_profile *profile) {
@@ -528,6 +646,9 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
                         "the communicator is broken by an earlier failure: " +
                             broken);
   }
+
+  if (session->cuda)
+    return runCuda(session, inputs, outputs, profile);
 
   // Descriptors: inputs, weights, then the results the entry fills.
   std::vector<std::vector<int64_t>> descs;

@@ -45,15 +45,17 @@ def cpu_failures():
     return failed
 
 
-def emit(loomc, name, out):
-    """None when the source was written, else loomc's first error line."""
+def emit(loomc, name, out, kind=("--target", "cuda", "--emit", "cuda"),
+         binds=None):
+    """None when the source (or with `kind` ("--target", "cuda"), the
+    artifact) was written, else loomc's first error line. `binds` receives
+    the inputs frozen with --bind (name -> .pb path)."""
     d = os.path.join(node_run.DATA, name)
     model = os.path.join(d, "model.onnx")
-    binds = {}
+    binds = {} if binds is None else binds
     import onnx
     for _ in range(4):
-        args = [loomc, "compile", model, "--target", "cuda", "--emit", "cuda",
-                "-o", out]
+        args = [loomc, "compile", model, *kind, "-o", out]
         for n, path in binds.items():
             args += ["--bind", f"{n}={path}"]
         p = subprocess.run(args, capture_output=True, text=True, timeout=300)

@@ -31,7 +31,6 @@
 
 #include "loom/runtime.h"
 #include "runtime/src/Artifact.h"
-#include "runtime/src/cuda/CudaApi.h"
 #include "tools/loom-run/TensorFiles.h"
 #include "tools/loom-run/Train.h"
 
@@ -70,6 +69,7 @@ struct Options {
   uint64_t maxFileBytes = 0, maxTensorBytes = 0;
   /// cpu, cuda or auto (docs/cuda.md).
   std::string device = "auto";
+  bool printDevice = false;
   /// Training mode (a training artifact): set when --data is given.
   loom::tools::TrainOptions train;
   /// The training flags given, for the check that --data is there.
@@ -84,7 +84,7 @@ void usage() {
       "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
       "                [--bench N [--warmup W]] [--threads N]\n"
       "                [--profile TRACE.json] [--device cpu|cuda|auto]\n"
-      "                [--max-file-bytes N] [--max-tensor-bytes N]\n"
+      "                [--max-file-bytes N] [--max-tensor-bytes N] [--print-device]\n"
       "       loom-run TRAIN.loom --data FILE.npz --steps N --batch B\n"
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
@@ -348,6 +348,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       ok = value(o.checkPb);
     } else if (a == "--profile") {
       ok = value(o.profile);
+    } else if (a == "--print-device") {
+      o.printDevice = true;
     } else if (a == "--device") {
       ok = value(o.device);
       if (ok && o.device != "cpu" && o.device != "cuda" && o.device != "auto")
@@ -473,35 +475,9 @@ static bool makeDirs(const std::string &path, std::string &error) {
   return true;
 }
 
-/// --device: "cuda" needs a GPU that answers; "auto" is the CPU until the
-/// runtime's CUDA device runs artifacts (docs/cuda.md). The error of
-/// `--device cuda` says what is missing: "no CUDA driver (dlopen ...)",
-/// "no CUDA device", or that the CUDA executor is not there yet.
-static int checkDevice(const std::string &device) {
-  if (device != "cuda")
-    return 0;
-  std::string why;
-  const loom::cuda::Driver *cu = loom::cuda::driver(why);
-  if (!cu)
-    return fail("--device cuda: " + why);
-  int count = 0;
-  loom::cuda::CUresult r = cu->cuInit(0);
-  if (r == 0)
-    r = cu->cuDeviceGetCount(&count);
-  if (r != 0)
-    return fail("--device cuda: cuInit failed: " +
-                loom::cuda::resultName(*cu, r) + " (no CUDA device?)");
-  if (count == 0)
-    return fail("--device cuda: no CUDA device");
-  return fail("--device cuda: the runtime's CUDA device does not run "
-              "artifacts yet (issue 7; docs/cuda.md): run on the CPU");
-}
-
 int main(int argc, char **argv) {
   Options o;
   if (int rc = parseArgs(argc, argv, o))
-    return rc;
-  if (int rc = checkDevice(o.device))
     return rc;
   std::string artifact = o.model, error;
   if (o.model.size() > 5 &&
@@ -509,17 +485,30 @@ int main(int argc, char **argv) {
     if (!compileOnnx(o.model, artifact, error))
       return fail(error);
 
-  loom_instance_options instanceOptions = {o.threads, o.maxFileBytes,
-                                           o.maxTensorBytes};
+  // --device: cuda runs the artifact's CUDA code (or says why it cannot:
+  // no CUDA code, no driver, no device); auto runs it when a GPU answers,
+  // else the CPU code (docs/cuda.md).
+  loom_instance_options instanceOptions;
+  loom_instance_options_initialize(&instanceOptions);
+  instanceOptions.num_threads = o.threads;
+  instanceOptions.device = o.device == "cuda"  ? LOOM_DEVICE_CUDA
+                           : o.device == "cpu" ? LOOM_DEVICE_CPU
+                                               : LOOM_DEVICE_AUTO;
+  instanceOptions.max_file_bytes = o.maxFileBytes;
+  instanceOptions.max_tensor_bytes = o.maxTensorBytes;
   loom_instance *instance = nullptr;
   if (failed(loom_instance_create(&instanceOptions, &instance)))
     return 1;
   loom_session *session = nullptr;
-  if (failed(loom_session_create_from_file(instance, artifact.c_str(),
-                                           &session))) {
+  if (failed(
+          loom_session_create_from_file(instance, artifact.c_str(), &session),
+          o.device == "cuda" ? "--device cuda" : "")) {
     loom_instance_release(instance);
     return 1;
   }
+  if (o.printDevice)
+    std::fprintf(stderr, "loom-run: device: %s\n",
+                 loom_session_device_description(session));
   int rc = 0;
   bool training = loom_session_is_training(session);
   // One rank of a distributed job: join it (the communicator outlives the

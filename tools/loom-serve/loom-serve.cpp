@@ -426,7 +426,9 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &action, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  loom_instance_options instanceOptions = {options.intraOpThreads};
+  loom_instance_options instanceOptions;
+  loom_instance_options_initialize(&instanceOptions);
+  instanceOptions.num_threads = options.intraOpThreads;
   loom_instance *instance = nullptr;
   if (loom_status s = loom_instance_create(&instanceOptions, &instance)) {
     std::fprintf(stderr, "loom-serve: %s\n", loom_status_message(s));

@@ -205,10 +205,11 @@ static cl::opt<std::string> freeze("freeze",
                                    cl::init(""), cl::cat(trainCat));
 static cl::opt<int64_t> batchSize(
     "batch",
-    cl::desc("train: the micro-batch size, for a dynamic dim 0 of an input"),
+    cl::desc("compile, train: the (micro-)batch size, for a dynamic dim 0 "
+             "of an input (the CUDA target needs static shapes)"),
     cl::init(0), cl::cat(trainCat));
 static cl::list<std::string>
-    dimSizes("dim", cl::desc("train: a size for a named dynamic dim"),
+    dimSizes("dim", cl::desc("compile, train: a size for a named dynamic dim"),
              cl::value_desc("NAME=SIZE"), cl::cat(trainCat));
 static cl::opt<bool> gradientsOnly(
     "gradients",
@@ -544,12 +545,28 @@ static int runExport(MLIRContext &ctx) {
 }
 
 /// The model in `inputPath`: ONNX (binary or text) or graph IR.
+/// --dim NAME=SIZE into `import.dimSizes`; false after an error.
+static bool parseDimSizes(loom::onnx_import::ImportOptions &import) {
+  for (const std::string &d : dimSizes) {
+    size_t eq = d.find('=');
+    int64_t size = 0;
+    if (eq == std::string::npos ||
+        StringRef(d).substr(eq + 1).getAsInteger(10, size) || size <= 0) {
+      llvm::errs() << "error: --dim takes NAME=SIZE, not '" << d << "'\n";
+      return false;
+    }
+    import.dimSizes[d.substr(0, eq)] = size;
+  }
+  return true;
+}
+
 static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
   StringRef path(inputPath);
   if (path.ends_with(".onnx") || path.ends_with(".onnxtext")) {
     loom::onnx_import::ImportOptions options;
-    if (!importOptions(options))
+    if (!importOptions(options) || !parseDimSizes(options))
       return nullptr;
+    options.batch = batchSize;
     auto module = loom::onnx_import::importFile(ctx, inputPath, options);
     if (failed(module))
       return nullptr;
@@ -557,6 +574,11 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx) {
   }
   if (!binds.empty()) {
     llvm::errs() << "error: --bind applies to ONNX models, not graph IR\n";
+    return nullptr;
+  }
+  if (batchSize || !dimSizes.empty()) {
+    llvm::errs() << "error: --batch and --dim fix an ONNX model's dynamic "
+                    "dims; build graph IR with static shapes\n";
     return nullptr;
   }
   llvm::SourceMgr sources;
@@ -733,16 +755,8 @@ static int runTrain(MLIRContext &ctx) {
       }
       import.batch = batchSize / dataParallel;
     }
-    for (const std::string &d : dimSizes) {
-      size_t eq = d.find('=');
-      int64_t size = 0;
-      if (eq == std::string::npos ||
-          StringRef(d).substr(eq + 1).getAsInteger(10, size) || size <= 0) {
-        llvm::errs() << "error: --dim takes NAME=SIZE, not '" << d << "'\n";
-        return 1;
-      }
-      import.dimSizes[d.substr(0, eq)] = size;
-    }
+    if (!parseDimSizes(import))
+      return 1;
     auto imported = loom::onnx_import::importFile(ctx, inputPath, import);
     if (failed(imported))
       return 1;

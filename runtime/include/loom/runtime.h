@@ -27,6 +27,8 @@
  *     loom_session_set_max_concurrent_runs caps the contexts (runs past
  *     the cap wait for one to be free); loom_session_memory_stats reports
  *     them. Both may be called at any time, from any thread.
+ *     On a CUDA device a run's scratch is its own stream, arena and
+ *     staging buffers, made when no cached set is free.
  *   - A loom_tensor is not synchronized: do not write a tensor in one
  *     thread while another thread reads it or passes it to a run.
  *   - loom_instance and loom_session may be released only when no call on
@@ -98,6 +100,21 @@ size_t loom_dtype_size(loom_dtype dtype);
 const char *loom_dtype_name(loom_dtype dtype);
 
 /* ---- instance ---- */
+/* Where a session runs its artifact's code (docs/cuda.md). */
+typedef enum loom_device {
+  /* The artifact's CUDA code (loomc --target cuda) when it has some and a
+   * CUDA device answers, else its CPU code. */
+  LOOM_DEVICE_AUTO = 0,
+  /* The artifact's CPU code; LOOM_UNAVAILABLE when it has none. */
+  LOOM_DEVICE_CPU = 1,
+  /* The artifact's CUDA code on GPU `device_ordinal`; LOOM_UNAVAILABLE
+   * when the artifact has none ("compile with loomc --target cuda") or
+   * no GPU answers ("no CUDA driver (dlopen libcuda.so.1: ...)", "cuInit
+   * failed: CUDA_ERROR_NO_DEVICE (100)"). The CUDA libraries are opened
+   * with dlopen: the runtime has no link-time CUDA dependency. */
+  LOOM_DEVICE_CUDA = 2,
+} loom_device;
+
 typedef struct loom_instance_options {
   /* Threads for CPU kernels; 0 = one per core. The generated loops of this
    * instance's runs use at most this many of OpenMP's threads; the GEMM
@@ -116,7 +133,15 @@ typedef struct loom_instance_options {
    * a sharded one merged (default 8 GiB). docs/hardening.md. */
   uint64_t max_file_bytes;
   uint64_t max_tensor_bytes;
+  /* The device of this instance's sessions (LOOM_DEVICE_AUTO when 0). */
+  loom_device device;
+  /* The CUDA device's ordinal (0: the first GPU). */
+  int32_t device_ordinal;
 } loom_instance_options;
+
+/* The defaults: every field 0 (one thread per core, LOOM_DEVICE_AUTO,
+ * GPU 0). */
+void loom_instance_options_initialize(loom_instance_options *options);
 
 /* `options` may be NULL for the defaults. */
 loom_status loom_instance_create(const loom_instance_options *options,
@@ -131,6 +156,14 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
                                             const void *data, size_t size,
                                             loom_session **out);
 void loom_session_release(loom_session *session);
+
+/* The device the session runs on: LOOM_DEVICE_CPU or LOOM_DEVICE_CUDA
+ * (never AUTO: the choice is made when the session is created). */
+loom_device loom_session_device(const loom_session *session);
+/* A line for people and logs, valid while the session lives: "cpu", or
+ * the GPU, its arch, where the code came from (the artifact's cubin, or
+ * NVRTC with the number of programs taken from the cache), the load time. */
+const char *loom_session_device_description(const loom_session *session);
 
 /* 1 when the session's artifact is a training artifact (loomc train): its
  * entry is a training step that loom_trainer_* drives; 0 otherwise. */

@@ -102,9 +102,16 @@ private:
 
 class Instance {
 public:
-  /// `num_threads` 0: one per core. Check ok() for a failure.
-  explicit Instance(int32_t num_threads = 0) {
-    loom_instance_options options = {num_threads};
+  /// `num_threads` 0: one per core; `device`: see loom_device. Check ok()
+  /// for a failure.
+  explicit Instance(int32_t num_threads = 0,
+                    loom_device device = LOOM_DEVICE_AUTO,
+                    int32_t device_ordinal = 0) {
+    loom_instance_options options;
+    loom_instance_options_initialize(&options);
+    options.num_threads = num_threads;
+    options.device = device;
+    options.device_ordinal = device_ordinal;
     status_ = Status(loom_instance_create(&options, &i_));
   }
   Instance(const Instance &) = delete;
@@ -176,6 +183,11 @@ public:
     return status;
   }
 
+  /// LOOM_DEVICE_CPU or LOOM_DEVICE_CUDA, and a line describing it.
+  loom_device device() const { return loom_session_device(s_); }
+  const char *deviceDescription() const {
+    return loom_session_device_description(s_);
+  }
   size_t inputCount() const { return loom_session_input_count(s_); }
   size_t outputCount() const { return loom_session_output_count(s_); }
   loom_tensor_info input(size_t i) const {

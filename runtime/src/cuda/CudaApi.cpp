@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <utility>
 
 namespace loom::cuda {
 namespace {
@@ -121,9 +122,34 @@ const CublasLt *cublasLt(std::string &error) {
 
 std::string resultName(const Driver &driver, CUresult result) {
   const char *name = nullptr;
-  if (driver.cuGetErrorName(result, &name) != 0 || !name)
+  if (driver.cuGetErrorName(result, &name) != 0 || !name) {
+    // The driver could not say (the stub library answers nothing): the
+    // names of the results a load or a launch usually meets.
+    static const std::pair<CUresult, const char *> known[] = {
+        {1, "CUDA_ERROR_INVALID_VALUE"},
+        {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+        {3, "CUDA_ERROR_NOT_INITIALIZED"},
+        {34, "CUDA_ERROR_STUB_LIBRARY"},
+        {35, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
+        {100, "CUDA_ERROR_NO_DEVICE"},
+        {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+        {218, "CUDA_ERROR_INVALID_PTX"},
+        {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+        {500, "CUDA_ERROR_NOT_FOUND"},
+        {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+        {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}};
     name = "CUDA_ERROR_UNKNOWN";
+    for (const auto &[code, text] : known)
+      if (code == result)
+        name = text;
+  }
   return std::string(name) + " (" + std::to_string(result) + ")";
+}
+
+std::string statusName(const CublasLt &lt, cublasStatus_t status) {
+  const char *name = lt.cublasLtGetStatusName(status);
+  return std::string(name ? name : "CUBLAS_STATUS_UNKNOWN") + " (" +
+         std::to_string(status) + ")";
 }
 
 } // namespace loom::cuda

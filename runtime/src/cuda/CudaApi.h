@@ -47,6 +47,37 @@ struct cublasLtMatmulHeuristicResult_t {
   int reserved[4];
 };
 
+/// The enum values the runtime passes, as cuda.h, library_types.h,
+/// cublas_api.h and cublasLt.h define them (CudaHeaderTest checks each
+/// against the headers where the CUDA toolkit is installed).
+namespace api {
+inline constexpr CUresult kSuccess = 0;                // CUDA_SUCCESS
+inline constexpr CUresult kErrorNotFound = 500;        // CUDA_ERROR_NOT_FOUND
+inline constexpr int kAttrComputeCapabilityMajor = 75; // CU_DEVICE_ATTRIBUTE_
+inline constexpr int kAttrComputeCapabilityMinor = 76; //   COMPUTE_CAPABILITY_*
+inline constexpr int kAttrMaxSharedPerBlockOptin =
+    97; // ..._MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+inline constexpr int kFuncAttrMaxDynamicShared =
+    8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+inline constexpr unsigned kStreamNonBlocking = 1;   // CU_STREAM_NON_BLOCKING
+inline constexpr unsigned kEventDefault = 0;        // CU_EVENT_DEFAULT
+inline constexpr cublasStatus_t kCublasSuccess = 0; // CUBLAS_STATUS_SUCCESS
+inline constexpr int kOpN = 0, kOpT = 1;            // CUBLAS_OP_N, CUBLAS_OP_T
+inline constexpr int kComputeF32 = 68,
+                     kComputeF64 = 70; // CUBLAS_COMPUTE_32F, _64F
+inline constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14; // CUDA_R_*
+inline constexpr int kDescTransA = 3, kDescTransB = 4; // CUBLASLT_MATMUL_DESC_*
+inline constexpr int kDescEpilogue = 7, kDescBiasPointer = 8;
+inline constexpr uint32_t kEpilogueDefault = 1,
+                          kEpilogueRelu = 2, // CUBLASLT_EPILOGUE_*
+    kEpilogueBias = 4, kEpilogueReluBias = 6, kEpilogueGelu = 32,
+                          kEpilogueGeluBias = 36;
+inline constexpr int kLayoutBatchCount = 5,
+                     kLayoutBatchStride = 6; // CUBLASLT_MATRIX_LAYOUT_*
+inline constexpr int kPrefMaxWorkspace =
+    1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+} // namespace api
+
 // X(name, return type, parameters); the driver's table also names the
 // exported symbol (cuda.h maps cuMemAlloc to cuMemAlloc_v2, ...).
 #define LOOM_CUDA_DRIVER_SYMBOLS(X)                                            \
@@ -74,8 +105,17 @@ struct cublasLtMatmulHeuristicResult_t {
     (CUdeviceptr, const void *, size_t, CUstream))                             \
   X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, CUresult,                         \
     (void *, CUdeviceptr, size_t, CUstream))                                   \
+  X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, CUresult,                         \
+    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
   X(cuMemsetD8Async, cuMemsetD8Async, CUresult,                                \
     (CUdeviceptr, unsigned char, size_t, CUstream))                            \
+  X(cuEventCreate, cuEventCreate, CUresult, (CUevent *, unsigned))             \
+  X(cuEventDestroy, cuEventDestroy_v2, CUresult, (CUevent))                    \
+  X(cuEventRecord, cuEventRecord, CUresult, (CUevent, CUstream))               \
+  X(cuEventSynchronize, cuEventSynchronize, CUresult, (CUevent))               \
+  X(cuEventElapsedTime, cuEventElapsedTime, CUresult,                          \
+    (float *, CUevent, CUevent))                                               \
+  X(cuFuncSetAttribute, cuFuncSetAttribute, CUresult, (CUfunction, int, int))  \
   X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule *, const void *))  \
   X(cuModuleUnload, cuModuleUnload, CUresult, (CUmodule))                      \
   X(cuModuleGetFunction, cuModuleGetFunction, CUresult,                        \
@@ -102,6 +142,7 @@ struct cublasLtMatmulHeuristicResult_t {
   X(nvrtcGetCUBIN, nvrtcResult, (nvrtcProgram, char *))
 
 #define LOOM_CUBLASLT_SYMBOLS(X)                                               \
+  X(cublasLtGetStatusName, const char *, (cublasStatus_t))                     \
   X(cublasLtCreate, cublasStatus_t, (cublasLtHandle_t *))                      \
   X(cublasLtDestroy, cublasStatus_t, (cublasLtHandle_t))                       \
   X(cublasLtMatmulDescCreate, cublasStatus_t,                                  \
@@ -165,6 +206,8 @@ const CublasLt *cublasLt(std::string &error);
 
 /// "CUDA_ERROR_OUT_OF_MEMORY (2)" for a driver result.
 std::string resultName(const Driver &driver, CUresult result);
+/// "CUBLAS_STATUS_NOT_SUPPORTED (15)" for a cuBLASLt status.
+std::string statusName(const CublasLt &lt, cublasStatus_t status);
 
 } // namespace loom::cuda
 

@@ -1,0 +1,1037 @@
+//===- CudaExecutor.cpp - runs an artifact's CUDA program on a GPU --------===//
+
+#include "runtime/src/cuda/CudaExecutor.h"
+
+#include "runtime/src/cuda/CudaApi.h"
+#include "runtime/src/cuda/NvrtcCompiler.h"
+#include "runtime/src/cuda/SourceChunks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+
+namespace loom::cuda {
+namespace {
+
+using artifact::CudaBuffer;
+using artifact::CudaCode;
+using artifact::CudaGemm;
+using artifact::CudaKernel;
+
+/// Device and staging buffers start at multiples of this (the compiler's
+/// kBufferAlignment: 16-byte vector loads, cuBLASLt's preferred alignment).
+constexpr int64_t kAlign = 256;
+/// The largest size or count the validator accepts: products of a few of
+/// them stay far from int64 overflow.
+constexpr int64_t kMaxBytes = int64_t(1) << 46;
+/// cuBLASLt's workspace per run slot (NVIDIA suggests 32 MiB on Hopper).
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+/// Kernels per NVRTC program when the runtime compiles the source.
+constexpr size_t kKernelsPerProgram = 48;
+
+int64_t alignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+/// The number of parameters of `LOOM_KERNEL void NAME(...)` in `source`;
+/// -1 when the declaration is not there.
+int declaredParams(const std::string &source, const std::string &name) {
+  std::string head = "LOOM_KERNEL void " + name + "(";
+  size_t at = source.find(head);
+  if (at == std::string::npos)
+    return -1;
+  size_t i = at + head.size();
+  int depth = 0, params = 0;
+  bool any = false;
+  for (; i < source.size(); ++i) {
+    char c = source[i];
+    if (c == ')' && depth == 0)
+      break;
+    if (c == '(' || c == '<')
+      ++depth;
+    else if (c == ')' || c == '>')
+      --depth;
+    else if (c == ',' && depth == 0)
+      ++params;
+    else if (!std::isspace(static_cast<unsigned char>(c)))
+      any = true;
+  }
+  if (i == source.size())
+    return -1;
+  return any ? params + 1 : 0;
+}
+
+/// Bytes of a tensor of a signature; -1 when a dim is dynamic.
+int64_t signatureBytes(const artifact::TensorSignature &s) {
+  int64_t n = static_cast<int64_t>(artifact::dtypeSize(s.dtype()));
+  for (const auto &d : s.dims()) {
+    if (d.size() < 0 || d.size() > kMaxBytes)
+      return -1;
+    n *= d.size();
+    if (n > kMaxBytes)
+      return -1;
+  }
+  return n;
+}
+
+std::string bufferWhere(const CudaCode &c, int64_t i) {
+  return "buffer " + std::to_string(i) + " (" + quoted(c.buffers(i).name()) +
+         ")";
+}
+
+} // namespace
+
+bool validateProgram(const artifact::Artifact &a, std::string &error) {
+  auto fail = [&](const std::string &what) {
+    error = "CUDA program: " + what;
+    return false;
+  };
+  if (!a.has_cuda())
+    return fail("the artifact has none (compile with loomc --target cuda)");
+  const CudaCode &c = a.cuda();
+  if (c.source().empty() && c.binaries_size() == 0)
+    return fail("no source and no binaries");
+  if (c.arena_bytes() < 0 || c.arena_bytes() > kMaxBytes)
+    return fail("arena_bytes " + std::to_string(c.arena_bytes()) +
+                " is out of range");
+  const int64_t numBuffers = c.buffers_size();
+  for (int64_t i = 0; i < numBuffers; ++i) {
+    const CudaBuffer &b = c.buffers(i);
+    std::string where = bufferWhere(c, i);
+    size_t elem = artifact::dtypeSize(b.dtype());
+    if (!elem)
+      return fail(where + " has an unknown dtype " + std::to_string(b.dtype()));
+    if (b.bytes() < 0 || b.bytes() > kMaxBytes)
+      return fail(where + " has " + std::to_string(b.bytes()) + " bytes");
+    int64_t count = 1;
+    for (int64_t d : b.dims()) {
+      if (d < 0 || d > kMaxBytes || (count *= d) > kMaxBytes)
+        return fail(where + " has an invalid shape");
+    }
+    if (count * static_cast<int64_t>(elem) != b.bytes())
+      return fail(
+          where + " holds " + std::to_string(b.bytes()) + " bytes, its type " +
+          artifact::typeString(b.dtype(), b.dims().data(), b.dims_size()) +
+          " needs " + std::to_string(count * elem));
+    switch (b.kind()) {
+    case CudaBuffer::ARENA:
+      if (b.offset() < 0 || b.offset() % kAlign != 0 ||
+          b.offset() > c.arena_bytes() - b.bytes())
+        return fail(where + " at arena offset " + std::to_string(b.offset()) +
+                    " + " + std::to_string(b.bytes()) +
+                    " bytes is not inside the arena of " +
+                    std::to_string(c.arena_bytes()) +
+                    " bytes (or not 256-byte aligned)");
+      break;
+    case CudaBuffer::INPUT: {
+      if (b.index() < 0 || b.index() >= a.inputs_size())
+        return fail(where + " is input " + std::to_string(b.index()) + " of " +
+                    std::to_string(a.inputs_size()));
+      const auto &s = a.inputs(b.index());
+      int64_t want = signatureBytes(s);
+      if (want < 0)
+        return fail("input " + std::to_string(b.index()) + " (" +
+                    quoted(s.name()) +
+                    ") has a dynamic shape; the CUDA target takes static "
+                    "shapes");
+      if (s.dtype() != b.dtype() || want != b.bytes() || b.offset() != 0)
+        return fail(where + " does not match input " +
+                    std::to_string(b.index()) + " (" + quoted(s.name()) + ")");
+      break;
+    }
+    case CudaBuffer::WEIGHT: {
+      if (b.index() < 0 || b.index() >= a.weights_size())
+        return fail(where + " is weight " + std::to_string(b.index()) + " of " +
+                    std::to_string(a.weights_size()));
+      const auto &w = a.weights(b.index());
+      if (w.dtype() != b.dtype() ||
+          static_cast<int64_t>(w.data().size()) != b.bytes() || b.offset() != 0)
+        return fail(where + " does not match weight " +
+                    std::to_string(b.index()) + " (" + quoted(w.name()) + ")");
+      break;
+    }
+    default:
+      return fail(where + " has an unknown kind " + std::to_string(b.kind()));
+    }
+  }
+  auto bufferIndex = [&](int64_t i, const std::string &what) {
+    if (i >= 0 && i < numBuffers)
+      return true;
+    error = "CUDA program: " + what + " is buffer " + std::to_string(i) +
+            " of " + std::to_string(numBuffers);
+    return false;
+  };
+  for (int i = 0; i < c.kernels_size(); ++i) {
+    const CudaKernel &k = c.kernels(i);
+    std::string where = "kernel " + std::to_string(i) + " " + quoted(k.name());
+    if (!isIdentifier(k.name()))
+      return fail(where + ": not a C identifier");
+    if (k.grid() < 1 || k.grid() > 0x7fffffff)
+      return fail(where + ": grid " + std::to_string(k.grid()) +
+                  " is out of range (1 to 2^31-1)");
+    if (k.block() < 1 || k.block() > 1024)
+      return fail(where + ": block " + std::to_string(k.block()) +
+                  " is out of range (1 to 1024)");
+    if (k.shared_bytes() < 0)
+      return fail(where + ": negative shared memory");
+    for (int j = 0; j < k.args_size(); ++j)
+      if (!bufferIndex(k.args(j), where + " argument " + std::to_string(j)))
+        return false;
+    if (!c.source().empty()) {
+      int declared = declaredParams(c.source(), k.name());
+      if (declared < 0)
+        return fail(where + " is not declared in the source");
+      if (declared != k.args_size())
+        return fail(where + " takes " + std::to_string(declared) +
+                    " parameters in the source, the program passes " +
+                    std::to_string(k.args_size()));
+    }
+  }
+  for (int i = 0; i < c.gemms_size(); ++i) {
+    const CudaGemm &g = c.gemms(i);
+    std::string where = "matmul " + std::to_string(i) + " " + quoted(g.name());
+    if (g.dtype() != artifact::F32 && g.dtype() != artifact::F16 &&
+        g.dtype() != artifact::BF16 && g.dtype() != artifact::F64)
+      return fail(where + ": dtype " + artifact::dtypeName(g.dtype()) +
+                  " (cuBLASLt runs f32, f16, bf16, f64)");
+    for (auto [v, n] : {std::pair{g.m(), "m"},
+                        {g.n(), "n"},
+                        {g.k(), "k"},
+                        {g.batch(), "batch"}})
+      if (v < 1 || v > (int64_t(1) << 31))
+        return fail(where + ": " + n + " = " + std::to_string(v) +
+                    " is out of range");
+    for (auto [v, n] : {std::pair{g.stride_a(), "stride_a"},
+                        {g.stride_b(), "stride_b"},
+                        {g.stride_d(), "stride_d"}})
+      if (v < 0 || v > kMaxBytes)
+        return fail(where + ": " + n + " = " + std::to_string(v) +
+                    " is out of range");
+    if (g.batch() > 1 && g.stride_d() < g.m() * g.n())
+      return fail(where + ": the batches of D overlap (stride_d " +
+                  std::to_string(g.stride_d()) + ")");
+    if (g.activation() != "none" && g.activation() != "relu" &&
+        g.activation() != "gelu")
+      return fail(where + ": unknown activation " + quoted(g.activation()));
+    auto operand = [&](int64_t buffer, const char *name, int64_t stride,
+                       int64_t elems) {
+      std::string what = where + " operand " + name;
+      if (!bufferIndex(buffer, what))
+        return false;
+      const CudaBuffer &b = c.buffers(buffer);
+      if (b.dtype() != g.dtype())
+        return fail(what + " is " + artifact::dtypeName(b.dtype()) +
+                    ", the matmul " + artifact::dtypeName(g.dtype()));
+      int64_t need = (g.batch() - 1) * stride + elems;
+      int64_t have =
+          b.bytes() / static_cast<int64_t>(artifact::dtypeSize(b.dtype()));
+      if (need > have)
+        return fail(what + " needs " + std::to_string(need) + " elements, " +
+                    bufferWhere(c, buffer) + " has " + std::to_string(have));
+      return true;
+    };
+    if (!operand(g.a(), "A", g.stride_a(), g.m() * g.k()) ||
+        !operand(g.b(), "B", g.stride_b(), g.k() * g.n()) ||
+        !operand(g.d(), "D", g.stride_d(), g.m() * g.n()))
+      return false;
+    if (g.bias() != -1 && !operand(g.bias(), "bias", 0, g.n()))
+      return false;
+  }
+  for (int i = 0; i < c.steps_size(); ++i) {
+    const auto &s = c.steps(i);
+    std::string where = "step " + std::to_string(i);
+    if (s.has_launch()) {
+      if (s.launch() < 0 || s.launch() >= c.kernels_size())
+        return fail(where + " launches kernel " + std::to_string(s.launch()) +
+                    " of " + std::to_string(c.kernels_size()));
+    } else if (s.has_gemm()) {
+      if (s.gemm() < 0 || s.gemm() >= c.gemms_size())
+        return fail(where + " runs matmul " + std::to_string(s.gemm()) +
+                    " of " + std::to_string(c.gemms_size()));
+    } else {
+      return fail(where + " is empty");
+    }
+  }
+  if (c.output_buffers_size() != a.outputs_size())
+    return fail(std::to_string(c.output_buffers_size()) +
+                " output buffers for " + std::to_string(a.outputs_size()) +
+                " outputs");
+  for (int i = 0; i < c.output_buffers_size(); ++i) {
+    std::string where = "output " + std::to_string(i) + " (" +
+                        quoted(a.outputs(i).name()) + ")";
+    if (!bufferIndex(c.output_buffers(i), where))
+      return false;
+    const CudaBuffer &b = c.buffers(c.output_buffers(i));
+    int64_t want = signatureBytes(a.outputs(i));
+    if (want < 0)
+      return fail(where + " has a dynamic shape");
+    if (b.dtype() != a.outputs(i).dtype() || b.bytes() != want)
+      return fail(where + " is " + artifact::dtypeName(a.outputs(i).dtype()) +
+                  " of " + std::to_string(want) + " bytes, " +
+                  bufferWhere(c, c.output_buffers(i)) + " is " +
+                  artifact::dtypeName(b.dtype()) + " of " +
+                  std::to_string(b.bytes()));
+  }
+  for (int i = 0; i < c.binaries_size(); ++i) {
+    const auto &bin = c.binaries(i);
+    if (bin.arch().rfind("sm_", 0) != 0 || bin.cubin().empty())
+      return fail("binary " + std::to_string(i) + " (arch " +
+                  quoted(bin.arch()) + ") is not a cubin for an sm_XX arch");
+  }
+  return true;
+}
+
+bool deviceAvailable(int ordinal, std::string &why) {
+  const Driver *cu = driver(why);
+  if (!cu)
+    return false;
+  CUresult r = cu->cuInit(0);
+  if (r != api::kSuccess) {
+    why = "cuInit failed: " + resultName(*cu, r);
+    return false;
+  }
+  int count = 0;
+  r = cu->cuDeviceGetCount(&count);
+  if (r != api::kSuccess) {
+    why = "cuDeviceGetCount failed: " + resultName(*cu, r);
+    return false;
+  }
+  if (ordinal < 0 || ordinal >= count) {
+    why = count == 0 ? "no CUDA device"
+                     : "no CUDA device " + std::to_string(ordinal) + " (" +
+                           std::to_string(count) + " present)";
+    return false;
+  }
+  return true;
+}
+
+// ---- the executor ---------------------------------------------------------
+
+/// What one run in flight holds.
+struct Slot {
+  CUstream stream = nullptr;
+  CUdeviceptr arena = 0, inputs = 0, workspace = 0;
+  void *stagingIn = nullptr, *stagingOut = nullptr;
+  /// Per kernel: the device address of each argument, and pointers to them
+  /// (cuLaunchKernel's kernelParams).
+  std::vector<std::vector<CUdeviceptr>> kernelArgs;
+  std::vector<std::vector<void *>> kernelParams;
+  /// Per matmul: its descriptor (the bias pointer is the slot's).
+  std::vector<cublasLtMatmulDesc_t> matmuls;
+  /// Created on the first profiled run: before the inputs' upload, after
+  /// it, after each step, after the outputs' download.
+  std::vector<CUevent> events;
+};
+
+struct GemmPlan {
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  int computeType = 0, scaleType = 0;
+  uint32_t epilogue = 0;
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  bool f64 = false;
+};
+
+struct CudaExecutor::Impl {
+  const Driver *cu = nullptr;
+  const CublasLt *lt = nullptr;
+  CUdevice device = 0;
+  bool contextRetained = false;
+  CUcontext context = nullptr;
+  std::vector<CUmodule> modules;
+  std::vector<CUfunction> functions;
+  CudaCode program; // without source and binaries (not needed after load)
+  std::vector<int64_t> inputOffsets, inputSizes, outputOffsets, outputSizes;
+  int64_t inputsBytes = 0, outputsBytes = 0;
+  CUdeviceptr weights = 0;
+  std::vector<int64_t> weightOffsets;
+  cublasLtHandle_t handle = nullptr;
+  std::vector<GemmPlan> gemms;
+  bool syncEachStep = false;
+  std::string description;
+
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Slot>> freeSlots;
+
+  ~Impl();
+  bool check(CUresult r, const std::string &what, std::string &error) const {
+    if (r == api::kSuccess)
+      return true;
+    error = what + ": " + resultName(*cu, r);
+    return false;
+  }
+  CUdeviceptr address(const Slot &s, int buffer) const;
+  bool makeSlot(std::unique_ptr<Slot> &slot, std::string &error,
+                Failure &failure);
+  void destroySlot(Slot &slot) const;
+  bool launch(Slot &slot, int kernel, std::string &error) const;
+  bool matmul(Slot &slot, int gemm, std::string &error) const;
+  std::string stepName(int step) const;
+};
+
+CudaExecutor::Impl::~Impl() {
+  if (!cu)
+    return;
+  if (context)
+    cu->cuCtxSetCurrent(context);
+  for (auto &slot : freeSlots)
+    destroySlot(*slot);
+  if (lt) {
+    for (GemmPlan &g : gemms)
+      for (cublasLtMatrixLayout_t l : {g.a, g.b, g.d})
+        if (l)
+          lt->cublasLtMatrixLayoutDestroy(l);
+    if (handle)
+      lt->cublasLtDestroy(handle);
+  }
+  if (weights)
+    cu->cuMemFree(weights);
+  for (CUmodule m : modules)
+    cu->cuModuleUnload(m);
+  if (contextRetained)
+    cu->cuDevicePrimaryCtxRelease(device);
+}
+
+CUdeviceptr CudaExecutor::Impl::address(const Slot &s, int buffer) const {
+  const CudaBuffer &b = program.buffers(buffer);
+  switch (b.kind()) {
+  case CudaBuffer::INPUT:
+    return s.inputs + inputOffsets[b.index()];
+  case CudaBuffer::WEIGHT:
+    return weights + weightOffsets[b.index()];
+  default:
+    return s.arena + b.offset();
+  }
+}
+
+void CudaExecutor::Impl::destroySlot(Slot &s) const {
+  if (s.stream)
+    cu->cuStreamSynchronize(s.stream);
+  for (CUevent e : s.events)
+    cu->cuEventDestroy(e);
+  if (lt)
+    for (cublasLtMatmulDesc_t d : s.matmuls)
+      if (d)
+        lt->cublasLtMatmulDescDestroy(d);
+  for (CUdeviceptr p : {s.arena, s.inputs, s.workspace})
+    if (p)
+      cu->cuMemFree(p);
+  for (void *p : {s.stagingIn, s.stagingOut})
+    if (p)
+      cu->cuMemFreeHost(p);
+  if (s.stream)
+    cu->cuStreamDestroy(s.stream);
+}
+
+bool CudaExecutor::Impl::makeSlot(std::unique_ptr<Slot> &out,
+                                  std::string &error, Failure &failure) {
+  auto slot = std::make_unique<Slot>();
+  struct Guard {
+    const Impl *impl;
+    std::unique_ptr<Slot> *slot;
+    ~Guard() {
+      if (*slot)
+        impl->destroySlot(**slot);
+    }
+  } guard{this, &slot};
+  failure = Failure::Unavailable; // most likely: out of device memory
+  if (!check(cu->cuStreamCreate(&slot->stream, api::kStreamNonBlocking),
+             "cuStreamCreate", error))
+    return false;
+  auto alloc = [&](CUdeviceptr &p, int64_t bytes, const char *what) {
+    return bytes == 0 || check(cu->cuMemAlloc(&p, static_cast<size_t>(bytes)),
+                               std::string("cuMemAlloc of ") + what + " (" +
+                                   std::to_string(bytes) + " bytes)",
+                               error);
+  };
+  auto host = [&](void *&p, int64_t bytes, const char *what) {
+    return bytes == 0 ||
+           check(cu->cuMemAllocHost(&p, static_cast<size_t>(bytes)),
+                 std::string("cuMemAllocHost of ") + what + " (" +
+                     std::to_string(bytes) + " bytes)",
+                 error);
+  };
+  if (!alloc(slot->arena, program.arena_bytes(), "the arena") ||
+      !alloc(slot->inputs, inputsBytes, "the inputs") ||
+      !alloc(slot->workspace, gemms.empty() ? 0 : kWorkspaceBytes,
+             "the cuBLASLt workspace") ||
+      !host(slot->stagingIn, inputsBytes, "the input staging") ||
+      !host(slot->stagingOut, outputsBytes, "the output staging"))
+    return false;
+  for (int k = 0; k < program.kernels_size(); ++k) {
+    const CudaKernel &kernel = program.kernels(k);
+    std::vector<CUdeviceptr> args;
+    for (int a : kernel.args())
+      args.push_back(address(*slot, a));
+    slot->kernelArgs.push_back(std::move(args));
+  }
+  for (auto &args : slot->kernelArgs) {
+    std::vector<void *> params;
+    for (CUdeviceptr &a : args)
+      params.push_back(&a);
+    slot->kernelParams.push_back(std::move(params));
+  }
+  failure = Failure::Internal;
+  for (int i = 0; i < program.gemms_size(); ++i) {
+    const CudaGemm &g = program.gemms(i);
+    const GemmPlan &plan = gemms[i];
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasStatus_t st =
+        lt->cublasLtMatmulDescCreate(&desc, plan.computeType, plan.scaleType);
+    if (st != api::kCublasSuccess) {
+      error = "cublasLtMatmulDescCreate for matmul " + g.name() + ": " +
+              statusName(*lt, st);
+      return false;
+    }
+    slot->matmuls.push_back(desc);
+    // Row-major D = op(A) op(B) is column-major D^T = op(B)^T op(A)^T:
+    // cuBLASLt's A is our B, its B our A (see load).
+    int32_t transA = g.trans_b() ? api::kOpT : api::kOpN;
+    int32_t transB = g.trans_a() ? api::kOpT : api::kOpN;
+    uint32_t epilogue = plan.epilogue;
+    CUdeviceptr bias = g.bias() >= 0 ? address(*slot, g.bias()) : 0;
+    const void *biasPtr = reinterpret_cast<const void *>(bias);
+    struct Attr {
+      int attr;
+      const void *value;
+      size_t size;
+    } attrs[] = {{api::kDescTransA, &transA, sizeof(transA)},
+                 {api::kDescTransB, &transB, sizeof(transB)},
+                 {api::kDescEpilogue, &epilogue, sizeof(epilogue)},
+                 {api::kDescBiasPointer, &biasPtr, sizeof(biasPtr)}};
+    for (const Attr &a : attrs) {
+      if (a.attr == api::kDescBiasPointer && !bias)
+        continue;
+      st = lt->cublasLtMatmulDescSetAttribute(desc, a.attr, a.value, a.size);
+      if (st != api::kCublasSuccess) {
+        error = "cublasLtMatmulDescSetAttribute(" + std::to_string(a.attr) +
+                ") for matmul " + g.name() + ": " + statusName(*lt, st);
+        return false;
+      }
+    }
+  }
+  out = std::move(slot);
+  failure = Failure::None;
+  return true;
+}
+
+std::string CudaExecutor::Impl::stepName(int step) const {
+  const auto &s = program.steps(step);
+  return s.has_launch() ? program.kernels(s.launch()).name()
+                        : program.gemms(s.gemm()).name();
+}
+
+bool CudaExecutor::Impl::launch(Slot &slot, int k, std::string &error) const {
+  const CudaKernel &kernel = program.kernels(k);
+  CUresult r =
+      cu->cuLaunchKernel(functions[k], static_cast<unsigned>(kernel.grid()), 1,
+                         1, static_cast<unsigned>(kernel.block()), 1, 1,
+                         static_cast<unsigned>(kernel.shared_bytes()),
+                         slot.stream, slot.kernelParams[k].data(), nullptr);
+  return check(r,
+               "cuLaunchKernel failed for kernel " + kernel.name() + " (" +
+                   kernel.description() + ")",
+               error);
+}
+
+bool CudaExecutor::Impl::matmul(Slot &slot, int i, std::string &error) const {
+  const CudaGemm &g = program.gemms(i);
+  const GemmPlan &plan = gemms[i];
+  float oneF = 1, zeroF = 0;
+  double oneD = 1, zeroD = 0;
+  const void *alpha = plan.f64 ? static_cast<const void *>(&oneD) : &oneF;
+  const void *beta = plan.f64 ? static_cast<const void *>(&zeroD) : &zeroF;
+  auto ptr = [&](int b) { return reinterpret_cast<void *>(address(slot, b)); };
+  void *d = ptr(g.d());
+  cublasStatus_t st = lt->cublasLtMatmul(
+      handle, slot.matmuls[i], alpha, ptr(g.b()), plan.a, ptr(g.a()), plan.b,
+      beta, d, plan.d, d, plan.d, plan.heuristic.algo,
+      slot.workspace ? reinterpret_cast<void *>(slot.workspace) : nullptr,
+      slot.workspace ? kWorkspaceBytes : 0, slot.stream);
+  if (st == api::kCublasSuccess)
+    return true;
+  error = "cublasLtMatmul failed for matmul " + g.name() + " (" +
+          g.description() + "): " + statusName(*lt, st);
+  return false;
+}
+
+CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+CudaExecutor::~CudaExecutor() = default;
+
+size_t CudaExecutor::inputBytes(size_t i) const {
+  return static_cast<size_t>(impl->inputSizes[i]);
+}
+size_t CudaExecutor::outputBytes(size_t i) const {
+  return static_cast<size_t>(impl->outputSizes[i]);
+}
+const std::string &CudaExecutor::description() const {
+  return impl->description;
+}
+
+/// The cubins of `code` for `arch` ("sm_90"): the artifact's binary for it
+/// (or for an earlier minor of the same major, which the GPU also runs),
+/// else the source compiled by NVRTC in programs of whole regions.
+static bool codeFor(const CudaCode &code, const std::string &arch,
+                    const CudaExecutor::Options &options,
+                    std::vector<std::string> &cubins, std::string &how,
+                    std::string &error, Failure &failure) {
+  int major = std::atoi(arch.c_str() + 3) / 10,
+      minor = std::atoi(arch.c_str() + 3) % 10;
+  const artifact::CudaBinary *best = nullptr;
+  int bestMinor = -1;
+  for (const auto &b : code.binaries()) {
+    const char *digits = b.arch().c_str() + 3;
+    if (!std::isdigit(static_cast<unsigned char>(*digits)))
+      continue; // "sm_90a": arch-specific, runs on that arch only
+    std::string tail = digits;
+    if (!std::all_of(tail.begin(), tail.end(),
+                     [](char c) { return std::isdigit((unsigned char)c); })) {
+      if (b.arch() == arch) // an arch-specific cubin of exactly this GPU
+        best = &b, bestMinor = 99;
+      continue;
+    }
+    int v = std::atoi(digits);
+    if (v / 10 == major && v % 10 <= minor && v % 10 > bestMinor)
+      best = &b, bestMinor = v % 10;
+  }
+  if (best) {
+    cubins = {best->cubin()};
+    how = "cubin of the artifact (" + best->arch() + ")";
+    return true;
+  }
+  if (code.source().empty()) {
+    failure = Failure::Unavailable;
+    std::string archs;
+    for (const auto &b : code.binaries())
+      archs += (archs.empty() ? "" : ", ") + b.arch();
+    error = "the artifact has cubins for " + archs + " and no source; this " +
+            "GPU is " + arch + " (compile with loomc --arch " + arch + ")";
+    return false;
+  }
+  std::vector<std::string> options2;
+  {
+    std::istringstream in(code.nvrtc_options());
+    for (std::string o; in >> o;)
+      options2.push_back(o);
+  }
+  std::string prelude;
+  std::vector<std::string> regions, programs;
+  if (splitRegions(code.source(), prelude, regions))
+    programs = chunkSource(prelude, regions, kKernelsPerProgram);
+  else
+    programs = {code.source()};
+  std::vector<CompileRequest> requests;
+  for (std::string &p : programs)
+    requests.push_back({std::move(p), arch, options2});
+  NvrtcCompiler compiler(options.useDefaultCache ? defaultCacheDir()
+                                                 : options.cacheDir);
+  auto started = std::chrono::steady_clock::now();
+  std::vector<CompileResult> results = compiler.compileAll(requests);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  size_t cached = 0;
+  for (CompileResult &r : results) {
+    if (!r.ok) {
+      failure = r.error.rfind("no NVRTC", 0) == 0 ? Failure::Unavailable
+                                                  : Failure::BadArtifact;
+      error = "compiling the CUDA source with NVRTC: " + r.error;
+      return false;
+    }
+    cached += r.cached;
+    cubins.push_back(std::move(r.cubin));
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3f", seconds);
+  how = "NVRTC for " + arch + ", " + std::to_string(results.size()) +
+        " programs (" + std::to_string(cached) + " from the cache) in " + buf +
+        " s";
+  return true;
+}
+
+std::unique_ptr<CudaExecutor> CudaExecutor::load(const artifact::Artifact &a,
+                                                 const Options &options,
+                                                 std::string &error,
+                                                 Failure &failure) {
+  auto started = std::chrono::steady_clock::now();
+  failure = Failure::BadArtifact;
+  if (!validateProgram(a, error))
+    return nullptr;
+  failure = Failure::Unavailable;
+  if (!deviceAvailable(options.ordinal, error))
+    return nullptr;
+  auto impl = std::make_unique<Impl>();
+  Impl &x = *impl;
+  x.cu = driver(error);
+  const Driver &cu = *x.cu;
+  const CudaCode &code = a.cuda();
+  if (!x.check(cu.cuDeviceGet(&x.device, options.ordinal), "cuDeviceGet",
+               error))
+    return nullptr;
+  int major = 0, minor = 0, optin = 0;
+  char name[256] = {};
+  if (!x.check(cu.cuDeviceGetAttribute(&major, api::kAttrComputeCapabilityMajor,
+                                       x.device),
+               "cuDeviceGetAttribute", error) ||
+      !x.check(cu.cuDeviceGetAttribute(&minor, api::kAttrComputeCapabilityMinor,
+                                       x.device),
+               "cuDeviceGetAttribute", error) ||
+      !x.check(cu.cuDeviceGetAttribute(&optin, api::kAttrMaxSharedPerBlockOptin,
+                                       x.device),
+               "cuDeviceGetAttribute", error) ||
+      !x.check(cu.cuDeviceGetName(name, sizeof(name) - 1, x.device),
+               "cuDeviceGetName", error))
+    return nullptr;
+  if (!x.check(cu.cuDevicePrimaryCtxRetain(&x.context, x.device),
+               "cuDevicePrimaryCtxRetain", error))
+    return nullptr;
+  x.contextRetained = true;
+  if (!x.check(cu.cuCtxSetCurrent(x.context), "cuCtxSetCurrent", error))
+    return nullptr;
+  std::string arch = "sm_" + std::to_string(major * 10 + minor), how;
+
+  // The code: modules and every kernel.
+  std::vector<std::string> cubins;
+  if (!codeFor(code, arch, options, cubins, how, error, failure))
+    return nullptr;
+  failure = Failure::BadArtifact;
+  for (const std::string &cubin : cubins) {
+    CUmodule m = nullptr;
+    if (!x.check(cu.cuModuleLoadData(&m, cubin.data()),
+                 "cuModuleLoadData (" + arch + ")", error))
+      return nullptr;
+    x.modules.push_back(m);
+  }
+  for (const CudaKernel &k : code.kernels()) {
+    CUfunction f = nullptr;
+    CUresult r = api::kErrorNotFound;
+    for (CUmodule m : x.modules)
+      if ((r = cu.cuModuleGetFunction(&f, m, k.name().c_str())) !=
+          api::kErrorNotFound)
+        break;
+    if (!x.check(r, "cuModuleGetFunction for kernel " + k.name(), error))
+      return nullptr;
+    if (k.shared_bytes() > 48 * 1024) {
+      if (k.shared_bytes() > optin) {
+        error = "kernel " + k.name() + " needs " +
+                std::to_string(k.shared_bytes()) +
+                " bytes of shared memory, this GPU allows " +
+                std::to_string(optin);
+        failure = Failure::Unavailable;
+        return nullptr;
+      }
+      if (!x.check(cu.cuFuncSetAttribute(f, api::kFuncAttrMaxDynamicShared,
+                                         k.shared_bytes()),
+                   "cuFuncSetAttribute for kernel " + k.name(), error))
+        return nullptr;
+    }
+    x.functions.push_back(f);
+  }
+
+  // The program without its code; input and output layouts.
+  x.program = code;
+  x.program.clear_source();
+  x.program.clear_binaries();
+  for (const auto &s : a.inputs()) {
+    int64_t bytes = signatureBytes(s);
+    x.inputOffsets.push_back(x.inputsBytes);
+    x.inputSizes.push_back(bytes);
+    x.inputsBytes += alignUp(std::max<int64_t>(bytes, 1));
+  }
+  for (const auto &s : a.outputs()) {
+    int64_t bytes = signatureBytes(s);
+    x.outputOffsets.push_back(x.outputsBytes);
+    x.outputSizes.push_back(bytes);
+    x.outputsBytes += alignUp(std::max<int64_t>(bytes, 1));
+  }
+
+  // The weights, once: one allocation, each at a 256-byte boundary.
+  failure = Failure::Unavailable;
+  int64_t weightBytes = 0;
+  for (const auto &w : a.weights()) {
+    x.weightOffsets.push_back(weightBytes);
+    weightBytes += alignUp(std::max<int64_t>(w.data().size(), 1));
+  }
+  if (weightBytes &&
+      !x.check(cu.cuMemAlloc(&x.weights, static_cast<size_t>(weightBytes)),
+               "cuMemAlloc of the weights (" + std::to_string(weightBytes) +
+                   " bytes)",
+               error))
+    return nullptr;
+
+  // cuBLASLt: a layout set per matmul, its algorithm chosen once.
+  failure = Failure::Internal;
+  if (code.gemms_size()) {
+    std::string why;
+    x.lt = cublasLt(why);
+    if (!x.lt) {
+      error = why;
+      failure = Failure::Unavailable;
+      return nullptr;
+    }
+    cublasStatus_t st = x.lt->cublasLtCreate(&x.handle);
+    if (st != api::kCublasSuccess) {
+      error = "cublasLtCreate: " + statusName(*x.lt, st);
+      return nullptr;
+    }
+  }
+  auto ltCheck = [&](cublasStatus_t st, const std::string &what) {
+    if (st == api::kCublasSuccess)
+      return true;
+    error = what + ": " + statusName(*x.lt, st);
+    return false;
+  };
+  for (const CudaGemm &g : code.gemms()) {
+    GemmPlan plan;
+    int type = g.dtype() == artifact::F16    ? api::kR16F
+               : g.dtype() == artifact::BF16 ? api::kR16BF
+               : g.dtype() == artifact::F64  ? api::kR64F
+                                             : api::kR32F;
+    plan.f64 = g.dtype() == artifact::F64;
+    plan.computeType = plan.f64 ? api::kComputeF64 : api::kComputeF32;
+    plan.scaleType = plan.f64 ? api::kR64F : api::kR32F;
+    bool bias = g.bias() >= 0;
+    plan.epilogue = g.activation() == "relu"
+                        ? (bias ? api::kEpilogueReluBias : api::kEpilogueRelu)
+                    : g.activation() == "gelu"
+                        ? (bias ? api::kEpilogueGeluBias : api::kEpilogueGelu)
+                        : (bias ? api::kEpilogueBias : api::kEpilogueDefault);
+    // Column-major views of the row-major operands: cuBLASLt computes
+    // D^T (n x m, ld n) = op(B)^T (n x k) x op(A)^T (k x m).
+    //   its A = our B: stored k x n (ld n) -> n x k, or n x k transposed
+    //     (ld k) -> k x n with op T;
+    //   its B = our A: stored m x k (ld k) -> k x m, or k x m transposed
+    //     (ld m) -> m x k with op T.
+    struct Layout {
+      cublasLtMatrixLayout_t *out;
+      uint64_t rows, cols;
+      int64_t ld, stride;
+    } layouts[] = {
+        {&plan.a, uint64_t(g.trans_b() ? g.k() : g.n()),
+         uint64_t(g.trans_b() ? g.n() : g.k()), g.trans_b() ? g.k() : g.n(),
+         g.stride_b()},
+        {&plan.b, uint64_t(g.trans_a() ? g.m() : g.k()),
+         uint64_t(g.trans_a() ? g.k() : g.m()), g.trans_a() ? g.m() : g.k(),
+         g.stride_a()},
+        {&plan.d, uint64_t(g.n()), uint64_t(g.m()), g.n(), g.stride_d()},
+    };
+    for (Layout &l : layouts) {
+      if (!ltCheck(x.lt->cublasLtMatrixLayoutCreate(l.out, type, l.rows, l.cols,
+                                                    l.ld),
+                   "cublasLtMatrixLayoutCreate for matmul " + g.name()))
+        return nullptr;
+      if (g.batch() > 1) {
+        int32_t count = static_cast<int32_t>(g.batch());
+        if (!ltCheck(x.lt->cublasLtMatrixLayoutSetAttribute(
+                         *l.out, api::kLayoutBatchCount, &count, sizeof(count)),
+                     "cublasLtMatrixLayoutSetAttribute(batch count) for "
+                     "matmul " +
+                         g.name()) ||
+            !ltCheck(x.lt->cublasLtMatrixLayoutSetAttribute(
+                         *l.out, api::kLayoutBatchStride, &l.stride,
+                         sizeof(l.stride)),
+                     "cublasLtMatrixLayoutSetAttribute(batch stride) for "
+                     "matmul " +
+                         g.name()))
+          return nullptr;
+      }
+    }
+    x.gemms.push_back(plan);
+  }
+
+  // The first slot: its descriptors choose each matmul's algorithm.
+  std::unique_ptr<Slot> slot;
+  if (!x.makeSlot(slot, error, failure))
+    return nullptr;
+  x.freeSlots.push_back(std::move(slot));
+  Slot &first = *x.freeSlots.back();
+  failure = Failure::Unavailable;
+  if (code.gemms_size()) {
+    cublasLtMatmulPreference_t pref = nullptr;
+    if (!ltCheck(x.lt->cublasLtMatmulPreferenceCreate(&pref),
+                 "cublasLtMatmulPreferenceCreate"))
+      return nullptr;
+    uint64_t workspace = kWorkspaceBytes;
+    bool ok = ltCheck(
+        x.lt->cublasLtMatmulPreferenceSetAttribute(
+            pref, api::kPrefMaxWorkspace, &workspace, sizeof(workspace)),
+        "cublasLtMatmulPreferenceSetAttribute");
+    for (int i = 0; ok && i < code.gemms_size(); ++i) {
+      GemmPlan &plan = x.gemms[i];
+      int found = 0;
+      cublasStatus_t st = x.lt->cublasLtMatmulAlgoGetHeuristic(
+          x.handle, first.matmuls[i], plan.a, plan.b, plan.d, plan.d, pref, 1,
+          &plan.heuristic, &found);
+      if (st != api::kCublasSuccess || found == 0) {
+        const CudaGemm &g = code.gemms(i);
+        error = "cuBLASLt has no algorithm for matmul " + g.name() + " (" +
+                g.description() + ", " + artifact::dtypeName(g.dtype()) +
+                ", epilogue " + g.activation() +
+                (g.bias() >= 0 ? " + bias" : "") + "): " +
+                (st != api::kCublasSuccess ? statusName(*x.lt, st)
+                                           : std::string("none found"));
+        ok = false;
+      }
+    }
+    x.lt->cublasLtMatmulPreferenceDestroy(pref);
+    if (!ok)
+      return nullptr;
+  }
+
+  // Upload the weights on the first slot's stream.
+  failure = Failure::Internal;
+  for (int i = 0; i < a.weights_size(); ++i) {
+    const std::string &data = a.weights(i).data();
+    if (!data.empty() &&
+        !x.check(cu.cuMemcpyHtoDAsync(x.weights + x.weightOffsets[i],
+                                      data.data(), data.size(), first.stream),
+                 "uploading weight " + a.weights(i).name(), error))
+      return nullptr;
+  }
+  if (!x.check(cu.cuStreamSynchronize(first.stream),
+               "cuStreamSynchronize after the weights' upload", error))
+    return nullptr;
+
+  const char *debug = std::getenv("LOOM_CUDA_SYNC_STEPS");
+  x.syncEachStep = debug && *debug && std::strcmp(debug, "0") != 0;
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3f", seconds);
+  x.description =
+      "cuda:" + std::to_string(options.ordinal) + " " + name + " (" + arch +
+      "); code: " + how + "; " + std::to_string(code.kernels_size()) +
+      " kernels, " + std::to_string(code.gemms_size()) +
+      " cuBLASLt matmuls, arena " + std::to_string(code.arena_bytes()) +
+      " bytes; load " + buf + " s";
+  failure = Failure::None;
+  return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
+}
+
+bool CudaExecutor::run(const std::vector<const void *> &inputs,
+                       const std::vector<void *> &outputs,
+                       std::vector<StepTime> *times, std::string &error,
+                       Failure &failure) {
+  Impl &x = *impl;
+  const Driver &cu = *x.cu;
+  failure = Failure::Internal;
+  if (inputs.size() != x.inputSizes.size() ||
+      outputs.size() != x.outputSizes.size()) {
+    error = "CUDA run: wrong number of inputs or outputs";
+    return false;
+  }
+  if (!x.check(cu.cuCtxSetCurrent(x.context), "cuCtxSetCurrent", error))
+    return false;
+  std::unique_ptr<Slot> slot;
+  {
+    std::lock_guard<std::mutex> lock(x.mutex);
+    if (!x.freeSlots.empty()) {
+      slot = std::move(x.freeSlots.back());
+      x.freeSlots.pop_back();
+    }
+  }
+  if (!slot && !x.makeSlot(slot, error, failure))
+    return false;
+  failure = Failure::Internal;
+  const int numSteps = x.program.steps_size();
+  const size_t numEvents = static_cast<size_t>(numSteps) + 3;
+  if (times && slot->events.size() != numEvents) {
+    for (CUevent e : slot->events)
+      cu.cuEventDestroy(e);
+    slot->events.assign(numEvents, nullptr);
+    for (CUevent &e : slot->events)
+      if (!x.check(cu.cuEventCreate(&e, api::kEventDefault), "cuEventCreate",
+                   error)) {
+        x.destroySlot(*slot);
+        return false;
+      }
+  }
+  auto record = [&](size_t i) {
+    return !times || x.check(cu.cuEventRecord(slot->events[i], slot->stream),
+                             "cuEventRecord", error);
+  };
+
+  // Inputs through pinned staging, one copy; the steps; the outputs back.
+  bool ok = record(0);
+  char *stageIn = static_cast<char *>(slot->stagingIn);
+  for (size_t i = 0; ok && i < inputs.size(); ++i)
+    if (x.inputSizes[i])
+      std::memcpy(stageIn + x.inputOffsets[i], inputs[i], x.inputSizes[i]);
+  if (ok && x.inputsBytes)
+    ok = x.check(cu.cuMemcpyHtoDAsync(slot->inputs, stageIn,
+                                      static_cast<size_t>(x.inputsBytes),
+                                      slot->stream),
+                 "cuMemcpyHtoDAsync of the inputs", error);
+  ok = ok && record(1);
+  for (int s = 0; ok && s < numSteps; ++s) {
+    const auto &step = x.program.steps(s);
+    ok = step.has_launch() ? x.launch(*slot, step.launch(), error)
+                           : x.matmul(*slot, step.gemm(), error);
+    ok = ok && record(s + 2);
+    if (ok && x.syncEachStep)
+      ok = x.check(cu.cuStreamSynchronize(slot->stream),
+                   "after step " + std::to_string(s) + " (" + x.stepName(s) +
+                       ")",
+                   error);
+  }
+  char *stageOut = static_cast<char *>(slot->stagingOut);
+  for (size_t i = 0; ok && i < outputs.size(); ++i) {
+    if (!x.outputSizes[i])
+      continue;
+    CUdeviceptr from = x.address(*slot, x.program.output_buffers(i));
+    ok = x.check(cu.cuMemcpyDtoHAsync(stageOut + x.outputOffsets[i], from,
+                                      static_cast<size_t>(x.outputSizes[i]),
+                                      slot->stream),
+                 "cuMemcpyDtoHAsync of output " + std::to_string(i), error);
+  }
+  ok = ok && record(numSteps + 2);
+  if (ok)
+    ok = x.check(cu.cuStreamSynchronize(slot->stream),
+                 "running the program (a kernel failed; set "
+                 "LOOM_CUDA_SYNC_STEPS=1 to name it)",
+                 error);
+  if (!ok) {
+    // The slot's stream may hold work that failed: never reuse it.
+    x.destroySlot(*slot);
+    return false;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (x.outputSizes[i])
+      std::memcpy(outputs[i], stageOut + x.outputOffsets[i], x.outputSizes[i]);
+  if (times) {
+    // Event i's time from event 0; a failed query reads as the previous.
+    std::vector<float> at(numEvents, 0);
+    for (size_t i = 1; i < numEvents; ++i)
+      if (cu.cuEventElapsedTime(&at[i], slot->events[0], slot->events[i]) !=
+          api::kSuccess)
+        at[i] = at[i - 1];
+    times->clear();
+    times->push_back({"copy inputs to the device", 0, at[1]});
+    for (int s = 0; s < numSteps; ++s)
+      times->push_back({x.stepName(s), at[s + 1], at[s + 2]});
+    times->push_back(
+        {"copy outputs to the host", at[numSteps + 1], at[numSteps + 2]});
+  }
+  {
+    std::lock_guard<std::mutex> lock(x.mutex);
+    x.freeSlots.push_back(std::move(slot));
+  }
+  failure = Failure::None;
+  return true;
+}
+
+} // namespace loom::cuda
