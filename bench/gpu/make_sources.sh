@@ -7,7 +7,7 @@
 # CPU outputs), the GPT-2-style step for the comparison with PyTorch.
 #   bench/gpu/make_sources.sh [BUILD_DIR]
 # (LOOM_GPU_FILTER=SUBSTR: only the conformance models whose name has it.)
-# Needs the build's loomc, loom-run, loom-nvrtc-check, LoomCudaExecutorTests
+# Needs the build's loomc, loom-run, loom-nvrtc-check, LoomCudaExecutorTests, LoomCollectivesTests
 # and /usr/bin/python3 with numpy, onnx and torch.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,8 +48,10 @@ py=/usr/bin/python3
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib/fallback"
-cp "$build/bin/loom-run" "$build/bin/LoomCudaExecutorTests" "$stage/bin/"
-for f in "$build/bin/loom-run" "$build/bin/LoomCudaExecutorTests"; do ldd "$f"; done |
+cp "$build/bin/loom-run" "$build/bin/LoomCudaExecutorTests" \
+   "$build/bin/LoomCollectivesTests" "$stage/bin/"
+for f in "$build/bin/loom-run" "$build/bin/LoomCudaExecutorTests" \
+         "$build/bin/LoomCollectivesTests"; do ldd "$f"; done |
   awk '$3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
     case "$name" in
       libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) ;;

@@ -40,6 +40,10 @@ if want tests; then
   LD_LIBRARY_PATH=$libs "$here/loom/bin/LoomCudaExecutorTests" \
     --gtest_output=xml:"$res/executor-tests.xml" > "$res/executor-tests.txt" 2>&1
   log "executor tests (LoomCudaExecutorTests): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$res/executor-tests.txt" | tr '\n' ' '))"
+  # NCCL with one rank (docs/distributed.md): every collective on the GPU.
+  LD_LIBRARY_PATH=$libs "$here/loom/bin/LoomCollectivesTests" \
+    --gtest_filter='Nccl*' > "$res/nccl-tests.txt" 2>&1
+  log "NCCL tests (LoomCollectivesTests Nccl*): exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$res/nccl-tests.txt" | tr '\n' ' '))"
 fi
 if want conformance; then
   python3 conformance-gpu.py run "$lr" conformance --results "$res/conformance.txt" \

@@ -19,6 +19,9 @@
 //         [--loss-scale-init S] [--loss-scale-interval N]
 //         [--memory-budget SIZE] [--recompute none|all|sqrt|optimal]
 //         [--report FILE.json]
+//   loomc schedule --pipeline-stages S --micro-batches M
+//         [--schedule gpipe|1f1b|interleaved|zb-h1] [--virtual-stages V]
+//         [--print]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -44,6 +47,7 @@
 #include "passes/Training/Passes.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Checkpoint.h"
+#include "runtime/src/pipeline/Schedule.h"
 #include "tools/loom-run/TensorFiles.h"
 #include "tools/loomc/CudaTarget.h"
 
@@ -75,8 +79,9 @@ using namespace mlir;
 
 static cl::opt<std::string>
     command(cl::Positional, cl::Required,
-            cl::desc("<command: import | export | compile | train>"));
-static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+            cl::desc("<command: import | export | compile | train | "
+                     "schedule>"));
+static cl::opt<std::string> inputPath(cl::Positional, cl::Optional,
                                       cl::desc("<model>"));
 static cl::opt<std::string> outputPath("o", cl::desc("output file"),
                                        cl::value_desc("file"), cl::init("-"));
@@ -180,10 +185,29 @@ static cl::opt<double>
                 cl::desc("train: weight decay (default: PyTorch's for the "
                          "optimizer, 0.01 for adamw, else 0)"),
                 cl::init(-1.0), cl::cat(trainCat));
-static cl::opt<std::string> scheduleKind("schedule",
-                                         cl::desc("train: constant or cosine"),
-                                         cl::init("constant"),
-                                         cl::cat(trainCat));
+static cl::opt<std::string> scheduleKind(
+    "schedule",
+    cl::desc("train: the learning rate's, constant or cosine; schedule: the "
+             "pipeline's, gpipe, 1f1b, interleaved or zb-h1"),
+    cl::init("constant"), cl::cat(trainCat));
+static cl::OptionCategory scheduleCat("loomc schedule options");
+static cl::opt<int64_t>
+    pipelineStages("pipeline-stages",
+                   cl::desc("schedule: pipeline stages (one rank each)"),
+                   cl::init(2), cl::cat(scheduleCat));
+static cl::opt<int64_t>
+    microBatches("micro-batches",
+                 cl::desc("schedule: micro-batches per optimizer step"),
+                 cl::init(4), cl::cat(scheduleCat));
+static cl::opt<int64_t> virtualStages(
+    "virtual-stages",
+    cl::desc("schedule: chunks per rank of the interleaved schedule "
+             "(default 2)"),
+    cl::init(0), cl::cat(scheduleCat));
+static cl::opt<bool>
+    printTimeline("print",
+                  cl::desc("schedule: draw each rank's timeline as text"),
+                  cl::cat(scheduleCat));
 static cl::opt<int64_t> warmupSteps("warmup",
                                     cl::desc("train: linear warmup steps"),
                                     cl::init(0), cl::cat(trainCat));
@@ -992,6 +1016,50 @@ static int runTrain(MLIRContext &ctx) {
   return rc;
 }
 
+/// `loomc schedule`: makes a pipeline schedule, verifies it, simulates it
+/// with unit costs (F = I = W = 1, a whole backward 2) and prints what it
+/// found: the bubble against the analytic one, each rank's peak of
+/// micro-batches holding activations, and with --print the timeline.
+static int runSchedule() {
+  std::string name = scheduleKind == "constant" ? std::string("1f1b")
+                                                : scheduleKind.getValue();
+  int64_t v = virtualStages > 0 ? virtualStages : name == "interleaved" ? 2 : 1;
+  std::string error;
+  loom::pipeline::Schedule s = loom::pipeline::makeSchedule(
+      name, static_cast<int>(pipelineStages), static_cast<int>(microBatches),
+      static_cast<int>(v), error);
+  if (!error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  loom::pipeline::VerifyOptions options;
+  loom::pipeline::VerifyResult result;
+  if (!loom::pipeline::verify(s, options, result, error)) {
+    llvm::errs() << "error: schedule " << name << ": " << error << "\n";
+    return 1;
+  }
+  loom::pipeline::Timeline t =
+      loom::pipeline::simulate(s, loom::pipeline::Costs{});
+  llvm::outs() << "schedule " << name << ": " << s.ranks << " stages"
+               << (v > 1 ? " x " + std::to_string(v) + " chunks" : "") << ", "
+               << s.microBatches
+               << " micro-batches: verified (each computation once after "
+                  "its inputs, every send received, no cyclic wait)\n";
+  llvm::outs() << llvm::formatv(
+      "simulated with F = I = W = 1: makespan {0}, bubble {1:P1} "
+      "(analytic {2:P1})\n",
+      t.makespan, t.bubble,
+      loom::pipeline::analyticBubble(name, s.ranks, s.microBatches,
+                                     s.virtualStages));
+  llvm::outs() << "peak micro-batches holding activations, per rank:";
+  for (int n : result.peakLive)
+    llvm::outs() << " " << n;
+  llvm::outs() << "\n";
+  if (printTimeline)
+    llvm::outs() << loom::pipeline::drawTimeline(s, t);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Loom compiler driver\n");
@@ -1018,6 +1086,12 @@ int main(int argc, char **argv) {
     llvm::errs() << diag.str() << "\n";
     return success();
   });
+  if (command == "schedule")
+    return runSchedule();
+  if (inputPath.empty()) {
+    llvm::errs() << "error: loomc " << command << " needs a model\n";
+    return 1;
+  }
   if (command == "import")
     return runImport(ctx);
   if (command == "export")
@@ -1027,6 +1101,6 @@ int main(int argc, char **argv) {
   if (command == "train")
     return runTrain(ctx);
   llvm::errs() << "error: unknown command '" << command
-               << "' (available: import, export, compile, train)\n";
+               << "' (available: import, export, compile, train, schedule)\n";
   return 1;
 }
