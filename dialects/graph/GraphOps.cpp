@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <numeric>
@@ -799,19 +800,23 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   // Element counts, leaving out dims copied at the same position (they
   // cancel, which lets a dynamic batch dim pass through).
   std::optional<int64_t> inCount = 1, outCount = 1;
+  bool overflow = false;
   for (auto [i, d] : llvm::enumerate(in.getShape())) {
     if (copied[i])
       continue;
     if (ShapedType::isDynamic(d))
       inCount.reset();
     else if (inCount)
-      *inCount *= d;
+      overflow |= llvm::MulOverflow(*inCount, d, *inCount);
   }
   for (auto [i, d] : llvm::enumerate(out)) {
     if ((int64_t)i == inferred || (i < copied.size() && copied[i]))
       continue;
-    *outCount *= d;
+    overflow |= llvm::MulOverflow(*outCount, d, *outCount);
   }
+  if (overflow)
+    return fail("cannot reshape " + shapeStr(in.getShape()) + " to " +
+                listStr(spec) + ": the element count overflows 64 bits");
   if (inferred >= 0) {
     if (inCount) {
       // reshape_c4: the inferred dim divides evenly.

@@ -1916,6 +1916,13 @@ FailureOr<Program> emitCudaProgram(func::FuncOp func, unsigned numInputs) {
     if (!region) {
       if (op.use_empty() && isa<graph::ConstantOp>(op))
         continue;
+      if (op.getName().getDialectNamespace() == "mesh")
+        return op.emitError("CUDA codegen: ")
+               << op.getName()
+               << ": collectives are not supported on the CUDA target yet "
+                  "(data and tensor parallel training runs on the CPU "
+                  "target, over Gloo) ["
+               << locationString(op.getLoc()) << "]";
       return op.emitError("CUDA codegen: ")
              << op.getName() << " outside a kernel.fusion region ["
              << locationString(op.getLoc()) << "]";
