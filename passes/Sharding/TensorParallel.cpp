@@ -295,12 +295,11 @@ private:
                                         "' is split otherwise already"});
         return true;
       }
+      // (splitParam records the origin only when it plans the parameter.)
       plan.origins[w.param].insert(mm);
       if (w.transpose) {
         plan.handled.insert({w.transpose, 0});
         setSplit(w.transpose.getResult(), {rN, groups}, {w.param});
-      } else {
-        plan.handled.insert({mm, 1});
       }
       plan.handled.insert({mm, 1});
       plan.columns.push_back(mm);
@@ -447,16 +446,9 @@ private:
       setSplit(out, {e, in.groups}, {first});
       return true;
     }
-    if (auto s = dyn_cast<SoftmaxOp>(op)) {
-      if (s.getAxis() == in.dim)
-        return no("softmax along the split dim");
-      markAll();
-      setSplit(out, in, {first});
-      return true;
-    }
-    if (auto s = dyn_cast<LogSoftmaxOp>(op)) {
-      if (s.getAxis() == in.dim)
-        return no("log_softmax along the split dim");
+    if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+      if (op->getAttrOfType<IntegerAttr>("axis").getInt() == in.dim)
+        return no(op->getName().getStringRef().str() + " along the split dim");
       markAll();
       setSplit(out, in, {first});
       return true;

@@ -57,29 +57,46 @@ struct ShardPlace {
   int64_t index = 0, count = 1;
 };
 
-ShardPlace shardPlace(const loom_session *session, const std::string &axis) {
-  ShardPlace place;
+/// The session's mesh as the runtime lays ranks out on it, and this rank;
+/// false without a communicator.
+struct MeshRank {
+  std::vector<int64_t> shape;
+  std::vector<std::string> axes;
+  int rank = 0;
+};
+
+bool meshRank(const loom_session *session, MeshRank &out) {
   loom_communicator *comm = loom::runtime::sessionCommunicator(session);
   if (!comm)
-    return place;
+    return false;
   int64_t shape[16];
   const char *axes[16];
   size_t n = std::min<size_t>(
       loom_session_mesh(session, 16, shape, axes, nullptr), 16);
-  int rank = loom_communicator_rank(comm);
-  for (size_t i = 0; i < n; ++i) {
-    if (axis != axes[i])
+  out.shape.assign(shape, shape + n);
+  out.axes.assign(axes, axes + n);
+  out.rank = loom_communicator_rank(comm);
+  return true;
+}
+
+ShardPlace shardPlace(const loom_session *session, const std::string &axis) {
+  ShardPlace place;
+  MeshRank mesh;
+  if (!meshRank(session, mesh))
+    return place;
+  for (size_t i = 0; i < mesh.axes.size(); ++i) {
+    if (axis != mesh.axes[i])
       continue;
     // The rank's place in its group over the axis: the chunk a
     // reduce-scatter over that group gives it.
     loom::runtime::collectives::Group group;
     std::string error;
-    if (!loom::runtime::collectives::meshGroup(
-            std::vector<int64_t>(shape, shape + n), rank, int64_t(1) << i,
-            group, error))
+    if (!loom::runtime::collectives::meshGroup(mesh.shape, mesh.rank,
+                                               int64_t(1) << i, group, error))
       return place;
     place.count = static_cast<int64_t>(group.size());
-    place.index = std::find(group.begin(), group.end(), rank) - group.begin();
+    place.index =
+        std::find(group.begin(), group.end(), mesh.rank) - group.begin();
     return place;
   }
   return place;
@@ -89,18 +106,14 @@ ShardPlace shardPlace(const loom_session *session, const std::string &axis) {
 /// ranks that differ only on other axes hold the same piece, and the one
 /// at coordinate 0 on those axes writes it.
 bool writesShard(const loom_session *session, const std::string &axis) {
-  loom_communicator *comm = loom::runtime::sessionCommunicator(session);
-  if (!comm)
+  MeshRank mesh;
+  if (!meshRank(session, mesh))
     return true;
-  int64_t shape[16];
-  const char *axes[16];
-  size_t n = std::min<size_t>(
-      loom_session_mesh(session, 16, shape, axes, nullptr), 16);
-  int64_t rest = loom_communicator_rank(comm);
-  for (size_t i = n; i-- > 0;) {
-    if (axis != axes[i] && rest % shape[i] != 0)
+  int64_t rest = mesh.rank;
+  for (size_t i = mesh.shape.size(); i-- > 0;) {
+    if (axis != mesh.axes[i] && rest % mesh.shape[i] != 0)
       return false;
-    rest /= shape[i];
+    rest /= mesh.shape[i];
   }
   return true;
 }

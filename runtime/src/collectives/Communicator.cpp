@@ -70,6 +70,10 @@ std::string describeOperation(const char *what, size_t count, loom_dtype dtype,
          groupString(group, size);
 }
 
+size_t collectiveElementSize(loom_dtype dtype) {
+  return isCollectiveDtype(dtype) ? loom_dtype_size(dtype) : 0;
+}
+
 std::string rankList(const std::vector<int> &ranks) {
   std::string s = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i)

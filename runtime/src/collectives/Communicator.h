@@ -47,6 +47,8 @@ const char *reduceOpName(ReduceOp op);
 
 /// Whether collectives take `dtype`: f32, f16, bf16, f64, i64, i32, i8.
 bool isCollectiveDtype(loom_dtype dtype);
+/// Bytes per element of a collective dtype; 0 for any other.
+size_t collectiveElementSize(loom_dtype dtype);
 
 /// World ranks, sorted; empty: every rank.
 using Group = std::vector<int>;

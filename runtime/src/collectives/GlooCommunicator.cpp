@@ -113,10 +113,6 @@ template <typename F> void withReduction(loom_dtype dtype, ReduceOp op, F &&f) {
   }
 }
 
-size_t elementSize(loom_dtype dtype) {
-  return isCollectiveDtype(dtype) ? artifact::dtypeSize(dtype) : 0;
-}
-
 /// Below this size an all-reduce runs Gloo's AllreduceRing (low latency,
 /// no pipelining) over a staging buffer; from it on Gloo's segmented ring
 /// (gloo::allreduce, pipelined, ~1.5 ms more per call on loopback).
@@ -231,7 +227,7 @@ public:
 
   WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
                     ReduceOp op, const Group &group) override {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     return reduction(
         "all_reduce", count, dtype, op, group,
         [=, group = members(group)](const std::shared_ptr<gloo::Context> &ctx,
@@ -244,7 +240,7 @@ public:
 
   WorkPtr allGather(const void *in, void *out, size_t count, loom_dtype dtype,
                     const Group &group) override {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     return enqueue(
         describe("all_gather", count, dtype, group), group, dtype,
         [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
@@ -263,7 +259,7 @@ public:
   WorkPtr reduceScatter(const void *in, void *out, size_t count,
                         loom_dtype dtype, ReduceOp op,
                         const Group &group) override {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     return reduction(
         "reduce_scatter", count, dtype, op, group,
         [=, group = members(group)](const std::shared_ptr<gloo::Context> &ctx,
@@ -291,7 +287,7 @@ public:
                     int root, const Group &group) override {
     std::string name = describe("broadcast", count, dtype, group) +
                        " from group rank " + std::to_string(root);
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     return enqueue(
         name, group, dtype,
         [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
@@ -367,7 +363,7 @@ private:
                         const std::shared_ptr<gloo::Context> &ctx, void *data,
                         size_t count, loom_dtype dtype, ReduceOp op,
                         uint32_t tag) {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     SmallKey key{group, static_cast<int>(dtype), static_cast<int>(op), count};
     auto it = smallRings_.find(key);
     if (it == smallRings_.end() && bytes < kSmallAllReduceBytes &&
@@ -433,7 +429,7 @@ private:
     ReduceScatterKey key{group, dtype, op, count};
     auto it = reduceScatters_.find(key);
     if (it == reduceScatters_.end()) {
-      size_t bytes = count * group.size() * elementSize(dtype);
+      size_t bytes = count * group.size() * collectiveElementSize(dtype);
       if (reduceScatterBytes_ + bytes > kReduceScatterCache)
         return nullptr;
       SmallRing ring;
@@ -710,7 +706,7 @@ WorkPtr GlooCommunicator::pointToPoint(bool sending, void *data, size_t count,
   if (peer < 0 || peer >= size_ || peer == rank_)
     return reject(name, "the peer is not another rank of the " +
                             std::to_string(size_));
-  size_t bytes = count * elementSize(dtype);
+  size_t bytes = count * collectiveElementSize(dtype);
   return enqueue(
       name, {}, dtype,
       [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t) {

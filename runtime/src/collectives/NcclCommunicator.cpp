@@ -53,22 +53,6 @@ int ncclType(loom_dtype dtype) {
   }
 }
 
-size_t elementSize(loom_dtype dtype) {
-  switch (dtype) {
-  case LOOM_DTYPE_F64:
-  case LOOM_DTYPE_I64:
-    return 8;
-  case LOOM_DTYPE_F32:
-  case LOOM_DTYPE_I32:
-    return 4;
-  case LOOM_DTYPE_F16:
-  case LOOM_DTYPE_BF16:
-    return 2;
-  default:
-    return 1;
-  }
-}
-
 int ncclOp(ReduceOp op) {
   switch (op) {
   case ReduceOp::Sum:
@@ -110,7 +94,7 @@ public:
 
   WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
                     ReduceOp op, const Group &group) override {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     return collective(
         "all_reduce", count, dtype, &op, group, in, bytes, out, bytes,
         [=](nccl::Comm c, CUdeviceptr i, CUdeviceptr o, int, size_t) {
@@ -121,7 +105,7 @@ public:
   }
   WorkPtr allGather(const void *in, void *out, size_t count, loom_dtype dtype,
                     const Group &group) override {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     size_t g = members(group).size();
     return collective(
         "all_gather", count, dtype, nullptr, group, in, bytes, out, g * bytes,
@@ -134,7 +118,7 @@ public:
   WorkPtr reduceScatter(const void *in, void *out, size_t count,
                         loom_dtype dtype, ReduceOp op,
                         const Group &group) override {
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     size_t g = members(group).size();
     return collective(
         "reduce_scatter", count, dtype, &op, group, in, g * bytes, out, bytes,
@@ -150,7 +134,7 @@ public:
     if (root < 0 || static_cast<size_t>(root) >= m.size())
       return reject(describe("broadcast", count, dtype, group),
                     "root " + std::to_string(root) + " is not in the group");
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     bool isRoot = m[static_cast<size_t>(root)] == rank_;
     return collective(
         "broadcast", count, dtype, nullptr, group, isRoot ? in : nullptr,
@@ -251,7 +235,7 @@ private:
       return reject(name, "no such peer");
     if (ncclType(dtype) < 0)
       return reject(name, "NCCL does not carry this dtype");
-    size_t bytes = count * elementSize(dtype);
+    size_t bytes = count * collectiveElementSize(dtype);
     Task t;
     t.name = name;
     t.group = members({});
