@@ -150,16 +150,13 @@ public:
   Schedule run() {
     if (!split)
       return fixedOrder();
+    // ZB-H1: the list scheduler over F, I and W.
     int stages = S * v;
     for (int s = 0; s < stages; ++s)
       for (int mb = 0; mb < m; ++mb) {
         add({Type::Forward, mb, s, s / S});
-        if (split) {
-          add({Type::BackwardInput, mb, s, s / S});
-          add({Type::BackwardWeight, mb, s, s / S});
-        } else {
-          add({Type::Backward, mb, s, s / S});
-        }
+        add({Type::BackwardInput, mb, s, s / S});
+        add({Type::BackwardWeight, mb, s, s / S});
       }
     std::vector<double> free(static_cast<size_t>(S), 0.0);
     std::vector<int> left(static_cast<size_t>(S), 0);
@@ -239,14 +236,13 @@ private:
       return true;
     };
     int last = S * v - 1;
-    Type bwd = split ? Type::BackwardInput : Type::Backward;
     switch (o.type) {
     case Type::Forward:
       return o.stage == 0 || need(find(Type::Forward, o.mb, o.stage - 1));
-    case Type::Backward:
     case Type::BackwardInput:
       return need(find(Type::Forward, o.mb, o.stage)) &&
-             (o.stage == last || need(find(bwd, o.mb, o.stage + 1)));
+             (o.stage == last ||
+              need(find(Type::BackwardInput, o.mb, o.stage + 1)));
     case Type::BackwardWeight:
       return need(find(Type::BackwardInput, o.mb, o.stage));
     default:
