@@ -105,10 +105,10 @@ ci() {
       test/fuzz/regressions/"$t"/* 2>&1 | tail -1
   fi
   local log="$FUZZ_BUILD/fuzz-$t.log"
-  # A fixed seed (LOOM_FUZZ_SEED; 0 lets libFuzzer pick one): from the same
-  # seed corpus a run mutates the same way every time, so CI finds what it
-  # finds on every run rather than failing an unrelated change by chance.
-  # Fuzz longer and with other seeds with `run` (docs/hardening.md).
+  # A fixed seed (LOOM_FUZZ_SEED; 0 lets libFuzzer pick one): the same
+  # build from the same seed corpus mutates the same way (a change to the
+  # covered code changes the path). Fuzz longer and with other seeds with
+  # `run` (docs/hardening.md).
   if ! run "$t" "$seconds" -seed="${LOOM_FUZZ_SEED:-1}" >"$log" 2>&1; then
     tail -60 "$log"
     die "fuzz-$t failed: the input is in $FUZZ_BUILD/crashes/$t/"

@@ -532,6 +532,9 @@ loom::onnx_import::importModel(MLIRContext &ctx,
     const OpEntry *entry = lookupOp(
         domain, node.op_type(), domain.empty() ? opset : opsets.lookup(domain));
     auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
+    // Every ONNX op lists at least one output; the converters name output 0.
+    if (node.output_size() == 0)
+      return ic.error("the node lists no outputs (every ONNX op has one)");
     if (foldShapeArithmetic(ic))
       continue;
     if (failed(entry->handler(ic)))
