@@ -68,10 +68,9 @@ static FailureOr<func::FuncOp> entryFunction(ModuleOp module, StringRef name) {
   return found;
 }
 
-static LogicalResult fillSignature(artifact::TensorSignature &sig,
-                                   StringRef name, Type type,
-                                   ArrayAttr dimNames, Operation *where,
-                                   StringRef what) {
+LogicalResult fillSignature(artifact::TensorSignature &sig, StringRef name,
+                            Type type, ArrayAttr dimNames, Operation *where,
+                            StringRef what) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return where->emitError()

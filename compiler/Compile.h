@@ -25,6 +25,10 @@
 
 namespace loom {
 
+namespace artifact {
+class TensorSignature;
+} // namespace artifact
+
 struct CompileOptions {
   /// "cpu" or "cuda".
   std::string target = "cpu";
@@ -71,6 +75,14 @@ mlir::LogicalResult compileToArtifact(mlir::ModuleOp module,
                                       const CompileOptions &options,
                                       std::string &artifact,
                                       CompileReport *report = nullptr);
+
+/// Fills `sig` with `name` and the dtype and dims of `type` (a ranked
+/// tensor of a dtype the runtime has; `dimNames` names dynamic dims), or
+/// an error on `where` about its `what` ("input", "output").
+mlir::LogicalResult fillSignature(artifact::TensorSignature &sig,
+                                  llvm::StringRef name, mlir::Type type,
+                                  mlir::ArrayAttr dimNames,
+                                  mlir::Operation *where, llvm::StringRef what);
 
 } // namespace loom
 

@@ -16,6 +16,7 @@
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
+#include "passes/Pipeline/Passes.h"
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
@@ -61,5 +62,6 @@ void loom::registerAllPasses() {
   loom::registerMixedPrecisionPasses();
   loom::registerRecomputePasses();
   loom::registerShardingPasses();
+  loom::registerPipelinePasses();
   loom::codegen::registerCpuCodegenPipelines();
 }

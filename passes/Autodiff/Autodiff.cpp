@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Autodiff/Passes.h"
+#include "passes/Autodiff/Vjp.h"
 #include "passes/Training/TrainingUtils.h"
 
 #include "dialects/graph/GraphDialect.h"
@@ -68,14 +69,12 @@ LogicalResult checkStatic(func::FuncOp func) {
 
 } // namespace
 
-/// Builds, at the end of `func`'s body, the gradient of `loss` with respect
-/// to each of `wrt`; a null entry where no gradient reaches the argument.
-/// `scale` (a f32 scalar, may be null) seeds the backward instead of 1:
-/// the gradients of `loss * scale`, loss scaling's scaled backward.
-static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
-                                                   Value loss,
-                                                   ArrayRef<BlockArgument> wrt,
-                                                   Value scale, OpBuilder &b) {
+/// Builds the backward of `seeds` (value, its cotangent) with respect to
+/// `wrt` at the end of `func`'s body (passes/Autodiff/Vjp.h).
+FailureOr<SmallVector<Value>>
+loom::autodiff::buildVjp(func::FuncOp func,
+                         ArrayRef<std::pair<Value, Value>> seeds,
+                         ArrayRef<BlockArgument> wrt, OpBuilder &b) {
   Block &body = func.getBody().front();
   // Varied: depends differentiably on a wrt argument.
   llvm::DenseSet<Value> varied(wrt.begin(), wrt.end());
@@ -91,8 +90,10 @@ static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
         if (isFloatTensor(r.getType()))
           varied.insert(r);
   }
-  // Useful: the loss depends on it.
-  llvm::DenseSet<Value> useful{loss};
+  // Useful: a seeded value depends on it.
+  llvm::DenseSet<Value> useful;
+  for (auto [v, g] : seeds)
+    useful.insert(v);
   for (Operation &op : llvm::reverse(body.without_terminator()))
     if (llvm::any_of(op.getResults(),
                      [&](Value r) { return useful.contains(r); }))
@@ -104,21 +105,8 @@ static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
     Value &slot = grads[v];
     slot = slot ? b.create<graph::AddOp>(g.getLoc(), slot, g).getResult() : g;
   };
-  auto lossType = cast<RankedTensorType>(loss.getType());
-  if (scale) {
-    Value seed = scale;
-    if (lossType.getElementType() != getElementTypeOrSelf(scale.getType()))
-      seed = b.create<graph::CastOp>(loss.getLoc(), seed,
-                                     lossType.getElementType());
-    if (lossType.getRank() != 0)
-      seed =
-          b.create<graph::ReshapeOp>(loss.getLoc(), seed, lossType.getShape());
-    accumulate(loss, seed);
-  } else {
-    accumulate(loss, b.create<graph::FillLikeOp>(
-                         loss.getLoc(), loss,
-                         b.getFloatAttr(lossType.getElementType(), 1.0)));
-  }
+  for (auto [v, g] : seeds)
+    accumulate(v, g);
 
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
@@ -159,6 +147,31 @@ static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
   for (BlockArgument arg : wrt)
     out.push_back(grads.lookup(arg));
   return out;
+}
+
+/// The gradient of `loss` with respect to each of `wrt` (a null entry
+/// where none reaches the argument). `scale` (a f32 scalar, may be null)
+/// seeds the backward instead of 1: the gradients of `loss * scale`, loss
+/// scaling's scaled backward.
+static FailureOr<SmallVector<Value>> buildBackward(func::FuncOp func,
+                                                   Value loss,
+                                                   ArrayRef<BlockArgument> wrt,
+                                                   Value scale, OpBuilder &b) {
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  Value seed;
+  if (scale) {
+    seed = scale;
+    if (lossType.getElementType() != getElementTypeOrSelf(scale.getType()))
+      seed = b.create<graph::CastOp>(loss.getLoc(), seed,
+                                     lossType.getElementType());
+    if (lossType.getRank() != 0)
+      seed =
+          b.create<graph::ReshapeOp>(loss.getLoc(), seed, lossType.getShape());
+  } else {
+    seed = b.create<graph::FillLikeOp>(
+        loss.getLoc(), loss, b.getFloatAttr(lossType.getElementType(), 1.0));
+  }
+  return autodiff::buildVjp(func, {{loss, seed}}, wrt, b);
 }
 
 namespace {

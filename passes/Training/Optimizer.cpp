@@ -389,6 +389,14 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
                << p.name << "' is split (graph.shard) over an axis the "
                << "module's mesh does not have";
     }
+    // Pipeline parallel: the axis whose ranks hold other parameters.
+    std::optional<sharding::MeshAxis> normOver;
+    if (!normAxis.empty()) {
+      normOver = sharding::findAxis(module, normAxis);
+      if (!normOver)
+        return grad->emitError("loom-optimizer: norm-axis '")
+               << normAxis << "' is not an axis of the module's mesh";
+    }
     // ZeRO: the data axis the shards are cut over.
     std::optional<sharding::MeshAxis> dataAxis;
     if (llvm::any_of(params, [](const Param &p) { return bool(p.shard); })) {
@@ -479,6 +487,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     if (splitSumSq)
       sumSq =
           s.add(sumSq, sharding::allReduce(b, loc, *tensorAxis, splitSumSq));
+    if (normOver)
+      sumSq = sharding::allReduce(b, loc, *normOver, sumSq);
     Value norm = b.create<SqrtOp>(loc, sumSq);
     // Loss scaling: every gradient element is finite iff the sum of squares
     // is (NaN compares false); a sum that overflows f32 counts as not.

@@ -88,6 +88,10 @@ def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
     parameter (`mesh.all_slice`), and the updated chunks are all-gathered
     into the next parameter. The global gradient norm adds the chunks'
     sums of squares over the data axis (`mesh.all_reduce`).
+
+    Pipeline parallel (`norm-axis=pipe`): each rank of the axis updates
+    other parameters (its stages'), so the global norm sums the ranks'
+    sums of squares over that axis.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"",
@@ -115,6 +119,10 @@ def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
            "the labels input's name (recorded for the runtime)">,
     Option<"description", "description", "std::string", /*default=*/"",
            "a line describing the training, recorded for logs">,
+    Option<"normAxis", "norm-axis", "std::string", /*default=*/"",
+           "a mesh axis over which the parameters are disjoint (pipeline "
+           "stages): their sum of squares is summed over it for the "
+           "global norm">,
     Option<"lossScaleInit", "loss-scale-init", "double", /*default=*/"65536.0",
            "dynamic loss scaling: the first scale">,
     Option<"lossScaleGrowth", "loss-scale-growth", "double", /*default=*/"2.0",

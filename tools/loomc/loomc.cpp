@@ -19,6 +19,9 @@
 //         [--loss-scale-init S] [--loss-scale-interval N]
 //         [--memory-budget SIZE] [--recompute none|all|sqrt|optimal]
 //         [--report FILE.json]
+//         [--pipeline-stages S --micro-batches M
+//          --schedule gpipe|1f1b|interleaved|zb-h1[,cosine]
+//          [--virtual-stages V] [--stage-boundaries TEXT,...]]
 //   loomc schedule --pipeline-stages S --micro-batches M
 //         [--schedule gpipe|1f1b|interleaved|zb-h1] [--virtual-stages V]
 //         [--print]
@@ -37,6 +40,7 @@
 
 #include "compiler/Compile.h"
 #include "compiler/InitAll.h"
+#include "compiler/Pipeline.h"
 #include "dialects/graph/GraphOps.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
@@ -60,6 +64,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
@@ -185,19 +190,28 @@ static cl::opt<double>
                 cl::desc("train: weight decay (default: PyTorch's for the "
                          "optimizer, 0.01 for adamw, else 0)"),
                 cl::init(-1.0), cl::cat(trainCat));
-static cl::opt<std::string> scheduleKind(
+static cl::list<std::string> scheduleKinds(
     "schedule",
-    cl::desc("train: the learning rate's, constant or cosine; schedule: the "
-             "pipeline's, gpipe, 1f1b, interleaved or zb-h1"),
-    cl::init("constant"), cl::cat(trainCat));
+    cl::desc("train: the learning rate's, constant or cosine, and with "
+             "--pipeline-stages the pipeline's, gpipe, 1f1b, interleaved or "
+             "zb-h1 (both: --schedule zb-h1,cosine); schedule: the "
+             "pipeline's"),
+    cl::CommaSeparated, cl::cat(trainCat));
+static cl::opt<std::string> stageBoundaries(
+    "stage-boundaries",
+    cl::desc("train --pipeline-stages: where stages 1.. begin, each the text "
+             "of an op name (ONNX node) it contains, e.g. /h.2/,/h.4/ "
+             "(default: balanced by a cost model of FLOPs and bytes)"),
+    cl::value_desc("TEXT,..."), cl::init(""), cl::cat(trainCat));
 static cl::OptionCategory scheduleCat("loomc schedule options");
 static cl::opt<int64_t>
     pipelineStages("pipeline-stages",
-                   cl::desc("schedule: pipeline stages (one rank each)"),
-                   cl::init(2), cl::cat(scheduleCat));
+                   cl::desc("train, schedule: pipeline ranks (default: "
+                            "train none, schedule 2)"),
+                   cl::init(0), cl::cat(scheduleCat));
 static cl::opt<int64_t>
     microBatches("micro-batches",
-                 cl::desc("schedule: micro-batches per optimizer step"),
+                 cl::desc("train, schedule: micro-batches per optimizer step"),
                  cl::init(4), cl::cat(scheduleCat));
 static cl::opt<int64_t> virtualStages(
     "virtual-stages",
@@ -756,6 +770,143 @@ static int finishRecompute(int rc, StringRef recomputeJson,
   return 0;
 }
 
+/// --schedule's names: the learning rate's (constant, cosine) and the
+/// pipeline's (gpipe, 1f1b, interleaved, zb-h1), each at most once.
+struct Schedules {
+  std::string lr = "constant", pipeline;
+};
+
+static bool parseSchedules(Schedules &out) {
+  for (const std::string &name : scheduleKinds) {
+    bool isLr = name == "constant" || name == "cosine";
+    const auto &pipes = loom::pipeline::scheduleNames();
+    bool isPipe = std::find(pipes.begin(), pipes.end(), name) != pipes.end();
+    std::string &slot = isLr ? out.lr : out.pipeline;
+    if ((!isLr && !isPipe) || (isPipe && !slot.empty()) ||
+        (isLr && slot != "constant" && slot != name)) {
+      llvm::errs() << "error: --schedule takes one of constant, cosine (the "
+                      "learning rate) and one of gpipe, 1f1b, interleaved, "
+                      "zb-h1 (the pipeline), not '"
+                   << llvm::join(scheduleKinds, ",") << "'\n";
+      return false;
+    }
+    slot = name;
+  }
+  return true;
+}
+
+/// The optimizer pass's options from the command line.
+static loom::OptimizerPassOptions optimizerOptions(double beta1, double beta2) {
+  Schedules schedules;
+  parseSchedules(schedules);
+  loom::OptimizerPassOptions opt;
+  opt.optimizer = optimizerKind;
+  opt.lr = learningRate;
+  opt.momentum = momentum;
+  opt.nesterov = nesterov;
+  opt.beta1 = beta1;
+  opt.beta2 = beta2;
+  opt.eps = adamEps;
+  opt.weightDecay = weightDecay;
+  opt.clipNorm = clipNorm;
+  opt.schedule = schedules.lr;
+  opt.warmup = warmupSteps;
+  opt.totalSteps = totalSteps;
+  opt.accumulate = accumulate;
+  opt.labels = labelsName;
+  opt.lossScaleInit = lossScaleInit;
+  opt.lossScaleInterval = lossScaleInterval;
+  opt.description =
+      lossKind + " loss" + (logitsName.empty() ? "" : " on " + logitsName);
+  return opt;
+}
+
+/// `loomc train --pipeline-stages S`: after the loss (in `pm`), the
+/// pipeline's stages, parts and per-rank optimizer steps
+/// (compiler/Pipeline.h), in one artifact.
+static int trainPipeline(ModuleOp module, PassManager &pm,
+                         loom::CompileOptions options, double beta1,
+                         double beta2) {
+  Schedules schedules;
+  if (!parseSchedules(schedules))
+    return 1;
+  auto reject = [](StringRef what) {
+    llvm::errs() << "error: " << what
+                 << " with --pipeline-stages is not supported yet\n";
+    return 1;
+  };
+  if (tensorParallel > 1)
+    return reject("--tensor-parallel");
+  if (zeroStage > 0)
+    return reject("--zero");
+  if (precision != "f32")
+    return reject("--precision " + precision);
+  if (gradientsOnly)
+    return reject("--gradients");
+  if (target != "cpu")
+    return reject("--target " + target +
+                  " (collectives are not supported on the CUDA target yet)");
+  if (!recomputeStrategy.empty() || !reportPath.empty())
+    return reject("--recompute or --report");
+  if (accumulate > 1) {
+    llvm::errs() << "error: --accumulate with --pipeline-stages: the "
+                    "pipeline accumulates over its micro-batches "
+                    "(--micro-batches)\n";
+    return 1;
+  }
+  loom::PipelineOptions p;
+  p.ranks = pipelineStages;
+  p.microBatches = microBatches;
+  p.schedule = schedules.pipeline.empty() ? "1f1b" : schedules.pipeline;
+  p.virtualStages = virtualStages > 0             ? virtualStages
+                    : p.schedule == "interleaved" ? 2
+                                                  : 1;
+  p.dataRanks = dataParallel;
+  p.boundaries = stageBoundaries;
+  p.freeze = freeze;
+  if (!memoryBudget.empty()) {
+    p.memoryBudget = parseSize(memoryBudget);
+    if (p.memoryBudget <= 0) {
+      llvm::errs() << "error: --memory-budget takes a size, not '"
+                   << memoryBudget << "'\n";
+      return 1;
+    }
+  }
+  p.loss = lossKind;
+  p.ignoreIndex = ignoreIndex;
+  p.labels = labelsName;
+  p.totalSteps = totalSteps;
+  p.summary = printSummary;
+  loom::OptimizerPassOptions opt = optimizerOptions(beta1, beta2);
+  p.description = opt.description;
+  opt.labels = "";
+  if (pipelineStages > 1)
+    opt.normAxis = "pipe";
+  p.addUpdatePasses = [&](PassManager &upm, int64_t) {
+    if (dataParallel > 1) {
+      loom::DataParallelPassOptions dp;
+      dp.ranks = dataParallel;
+      upm.addPass(loom::createDataParallelPass(dp));
+    }
+    upm.addPass(loom::createOptimizerPass(opt));
+  };
+  if (timing)
+    pm.enableTiming();
+  if (failed(pm.run(module)))
+    return 1;
+  options.target = target;
+  options.cpu.cpu = cpuName;
+  options.cpu.optLevel = optLevel;
+  std::string bytes, error;
+  if (failed(loom::compilePipeline(module, p, options, bytes)))
+    return 1;
+  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 static int runTrain(MLIRContext &ctx) {
   if (outputPath == "-") {
     llvm::errs() << "error: train needs an output file (-o TRAIN.loom)\n";
@@ -770,14 +921,20 @@ static int runTrain(MLIRContext &ctx) {
       return 1;
     import.initializersAsParams = true;
     import.batch = batchSize;
-    if (batchSize && dataParallel > 1) {
-      if (batchSize % dataParallel) {
+    int64_t pieces =
+        dataParallel * std::max<int64_t>(1, pipelineStages ? microBatches : 1);
+    if (batchSize && pieces > 1) {
+      if (batchSize % pieces) {
         llvm::errs() << "error: --batch " << batchSize
                      << " (the global batch) does not split over "
-                     << "--data-parallel " << dataParallel << " ranks\n";
+                     << "--data-parallel " << dataParallel << " ranks"
+                     << (pipelineStages ? " and --micro-batches " +
+                                              std::to_string(microBatches)
+                                        : std::string())
+                     << "\n";
         return 1;
       }
-      import.batch = batchSize / dataParallel;
+      import.batch = batchSize / pieces;
     }
     if (!parseDimSizes(import))
       return 1;
@@ -824,6 +981,8 @@ static int runTrain(MLIRContext &ctx) {
   loss.ignoreIndex = ignoreIndex;
   loss.labelSmoothing = labelSmoothing;
   pm.addPass(loom::createLossPass(loss));
+  if (pipelineStages > 0)
+    return trainPipeline(*module, pm, options, beta1, beta2);
   // Tensor parallel: the forward split before autodiff derives the
   // backward from it; its report goes into --report.
   SmallString<128> tensorJson;
@@ -915,26 +1074,7 @@ static int runTrain(MLIRContext &ctx) {
     pm.addPass(loom::createDataParallelPass(dp));
   }
   if (!gradientsOnly) {
-    loom::OptimizerPassOptions opt;
-    opt.optimizer = optimizerKind;
-    opt.lr = learningRate;
-    opt.momentum = momentum;
-    opt.nesterov = nesterov;
-    opt.beta1 = beta1;
-    opt.beta2 = beta2;
-    opt.eps = adamEps;
-    opt.weightDecay = weightDecay;
-    opt.clipNorm = clipNorm;
-    opt.schedule = scheduleKind;
-    opt.warmup = warmupSteps;
-    opt.totalSteps = totalSteps;
-    opt.accumulate = accumulate;
-    opt.labels = labelsName;
-    opt.lossScaleInit = lossScaleInit;
-    opt.lossScaleInterval = lossScaleInterval;
-    opt.description =
-        lossKind + " loss" + (logitsName.empty() ? "" : " on " + logitsName);
-    pm.addPass(loom::createOptimizerPass(opt));
+    pm.addPass(loom::createOptimizerPass(optimizerOptions(beta1, beta2)));
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -1021,13 +1161,18 @@ static int runTrain(MLIRContext &ctx) {
 /// found: the bubble against the analytic one, each rank's peak of
 /// micro-batches holding activations, and with --print the timeline.
 static int runSchedule() {
-  std::string name = scheduleKind == "constant" ? std::string("1f1b")
-                                                : scheduleKind.getValue();
+  // The pipeline's schedule: the last name that is not the learning
+  // rate's (makeSchedule reports an unknown one).
+  std::string name = "1f1b";
+  for (const std::string &n : scheduleKinds)
+    if (n != "constant" && n != "cosine")
+      name = n;
   int64_t v = virtualStages > 0 ? virtualStages : name == "interleaved" ? 2 : 1;
   std::string error;
   loom::pipeline::Schedule s = loom::pipeline::makeSchedule(
-      name, static_cast<int>(pipelineStages), static_cast<int>(microBatches),
-      static_cast<int>(v), error);
+      name,
+      static_cast<int>(pipelineStages.getNumOccurrences() ? pipelineStages : 2),
+      static_cast<int>(microBatches), static_cast<int>(v), error);
   if (!error.empty()) {
     llvm::errs() << "error: " << error << "\n";
     return 1;

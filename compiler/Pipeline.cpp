@@ -1,0 +1,211 @@
+//===- Pipeline.cpp - a pipeline-parallel training artifact ---------------===//
+
+#include "compiler/Pipeline.h"
+#include "passes/Pipeline/Passes.h"
+#include "passes/Pipeline/PipelineUtils.h"
+#include "passes/Sharding/ShardingUtils.h"
+#include "passes/Training/TrainingUtils.h"
+#include "runtime/src/Artifact.h"
+#include "runtime/src/pipeline/Schedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace loom {
+
+/// A module holding a copy of `f` (and of the mesh, when `withMesh`).
+static OwningOpRef<ModuleOp> moduleOf(ModuleOp from, func::FuncOp f,
+                                      bool withMesh) {
+  OwningOpRef<ModuleOp> m = ModuleOp::create(from.getLoc());
+  OpBuilder b = OpBuilder::atBlockEnd(m->getBody());
+  if (withMesh)
+    if (mesh::MeshOp mesh = sharding::findMesh(from))
+      b.clone(*mesh);
+  b.clone(*f);
+  return m;
+}
+
+/// Runs canonicalization and CSE on `m`, then `extra` first when given.
+static LogicalResult
+simplify(ModuleOp m,
+         const std::function<void(PassManager &)> &extra = nullptr) {
+  PassManager pm(m.getContext());
+  if (extra)
+    extra(pm);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  return pm.run(m);
+}
+
+LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
+                              const CompileOptions &options,
+                              std::string &bytes) {
+  auto error = [&]() { return module.emitError("pipeline: "); };
+  if (p.ranks < 1 || p.virtualStages < 1 || p.microBatches < 1 ||
+      p.dataRanks < 1)
+    return error() << "the stage, virtual stage, micro-batch and "
+                      "data-parallel counts must be >= 1";
+  if (p.schedule == "interleaved" ? p.virtualStages < 2 : p.virtualStages != 1)
+    return error() << "--virtual-stages " << p.virtualStages
+                   << " goes with --schedule interleaved only (and it needs "
+                      "2 or more)";
+  // The schedule is checked here too, so that a bad one fails the compile
+  // rather than the run.
+  std::string why;
+  pipeline::Schedule schedule = pipeline::makeSchedule(
+      p.schedule, static_cast<int>(p.ranks), static_cast<int>(p.microBatches),
+      static_cast<int>(p.virtualStages), why);
+  if (!why.empty())
+    return error() << why;
+
+  FailureOr<func::FuncOp> loss = training::pickFunction(module, "", "pipeline");
+  if (failed(loss))
+    return failure();
+  // The outer signature: the batch inputs of one replica's global batch.
+  artifact::Artifact out;
+  out.set_producer("loomc");
+  out.set_model_name(loss->getName().str());
+  for (unsigned i = 0; i < loss->getNumArguments(); ++i) {
+    auto name = loss->getArgAttrOfType<StringAttr>(i, "graph.input");
+    if (!name)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(loss->getArgument(i).getType());
+    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+      return loss->emitError("pipeline: batch input '")
+             << name.getValue()
+             << "' must have a static batch dim 0 to be cut into "
+                "micro-batches (loomc train --batch B), not "
+             << loss->getArgument(i).getType();
+    SmallVector<int64_t> dims(type.getShape());
+    dims[0] *= p.microBatches;
+    if (failed(fillSignature(*out.add_inputs(), name.getValue(),
+                             type.clone(dims), nullptr, *loss, "input")))
+      return failure();
+  }
+
+  PassManager pm(module.getContext());
+  {
+    PipelineStagesPassOptions stages;
+    stages.funcName = loss->getName().str();
+    stages.stages = p.ranks * p.virtualStages;
+    stages.boundaries = p.boundaries;
+    stages.freeze = p.freeze;
+    stages.summary = p.summary;
+    pm.addPass(createPipelineStagesPass(stages));
+    PipelinePartsPassOptions parts;
+    parts.ranks = p.ranks;
+    parts.dataRanks = p.dataRanks;
+    pm.addPass(createPipelinePartsPass(parts));
+  }
+  if (failed(pm.run(module)))
+    return failure();
+
+  CompileOptions partOptions = options;
+  partOptions.inferenceModule.clear();
+  partOptions.sourceOnnx.clear();
+  artifact::Pipeline *pipe = out.mutable_pipeline();
+  pipe->set_ranks(static_cast<int32_t>(p.ranks));
+  pipe->set_virtual_stages(static_cast<int32_t>(p.virtualStages));
+  pipe->set_micro_batches(static_cast<int32_t>(p.microBatches));
+  pipe->set_schedule(p.schedule);
+  pipe->set_data_parallel(static_cast<int32_t>(p.dataRanks));
+  pipe->set_loss(p.loss);
+  pipe->set_ignore_index(p.ignoreIndex);
+  pipe->set_memory_budget(p.memoryBudget);
+  std::string base = loss->getName().str();
+  int64_t n = p.ranks * p.virtualStages;
+  std::vector<int64_t> savedBytes;
+  for (int64_t k = 0; k < n; ++k) {
+    artifact::PipelineStage *stage = pipe->add_stages();
+    for (StringRef part : {"F", "I", "W"}) {
+      std::string name = base + "_stage" + std::to_string(k) + "_" + part.str();
+      auto f = module.lookupSymbol<func::FuncOp>(name);
+      if (!f) {
+        if (part == "F")
+          return error() << "stage " << k << " has no forward";
+        continue;
+      }
+      if (part == "F") {
+        if (auto a = f->getAttrOfType<IntegerAttr>(pipeline::kSavedBytesAttr))
+          stage->set_saved_bytes(a.getInt());
+        if (auto a = f->getAttrOfType<FloatAttr>(pipeline::kFlopsAttr))
+          stage->set_flops(a.getValueAsDouble());
+        if (auto a = f->getAttrOfType<StringAttr>(pipeline::kDescriptionAttr))
+          stage->set_description(a.str());
+        savedBytes.push_back(stage->saved_bytes());
+      }
+      OwningOpRef<ModuleOp> m = moduleOf(module, f, false);
+      if (failed(simplify(*m)))
+        return failure();
+      partOptions.funcName = name;
+      std::string code;
+      if (failed(compileToArtifact(*m, partOptions, code)))
+        return failure();
+      if (part == "F")
+        stage->set_forward(std::move(code));
+      else if (part == "I")
+        stage->set_backward_input(std::move(code));
+      else
+        stage->set_backward_weight(std::move(code));
+    }
+  }
+  // Each rank's optimizer step.
+  for (int64_t r = 0; r < p.ranks; ++r) {
+    std::string name = "pipeline_update_" + std::to_string(r);
+    auto f = module.lookupSymbol<func::FuncOp>(name);
+    if (!f)
+      return error() << "rank " << r << " has no update function";
+    if (f.getNumArguments() == 1)
+      return error() << "pipeline rank " << r
+                     << " holds no trained parameter: use fewer stages or "
+                        "move the boundaries";
+    OwningOpRef<ModuleOp> m = moduleOf(module, f, true);
+    if (failed(simplify(*m, [&](PassManager &upm) {
+          if (p.addUpdatePasses)
+            p.addUpdatePasses(upm, r);
+        })))
+      return failure();
+    partOptions.funcName = "train_step";
+    std::string code;
+    if (failed(compileToArtifact(*m, partOptions, code)))
+      return failure();
+    pipe->add_updates(std::move(code));
+  }
+  // Check the schedule's memory now that the stages' sizes are known.
+  {
+    pipeline::VerifyOptions verify;
+    verify.activationBytes = savedBytes;
+    verify.memoryBudget = p.memoryBudget;
+    pipeline::VerifyResult result;
+    if (!pipeline::verify(schedule, verify, result, why))
+      return error() << "schedule " << p.schedule << ": " << why;
+  }
+
+  artifact::Training *training = out.mutable_training();
+  training->set_accumulate(1);
+  training->set_total_steps(p.totalSteps);
+  training->set_total_steps_input(-1);
+  training->set_description(p.description + "; pipeline " + p.schedule +
+                            " over " + std::to_string(p.ranks) + " ranks, " +
+                            std::to_string(p.microBatches) + " micro-batches");
+  training->set_labels(p.labels);
+  training->set_inference_module(options.inferenceModule);
+  training->set_source_onnx(options.sourceOnnx);
+  if (p.ranks * p.dataRanks > 1) {
+    artifact::Mesh *mesh = out.mutable_mesh();
+    mesh->add_shape(p.dataRanks);
+    mesh->add_shape(p.ranks);
+    mesh->add_axes("data");
+    mesh->add_axes("pipe");
+  }
+  std::string body;
+  if (!out.SerializeToString(&body))
+    return error() << "serializing the artifact failed (over 2 GiB?)";
+  bytes = artifact::header(body) + body;
+  return success();
+}
+
+} // namespace loom
