@@ -1,4 +1,5 @@
-"""Data, tensor and ZeRO parallel training equal single-process training.
+"""Data, tensor, ZeRO and pipeline parallel training equal single-process
+training.
 
 For MODEL (mlp or gpt2, test/training/), trains 5 optimizer steps on one
 process with the global batch, then each configuration on the same global
@@ -23,10 +24,17 @@ parallel: a directory of per-rank files) resumes for one more step in one
 process and in a configuration of each other layout of the ranks, each
 printing the loss the single run's own checkpoint gives.
 
+Pipeline configurations cut the global batch into micro-batches instead
+of accumulating (the GPT-2 flags' --accumulate is dropped from every run,
+the single one included), and their checkpoints (a directory of per-rank
+files) resume the same way.
+
   check_parallel.py BIN_DIR TRAINING_DIR WORK_DIR MODEL CONFIGS
   CONFIGS: comma-separated, each dpN (data parallel over N ranks), dpNzS
   (with ZeRO stage S), tpM (tensor parallel over M ranks) or dpNtpM (both,
-  N*M ranks), e.g. dp2,dp2z1,tp2,dp2tp2
+  N*M ranks), or ppSmM:SCHEDULE (S pipeline ranks, M micro-batches,
+  schedule gpipe, 1f1b, interleaved or zb-h1; dpNppSmM:SCHEDULE with N
+  replicas), e.g. dp2,dp2z1,tp2,dp2tp2,pp2m4:zb-h1
 """
 
 import os
@@ -80,11 +88,25 @@ def params(bindir, artifact, ckpt, work, name):
 
 
 def parse_config(text):
-    """(data ranks, tensor ranks, ZeRO stage) of a config like dp2z1."""
-    m = re.fullmatch(r"(?:dp(\d+))?(?:z(\d))?(?:tp(\d+))?", text)
-    if not m or not (m.group(1) or m.group(3)):
-        sys.exit("bad config '%s' (dpN, dpNzS, tpM, dpNtpM)" % text)
-    return (int(m.group(1) or 1), int(m.group(3) or 1), int(m.group(2) or 0))
+    """(data ranks, tensor ranks, ZeRO stage, pipeline ranks, micro-batches,
+    pipeline schedule) of a config like dp2z1 or dp2pp2m4:1f1b."""
+    m = re.fullmatch(r"(?:dp(\d+))?(?:z(\d))?(?:tp(\d+))?"
+                     r"(?:pp(\d+)m(\d+):([a-z0-9-]+))?", text)
+    if not m or not (m.group(1) or m.group(3) or m.group(4)):
+        sys.exit("bad config '%s' (dpN, dpNzS, tpM, dpNtpM, ppSmM:SCHEDULE)"
+                 % text)
+    return (int(m.group(1) or 1), int(m.group(3) or 1), int(m.group(2) or 0),
+            int(m.group(4) or 1), int(m.group(5) or 1), m.group(6))
+
+
+def config_flags(config):
+    dp, tp, zero, pp, micro, schedule = config
+    flags = ["--data-parallel", str(dp), "--tensor-parallel", str(tp),
+             "--zero", str(zero)]
+    if schedule:
+        flags += ["--pipeline-stages", str(pp), "--micro-batches",
+                  str(micro), "--schedule", schedule]
+    return flags
 
 
 def main():
@@ -103,6 +125,12 @@ def main():
     np.savez(data_path, **data)
     flags = ["--loss", "cross_entropy", "--logits", "logits", "--labels",
              "labels", "--opt-level", "0"] + FLAGS[model]
+    if any(c[5] for _, c in configs):
+        if not all(c[5] for _, c in configs):
+            sys.exit("pipeline and other configurations go in separate runs")
+        if "--accumulate" in flags:
+            i = flags.index("--accumulate")
+            del flags[i:i + 2]
     batch = flags[flags.index("--batch") + 1]
     run_flags = ["--data", data_path, "--steps", "5", "--batch", batch,
                  "--log-every", "1", "--threads", "1"]
@@ -117,19 +145,19 @@ def main():
         sys.exit("single process: expected 5 logged steps, got %s" % ref_log)
 
     def launched(config):
-        dp, tp, _ = config
-        return [launch, "--nproc", str(dp * tp), "--timeout", "120", "--"]
+        dp, tp, _, pp = config[:4]
+        return [launch, "--nproc", str(dp * tp * pp), "--timeout", "120",
+                "--"]
 
     failed = False
-    for name, (dp, tp, zero) in configs:
-        tag = "%s-%s" % (model, name)
+    for name, config in configs:
+        tag = "%s-%s" % (model, name.replace(":", "-"))
         art = os.path.join(work, tag + ".loom")
         run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
-             art, "--data-parallel", str(dp), "--tensor-parallel", str(tp),
-             "--zero", str(zero)] + flags)
+             art] + config_flags(config) + flags)
         ck = os.path.join(work, tag + ".ckpt")
-        log = logged(run(launched((dp, tp, zero)) + [loomrun, art, "--save",
-                                                     ck] + run_flags))
+        log = logged(run(launched(config) + [loomrun, art, "--save", ck] +
+                         run_flags))
         got = params(bindir, art, ck, work, tag)
         problems = []
         if log.shape != ref_log.shape:
@@ -162,10 +190,11 @@ def main():
     # A sharded checkpoint resumes in one process and in the other
     # configurations: one more step prints the loss the single run's own
     # checkpoint gives.
-    sharded = [(n, c) for n, c in configs if c[2] > 0 or c[1] > 1]
+    sharded = [(n, c) for n, c in configs
+               if c[2] > 0 or c[1] > 1 or c[3] > 1]
     if sharded:
         name, config = sharded[0]
-        ck = os.path.join(work, "%s-%s.ckpt" % (model, name))
+        ck = os.path.join(work, "%s-%s.ckpt" % (model, name.replace(":", "-")))
         if not os.path.isdir(ck):
             failed = True
             print("FAIL %s is not a sharded checkpoint (a directory)" % ck)
@@ -173,11 +202,13 @@ def main():
         want = logged(run([loomrun, single, "--resume", ckpt, "--data",
                            data_path] + more))
         targets = [("one process", [loomrun, single])]
-        layouts = {config[:2]}
+        layouts = {config[:2] + config[3:4]}
         for other, c in configs:
-            if c[:2] not in layouts:  # one per other layout of the ranks
-                layouts.add(c[:2])
-                art = os.path.join(work, "%s-%s.loom" % (model, other))
+            layout = c[:2] + c[3:4]
+            if layout not in layouts:  # one per other layout of the ranks
+                layouts.add(layout)
+                art = os.path.join(work, "%s-%s.loom" %
+                                   (model, other.replace(":", "-")))
                 targets.append((other, launched(c) + [loomrun, art]))
         for what, cmd in targets:
             got = logged(run(cmd + ["--resume", ck, "--data", data_path] +
