@@ -103,6 +103,8 @@ struct PipelineTrainer::StepState {
   std::vector<float> weights, losses;
   /// Per (stage, micro-batch): the values by signature name.
   std::map<std::pair<int, int>, std::map<std::string, Shared>> env;
+  /// Per (stage, micro-batch): its din:* until SendGradient sends them.
+  std::map<std::pair<int, int>, std::map<std::string, Shared>> grads;
   std::map<std::pair<int, int>, Shared> slices; // (batch input, micro)
   std::map<std::string, Shared> acc;
   struct Pending {
@@ -318,6 +320,9 @@ loom_status PipelineTrainer::create(loom_session *session,
     if (loom_trainer_total_steps(t->update_) < 1 &&
         t->training_->total_steps() > 0)
       loom_trainer_set_total_steps(t->update_, t->training_->total_steps());
+    std::map<std::string, int> unused;
+    for (const auto &acc : t->accumulators_)
+      unused[acc.first] = 1;
     for (size_t i = 0; i < loom_trainer_batch_input_count(t->update_); ++i) {
       loom_tensor_info info;
       if (loom_status st = loom_trainer_batch_input_info(t->update_, i, &info))
@@ -330,7 +335,13 @@ loom_status PipelineTrainer::create(loom_session *session,
                           at + " takes batch input '" + name +
                               "', which is neither 'loss' nor the 'acc:' "
                               "of a weight-gradient part of this rank");
+      unused.erase(name.substr(4));
     }
+    if (!unused.empty())
+      return makeStatus(LOOM_BAD_ARTIFACT,
+                        at + " takes no 'acc:" + unused.begin()->first +
+                            "', which a weight-gradient part of this rank "
+                            "sums: that gradient would be lost");
   }
 
   if (const char *prefix = std::getenv("LOOM_PIPELINE_TRACE");
@@ -556,10 +567,16 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
     if (stage.backwardInput.session) {
       if (loom_status e = runPart(st, stage.backwardInput, "I", s, j))
         return e;
-      if (s > 0 && schedule_.rankOf(s - 1) == p_)
-        for (auto &[n, t] : env)
-          if (startsWith(n, "din:"))
+      // The gradients for the previous stage: handed over here, or kept
+      // for the send (a whole backward drops the environment first).
+      bool local = s > 0 && schedule_.rankOf(s - 1) == p_;
+      for (auto &[n, t] : env)
+        if (startsWith(n, "din:")) {
+          if (local)
             st.env[{s - 1, j}]["dout:" + n.substr(4)] = t;
+          else
+            st.grads[{s, j}][n] = t;
+        }
       trace(st.step, "I", s, j, start, nowNs());
     }
     if (a.type == Type::BackwardInput)
@@ -577,7 +594,12 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
     bool gradient = a.type == Type::SendGradient;
     int peer = d_ * S_ + a.peer;
     const char *prefix = gradient ? "din:" : "out:";
-    for (auto &[n, t] : env) {
+    std::map<std::string, Shared> grads;
+    if (gradient) {
+      grads = std::move(st.grads[{s, j}]);
+      st.grads.erase({s, j});
+    }
+    for (auto &[n, t] : gradient ? grads : env) {
       if (!startsWith(n, prefix))
         continue;
       int index = indexOf(n, n.find(':'), kMaxIndex);
