@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/Artifact.h"
+#include "runtime/src/pipeline/Schedule.h"
 
 #include <algorithm>
 #include <cstring>
@@ -278,15 +279,26 @@ static bool checkTraining(const Artifact &a, const Limits &limits,
     }
     return true;
   };
-  if (!use(true, t.step_input(), "the step counter", I64) ||
-      (t.total_steps_input() != -1 &&
-       !use(true, t.total_steps_input(), "the schedule horizon", I64)) ||
-      !use(false, t.loss_output(), "the loss", F32) ||
-      !use(false, t.grad_norm_output(), "the gradient norm", F32) ||
-      !use(false, t.lr_output(), "the learning rate", F32) ||
-      (t.has_loss_scale_output() &&
-       !use(false, t.loss_scale_output(), "the loss scale", F32)))
+  if (a.has_pipeline()) {
+    // The step is in the stages and updates: no state and no step input
+    // here, one micro-batch per step (the pipeline's m are inside it).
+    if (t.accumulate() != 1 || t.state_size() != 0) {
+      error += "a pipeline artifact's training has accumulate 1 and no "
+               "state (it has accumulate " +
+               std::to_string(t.accumulate()) + " and " +
+               std::to_string(t.state_size()) + " state tensor(s))";
+      return false;
+    }
+  } else if (!use(true, t.step_input(), "the step counter", I64) ||
+             (t.total_steps_input() != -1 &&
+              !use(true, t.total_steps_input(), "the schedule horizon", I64)) ||
+             !use(false, t.loss_output(), "the loss", F32) ||
+             !use(false, t.grad_norm_output(), "the gradient norm", F32) ||
+             !use(false, t.lr_output(), "the learning rate", F32) ||
+             (t.has_loss_scale_output() &&
+              !use(false, t.loss_scale_output(), "the loss scale", F32))) {
     return false;
+  }
   std::vector<std::string> names;
   for (const TrainingState &s : t.state()) {
     std::string what = "state '" + s.name() + "'";
@@ -370,8 +382,8 @@ static bool checkTraining(const Artifact &a, const Limits &limits,
   return true;
 }
 
-/// The mesh: at least one axis, each of size >= 1 and a known name, at most
-/// 65536 ranks, ZeRO stage 0, 1 or 2.
+/// The mesh: at least one axis, each of size >= 1 and a known name ("data",
+/// "tensor", "pipe"), at most 65536 ranks, ZeRO stage 0, 1 or 2.
 static bool checkMesh(const Mesh &m, std::string &error) {
   error = "mesh: ";
   if (m.shape_size() == 0 || m.shape_size() != m.axes_size()) {
@@ -386,15 +398,96 @@ static bool checkMesh(const Mesh &m, std::string &error) {
                std::to_string(m.shape(i)) + " (at most 65536 ranks in all)";
       return false;
     }
-    if (m.axes(i) != "data" && m.axes(i) != "tensor") {
+    if (m.axes(i) != "data" && m.axes(i) != "tensor" && m.axes(i) != "pipe") {
       error += "axis " + std::to_string(i) + " is named '" + m.axes(i) +
-               "', not 'data' or 'tensor'";
+               "', not 'data', 'tensor' or 'pipe'";
       return false;
     }
   }
   if (m.zero_stage() < 0 || m.zero_stage() > 2) {
     error +=
         "ZeRO stage " + std::to_string(m.zero_stage()) + " is not 0, 1 or 2";
+    return false;
+  }
+  error.clear();
+  return true;
+}
+
+/// A pipeline artifact's Pipeline (docs/pipeline.md): the counts at least
+/// 1, S * v stages, one update per pipe rank, a known schedule and loss, the
+/// mesh [D, S] over ("data", "pipe") when there is more than one rank, and
+/// training but no code of its own. The parts themselves are checked when
+/// a trainer loads them (each is a whole .loom file).
+static bool checkPipeline(const Artifact &a, std::string &error) {
+  const Pipeline &p = a.pipeline();
+  error = "pipeline: ";
+  auto atLeastOne = [&](int64_t v, const char *what) {
+    if (v >= 1)
+      return true;
+    error += std::string(what) + " is " + std::to_string(v) +
+             ", it must be at least 1";
+    return false;
+  };
+  if (!atLeastOne(p.ranks(), "ranks") ||
+      !atLeastOne(p.virtual_stages(), "virtual_stages") ||
+      !atLeastOne(p.micro_batches(), "micro_batches") ||
+      !atLeastOne(p.data_parallel(), "data_parallel"))
+    return false;
+  int64_t stages = int64_t(p.ranks()) * p.virtual_stages();
+  if (p.stages_size() != stages) {
+    error += "it has " + std::to_string(p.stages_size()) + " stages, not " +
+             std::to_string(p.ranks()) + " ranks x " +
+             std::to_string(p.virtual_stages()) + " virtual stages";
+    return false;
+  }
+  if (p.updates_size() != p.ranks()) {
+    error += "it has " + std::to_string(p.updates_size()) +
+             " update artifacts, not one per rank (" +
+             std::to_string(p.ranks()) + ")";
+    return false;
+  }
+  const auto &names = loom::pipeline::scheduleNames();
+  if (std::find(names.begin(), names.end(), p.schedule()) == names.end()) {
+    error += "unknown schedule '" + p.schedule() + "' (known:";
+    for (const std::string &n : names)
+      error += " " + n;
+    error += ")";
+    return false;
+  }
+  if (p.loss() != "cross_entropy" && p.loss() != "mse") {
+    error += "unknown loss '" + p.loss() + "' (cross_entropy or mse)";
+    return false;
+  }
+  if (p.memory_budget() < 0) {
+    error += "the memory budget is negative";
+    return false;
+  }
+  for (int s = 0; s < p.stages_size(); ++s) {
+    const PipelineStage &st = p.stages(s);
+    if (st.forward().empty() || st.backward_weight().empty() ||
+        st.saved_bytes() < 0) {
+      error += "stage " + std::to_string(s) +
+               " has no forward or no weight part, or negative saved_bytes";
+      return false;
+    }
+  }
+  const Mesh &m = a.mesh();
+  int64_t ranks = int64_t(p.ranks()) * p.data_parallel();
+  bool meshOk = m.shape_size() == 2 && m.axes_size() == 2 &&
+                m.shape(0) == p.data_parallel() && m.shape(1) == p.ranks() &&
+                m.axes(0) == "data" && m.axes(1) == "pipe";
+  if (ranks > 1 && !meshOk) {
+    error += "the mesh must be [" + std::to_string(p.data_parallel()) + ", " +
+             std::to_string(p.ranks()) + "] over (data, pipe)";
+    return false;
+  }
+  if (!a.has_training()) {
+    error += "the artifact has no training message (a pipeline artifact "
+             "trains)";
+    return false;
+  }
+  if (!a.cpu().shared_object().empty() || a.has_cuda()) {
+    error += "a pipeline artifact has no code of its own (its stages have)";
     return false;
   }
   error.clear();
@@ -412,7 +505,7 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error,
     error = "artifact is truncated or corrupt (its message does not parse)";
     return false;
   }
-  if (out.outputs_size() == 0) {
+  if (out.outputs_size() == 0 && !out.has_pipeline()) {
     error = "artifact has no outputs";
     return false;
   }
@@ -435,6 +528,8 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error,
     return false;
   if (out.has_mesh() && !checkMesh(out.mesh(), error))
     return false;
+  if (out.has_pipeline())
+    return checkPipeline(out, error);
   // The CPU code or the CUDA program (checked by the CUDA device when it
   // loads it: cuda::validateProgram).
   bool cpu =

@@ -160,6 +160,9 @@ struct loom_session_s {
   std::vector<const char *> meshAxisPtrs;
   /// Attached by loom_session_attach_communicator; not owned.
   loom_communicator *communicator = nullptr;
+  /// Set for a pipeline artifact (no code of its own: its trainer runs
+  /// the stages' and updates' artifacts).
+  std::unique_ptr<loom::artifact::Pipeline> pipeline;
 };
 
 const loom::artifact::Training *
@@ -180,6 +183,15 @@ loom::runtime::sessionModelName(const loom_session *session) {
 loom_communicator *
 loom::runtime::sessionCommunicator(const loom_session *session) {
   return session ? session->communicator : nullptr;
+}
+
+const loom::artifact::Pipeline *
+loom::runtime::sessionPipeline(const loom_session *session) {
+  return session ? session->pipeline.get() : nullptr;
+}
+
+loom_instance *loom::runtime::sessionInstance(const loom_session *session) {
+  return session ? session->instance : nullptr;
 }
 
 extern "C" {
@@ -278,6 +290,17 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
   if (artifact.has_training()) {
     session->training = std::make_unique<loom::artifact::Training>();
     session->training->Swap(artifact.mutable_training());
+  }
+  if (artifact.has_pipeline()) {
+    // No code: the trainer loads the parts (loom::pipeline::
+    // PipelineTrainer).
+    session->pipeline = std::make_unique<loom::artifact::Pipeline>();
+    session->pipeline->Swap(artifact.mutable_pipeline());
+    session->deviceDescription = "pipeline of " +
+                                 std::to_string(session->pipeline->ranks()) +
+                                 " rank(s)";
+    *out = session.release();
+    return nullptr;
   }
   // The device: the CUDA program when asked for (or, with AUTO, when the
   // artifact has one and a GPU answers), else the CPU code.
@@ -579,6 +602,11 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
                 loom_profile *profile) {
   if (!session || (num_inputs && !inputs) || !outputs)
     return makeStatus(LOOM_INVALID_ARGUMENT, "loom_session_run: null argument");
+  if (session->pipeline)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "model '" + session->modelName +
+                          "' is a pipeline artifact, which runs through a "
+                          "trainer (loom_trainer_*), not loom_session_run");
   if (num_inputs != session->inputs.size())
     return makeStatus(
         LOOM_INVALID_ARGUMENT,

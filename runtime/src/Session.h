@@ -33,6 +33,13 @@ const std::string &sessionModelName(const loom_session *session);
 /// communicator), or null.
 loom_communicator *sessionCommunicator(const loom_session *session);
 
+/// The session's pipeline description; null unless it is a pipeline
+/// artifact (which has no code: loom_session_run refuses it).
+const artifact::Pipeline *sessionPipeline(const loom_session *session);
+
+/// The instance the session was made with (its parts load with it).
+loom_instance *sessionInstance(const loom_session *session);
+
 } // namespace loom::runtime
 
 #endif // LOOM_RUNTIME_SESSION_H

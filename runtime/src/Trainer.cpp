@@ -13,7 +13,9 @@
 #include "runtime/src/Checkpoint.h"
 #include "runtime/src/FileIO.h"
 #include "runtime/src/Session.h"
+#include "runtime/src/Trainer.h"
 #include "runtime/src/collectives/RunCollectives.h"
+#include "runtime/src/pipeline/Executor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -163,6 +165,9 @@ float scalarOf(const loom_tensor *t) {
 } // namespace
 
 struct loom_trainer_s {
+  /// Set for a pipeline artifact's trainer: every loom_trainer_* function
+  /// goes to it (and the fields below are unused).
+  std::unique_ptr<loom::pipeline::PipelineTrainer> pipeline;
   loom_session *session;
   const artifact::Training *training;
   /// The entry's inputs that are batch inputs, and their signatures.
@@ -182,6 +187,15 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_create: null argument");
   *out = nullptr;
+  if (loom::runtime::sessionPipeline(session)) {
+    auto trainer = std::make_unique<loom_trainer_s>();
+    if (loom_status s =
+            loom::pipeline::PipelineTrainer::create(session, trainer->pipeline))
+      return s;
+    trainer->session = session;
+    *out = trainer.release();
+    return nullptr;
+  }
   const artifact::Training *training = loom::runtime::sessionTraining(session);
   if (!training)
     return makeStatus(LOOM_INVALID_ARGUMENT,
@@ -248,6 +262,8 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
 void loom_trainer_release(loom_trainer *trainer) { delete trainer; }
 
 size_t loom_trainer_batch_input_count(const loom_trainer *trainer) {
+  if (trainer && trainer->pipeline)
+    return trainer->pipeline->batchInputCount();
   return trainer ? trainer->batchInputs.size() : 0;
 }
 
@@ -256,6 +272,8 @@ loom_status loom_trainer_batch_input_info(const loom_trainer *trainer,
   if (!trainer || !out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_batch_input_info: null argument");
+  if (trainer->pipeline)
+    return trainer->pipeline->batchInputInfo(index, out);
   if (index >= trainer->batchInfo.size())
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "batch input index " + std::to_string(index) +
@@ -265,19 +283,31 @@ loom_status loom_trainer_batch_input_info(const loom_trainer *trainer,
   return nullptr;
 }
 
+/// The trainer that owns the state: a pipeline trainer's update trainer.
+static const loom_trainer *stateTrainer(const loom_trainer *trainer) {
+  return trainer && trainer->pipeline ? trainer->pipeline->update() : trainer;
+}
+
 const char *loom_trainer_labels(const loom_trainer *trainer) {
+  if (trainer && trainer->pipeline)
+    return trainer->pipeline->training().labels().c_str();
   return trainer ? trainer->training->labels().c_str() : "";
 }
 
 const char *loom_trainer_description(const loom_trainer *trainer) {
+  if (trainer && trainer->pipeline)
+    return trainer->pipeline->training().description().c_str();
   return trainer ? trainer->training->description().c_str() : "";
 }
 
 int32_t loom_trainer_accumulate(const loom_trainer *trainer) {
+  if (trainer && trainer->pipeline)
+    return 1; // the micro-batches are inside each pipeline step
   return trainer ? trainer->training->accumulate() : 0;
 }
 
 int64_t loom_trainer_micro_step(const loom_trainer *trainer) {
+  trainer = stateTrainer(trainer);
   return trainer ? trainer->microStep : 0;
 }
 
@@ -286,6 +316,9 @@ loom_status loom_trainer_set_total_steps(loom_trainer *trainer,
   if (!trainer)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_set_total_steps: trainer is null");
+  if (trainer->pipeline)
+    return loom_trainer_set_total_steps(trainer->pipeline->update(),
+                                        total_steps);
   if (total_steps < 1)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "the schedule horizon must be at least 1 step, not " +
@@ -295,6 +328,7 @@ loom_status loom_trainer_set_total_steps(loom_trainer *trainer,
 }
 
 int64_t loom_trainer_total_steps(const loom_trainer *trainer) {
+  trainer = stateTrainer(trainer);
   return trainer ? trainer->horizon : 0;
 }
 
@@ -309,6 +343,8 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
   if (!trainer || (num_batch && !batch))
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_step: null argument");
+  if (trainer->pipeline)
+    return trainer->pipeline->step(batch, num_batch, stats, profile);
   const artifact::Training &training = *trainer->training;
   if (num_batch != trainer->batchInputs.size())
     return makeStatus(LOOM_INVALID_ARGUMENT,
@@ -375,6 +411,63 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
 
 } // namespace
 
+loom_status loom::runtime::writeCheckpoint(artifact::Checkpoint &c,
+                                           const std::string &path,
+                                           loom_communicator *comm,
+                                           bool directory, int fileIndex,
+                                           int files) {
+  int32_t rank = comm ? loom_communicator_rank(comm) : 0;
+  std::string bytes, error;
+  if (!directory) {
+    // One file, whole tensors: rank 0 writes it, the others wait for it.
+    if (rank == 0) {
+      if (!artifact::serializeCheckpoint(c, bytes, error))
+        return makeStatus(LOOM_INTERNAL, path + ": " + error);
+      if (!loom::files::writeFileAtomically(path, bytes, error))
+        return makeStatus(LOOM_NOT_FOUND, error);
+    }
+    return comm ? loom_communicator_barrier(comm) : nullptr;
+  }
+  // Sharded: a directory with one file per rank, then the manifest (rank
+  // 0, after every rank's file is in place), then the files of the
+  // previous manifest are removed.
+  std::string dir = path;
+  if (rank == 0 && !loom::files::makeDirectory(dir, error))
+    return makeStatus(LOOM_NOT_FOUND, error);
+  if (loom_status st = loom_communicator_barrier(comm))
+    return st;
+  if (fileIndex >= 0) {
+    std::string file =
+        artifact::shardFileName(c.micro_step(), fileIndex, files);
+    if (!artifact::serializeCheckpoint(c, bytes, error))
+      return makeStatus(LOOM_INTERNAL, dir + "/" + file + ": " + error);
+    if (!loom::files::writeFileAtomically(dir + "/" + file, bytes, error))
+      return makeStatus(LOOM_NOT_FOUND, error);
+  }
+  if (loom_status st = loom_communicator_barrier(comm))
+    return st;
+  if (rank == 0) {
+    std::string manifestPath = dir + "/" + artifact::kManifestName;
+    artifact::Checkpoint old;
+    std::string ignored;
+    bool hadOld = artifact::readCheckpointFile(manifestPath, old, ignored);
+    c.clear_state();
+    for (int f = 0; f < files; ++f)
+      c.add_shard_files(artifact::shardFileName(c.micro_step(), f, files));
+    if (!artifact::serializeCheckpoint(c, bytes, error))
+      return makeStatus(LOOM_INTERNAL, manifestPath + ": " + error);
+    if (!loom::files::writeFileAtomically(manifestPath, bytes, error))
+      return makeStatus(LOOM_NOT_FOUND, error);
+    if (hadOld)
+      for (const std::string &f : old.shard_files())
+        if (std::find(c.shard_files().begin(), c.shard_files().end(), f) ==
+                c.shard_files().end() &&
+            f.find('/') == std::string::npos)
+          std::remove((dir + "/" + f).c_str());
+  }
+  return loom_communicator_barrier(comm);
+}
+
 extern "C" {
 
 loom_status loom_trainer_step(loom_trainer *trainer,
@@ -395,6 +488,7 @@ loom_status loom_trainer_step_profiled(loom_trainer *trainer,
 }
 
 size_t loom_trainer_state_count(const loom_trainer *trainer) {
+  trainer = stateTrainer(trainer);
   return trainer ? trainer->state.size() : 0;
 }
 
@@ -404,6 +498,7 @@ loom_status loom_trainer_state(const loom_trainer *trainer, size_t index,
   if (!trainer || !out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_state: null argument");
+  trainer = stateTrainer(trainer);
   if (index >= trainer->state.size())
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "state index " + std::to_string(index) +
@@ -423,6 +518,7 @@ loom_status loom_trainer_find_state(const loom_trainer *trainer,
   if (!trainer || !name || !out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_find_state: null argument");
+  trainer = stateTrainer(trainer);
   for (size_t i = 0; i < trainer->state.size(); ++i) {
     if (trainer->training->state(static_cast<int>(i)).name() == name) {
       *out = trainer->state[i].get();
@@ -437,6 +533,8 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
   if (!trainer || !path)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_save: null argument");
+  if (trainer->pipeline)
+    return trainer->pipeline->save(path);
   const artifact::Training &training = *trainer->training;
   artifact::Checkpoint c;
   c.set_producer("loom runtime " + std::to_string(LOOM_RUNTIME_API_VERSION));
@@ -473,58 +571,16 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
       out->set_shard_count(place.count);
     }
   }
-  std::string bytes, error;
-  if (!sharded || ranks == 1) {
-    // One file, whole tensors: rank 0 writes it, the others wait for it.
-    if (rank == 0) {
-      if (!artifact::serializeCheckpoint(c, bytes, error))
-        return makeStatus(LOOM_INTERNAL, std::string(path) + ": " + error);
-      if (!loom::files::writeFileAtomically(path, bytes, error))
-        return makeStatus(LOOM_NOT_FOUND, error);
-    }
-    return comm ? loom_communicator_barrier(comm) : nullptr;
-  }
-  // Sharded: a directory with one file per rank, then the manifest (rank
-  // 0, after every rank's file is in place), then the files of the
-  // previous manifest are removed.
-  std::string dir = path;
-  if (rank == 0 && !loom::files::makeDirectory(dir, error))
-    return makeStatus(LOOM_NOT_FOUND, error);
-  if (loom_status st = loom_communicator_barrier(comm))
-    return st;
-  std::string file = artifact::shardFileName(trainer->microStep, rank, ranks);
-  if (!artifact::serializeCheckpoint(c, bytes, error))
-    return makeStatus(LOOM_INTERNAL, dir + "/" + file + ": " + error);
-  if (!loom::files::writeFileAtomically(dir + "/" + file, bytes, error))
-    return makeStatus(LOOM_NOT_FOUND, error);
-  if (loom_status st = loom_communicator_barrier(comm))
-    return st;
-  if (rank == 0) {
-    std::string manifestPath = dir + "/" + artifact::kManifestName;
-    artifact::Checkpoint old;
-    std::string ignored;
-    bool hadOld = artifact::readCheckpointFile(manifestPath, old, ignored);
-    c.clear_state();
-    for (int32_t r = 0; r < ranks; ++r)
-      c.add_shard_files(artifact::shardFileName(trainer->microStep, r, ranks));
-    if (!artifact::serializeCheckpoint(c, bytes, error))
-      return makeStatus(LOOM_INTERNAL, manifestPath + ": " + error);
-    if (!loom::files::writeFileAtomically(manifestPath, bytes, error))
-      return makeStatus(LOOM_NOT_FOUND, error);
-    if (hadOld)
-      for (const std::string &f : old.shard_files())
-        if (std::find(c.shard_files().begin(), c.shard_files().end(), f) ==
-                c.shard_files().end() &&
-            f.find('/') == std::string::npos)
-          std::remove((dir + "/" + f).c_str());
-  }
-  return loom_communicator_barrier(comm);
+  return loom::runtime::writeCheckpoint(c, path, comm, sharded && ranks > 1,
+                                        rank, ranks);
 }
 
 loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
   if (!trainer || !path)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_load: null argument");
+  if (trainer->pipeline)
+    return trainer->pipeline->load(path);
   // Whole tensors, a sharded checkpoint merged: it loads into any
   // number of ranks.
   artifact::Checkpoint c;
@@ -535,12 +591,20 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
                           ? LOOM_NOT_FOUND
                           : LOOM_BAD_ARTIFACT,
                       error);
+  return loom::runtime::loadTrainerState(trainer, c, path, false);
+}
 
+} // extern "C"
+
+loom_status loom::runtime::loadTrainerState(loom_trainer *trainer,
+                                            const artifact::Checkpoint &c,
+                                            const std::string &path,
+                                            bool others) {
   // It must be this model's: same accumulation, same state names, types.
   const artifact::Training &training = *trainer->training;
   const std::string &model = loom::runtime::sessionModelName(trainer->session);
-  std::string where = std::string(path) + ": the checkpoint (of model '" +
-                      c.model_name() + "') ";
+  std::string where =
+      path + ": the checkpoint (of model '" + c.model_name() + "') ";
   std::string ours = "this model ('" + model + "')";
   auto byName = artifact::stateByName(c);
   std::vector<const artifact::CheckpointTensor *> found;
@@ -577,7 +641,7 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
     found.push_back(&t);
     byName.erase(it);
   }
-  if (!byName.empty())
+  if (!byName.empty() && !others)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       where + "has state '" + byName.begin()->first +
                           "', which " + ours + " does not have");
@@ -624,5 +688,3 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {
   trainer->horizon = c.total_steps();
   return nullptr;
 }
-
-} // extern "C"

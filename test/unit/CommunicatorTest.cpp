@@ -261,6 +261,60 @@ TEST(GlooCommunicator, SendRecvRing) {
   });
 }
 
+TEST(GlooCommunicator, SendThenRecvBothWaysDoesNotDeadlock) {
+  // The steady state of a 1F1B pipeline: each rank sends to the other,
+  // then receives from it, several messages told apart by their tags,
+  // posted before any is waited for.
+  runRanks(2, [](int r, Communicator &comm) {
+    int peer = 1 - r;
+    const int n = 5;
+    std::vector<std::vector<float>> out(n), in(n);
+    std::vector<WorkPtr> sends, recvs;
+    for (int k = 0; k < n; ++k) {
+      // Large enough that a send cannot complete from a socket buffer.
+      out[k].assign(100000 * (k + 1), static_cast<float>(10 * r + k));
+      in[k].assign(out[k].size(), -1.0f);
+      sends.push_back(comm.send(out[k].data(), out[k].size(), LOOM_DTYPE_F32,
+                                peer, 100 + k));
+    }
+    // Received in the reverse order of the tags.
+    for (int k = n; k-- > 0;)
+      recvs.push_back(
+          comm.recv(in[k].data(), in[k].size(), LOOM_DTYPE_F32, peer, 100 + k));
+    for (auto &w : recvs)
+      ASSERT_EQ(w->wait(), "");
+    for (auto &w : sends)
+      ASSERT_EQ(w->wait(), "");
+    for (int k = 0; k < n; ++k) {
+      EXPECT_EQ(in[k].front(), static_cast<float>(10 * peer + k));
+      EXPECT_EQ(in[k].back(), static_cast<float>(10 * peer + k));
+    }
+    // A collective issued after the transfers still runs.
+    float x = 1, sum = 0;
+    ASSERT_EQ(
+        comm.allReduce(&x, &sum, 1, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(), "");
+    EXPECT_EQ(sum, 2.0f);
+  });
+}
+
+TEST(GlooCommunicator, AReceiveFromADeadRankFails) {
+  runRanks(
+      2,
+      [](int r, Communicator &comm) {
+        if (r == 1) {
+          dropGlooCommunicatorForTesting(comm);
+          return;
+        }
+        std::vector<float> in(1000);
+        std::string error =
+            comm.recv(in.data(), in.size(), LOOM_DTYPE_F32, 1, 3)->wait();
+        EXPECT_NE(error.find("recv of 1000 f32 from rank 1"), std::string::npos)
+            << error;
+        EXPECT_FALSE(comm.error().empty());
+      },
+      std::chrono::seconds(20));
+}
+
 TEST(GlooCommunicator, GroupsOfA2x2Mesh) {
   runRanks(4, [](int r, Communicator &comm) {
     // data = 2, tensor = 2: over tensor {0,1} {2,3}; over data {0,2} {1,3}.

@@ -149,7 +149,12 @@ public:
                             loom_dtype dtype, int root,
                             const Group &group = {}) = 0;
   /// Point to point between world ranks; `tag` tells apart concurrent
-  /// messages between the same pair.
+  /// messages between the same pair. The worker only posts the transfer
+  /// (in issue order); the handle's wait() waits for it to complete, so a
+  /// send whose peer has not posted its receive yet does not hold up the
+  /// operations issued after it (two ranks may each send to the other,
+  /// then receive). That is Gloo; NCCL runs a send or receive on its
+  /// stream in issue order like its collectives (a blocking pair there).
   virtual WorkPtr send(const void *data, size_t count, loom_dtype dtype,
                        int peer, uint32_t tag = 0) = 0;
   virtual WorkPtr recv(void *data, size_t count, loom_dtype dtype, int peer,

@@ -208,6 +208,30 @@ private:
 /// from small prefixes and the tag).
 constexpr uint64_t kPointToPointSlot = 0x4c4f4f4d00000000ull;
 
+class GlooCommunicator;
+
+/// A send or receive: posted by the worker (`posted` completes then), done
+/// when its buffer's transfer is (waited for in wait(), with the timeout).
+class PointToPointWork : public Work {
+public:
+  PointToPointWork(GlooCommunicator *comm, std::string name, bool sending)
+      : sending(sending), comm_(comm), name_(std::move(name)) {}
+  std::string wait() override;
+
+  const bool sending;
+  WorkPtr posted;
+  /// Set by the worker before `posted` completes; kept until the transfer
+  /// is done (Gloo reads or writes the memory until then).
+  std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+
+private:
+  GlooCommunicator *comm_;
+  std::string name_;
+  std::mutex mutex_;
+  bool done_ = false;
+  std::string error_;
+};
+
 class GlooCommunicator : public Communicator {
 public:
   GlooCommunicator(int rank, int size, std::chrono::milliseconds timeout)
@@ -476,6 +500,7 @@ private:
     Group group;
     Body body;
     std::shared_ptr<PendingWork> work;
+    bool untagged = false; // takes no tag of its group (a failure report)
   };
 
   Group members(const Group &group) const { return groupMembers(group, size_); }
@@ -496,6 +521,15 @@ private:
   }
   WorkPtr pointToPoint(bool sending, void *data, size_t count, loom_dtype dtype,
                        int peer, uint32_t tag);
+
+public:
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  /// A point-to-point transfer `name` failed with `what` while a caller
+  /// waited for it: breaks the communicator (on the worker, which owns
+  /// the contexts) and returns the error.
+  std::string failFromWaiter(const std::string &name, const std::string &what);
+
+private:
   /// Fails an operation before it runs (a bad argument): breaks the
   /// communicator, since the other ranks will wait for it.
   WorkPtr reject(const std::string &name, const std::string &why);
@@ -702,24 +736,73 @@ WorkPtr GlooCommunicator::pointToPoint(bool sending, void *data, size_t count,
   std::string name =
       std::string(sending ? "send" : "recv") + " of " + std::to_string(count) +
       " " + (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
-      (sending ? " to rank " : " from rank ") + std::to_string(peer);
+      (sending ? " to rank " : " from rank ") + std::to_string(peer) +
+      " (tag " + std::to_string(tag) + ")";
   if (peer < 0 || peer >= size_ || peer == rank_)
     return reject(name, "the peer is not another rank of the " +
                             std::to_string(size_));
   size_t bytes = count * collectiveElementSize(dtype);
-  return enqueue(
+  // The worker only posts the buffer (in issue order: Gloo matches a
+  // slot's messages in order); the handle waits for its completion, so
+  // that a send does not hold up the queue until the peer receives it.
+  auto transfer = std::make_shared<PointToPointWork>(this, name, sending);
+  WorkPtr posted = enqueue(
       name, {}, dtype,
       [=](const std::shared_ptr<gloo::Context> &ctx, uint32_t) {
         auto buffer = ctx->createUnboundBuffer(data, bytes);
-        if (sending) {
+        if (sending)
           buffer->send(peer, kPointToPointSlot | tag);
-          buffer->waitSend(timeout_);
-        } else {
+        else
           buffer->recv(peer, kPointToPointSlot | tag);
-          buffer->waitRecv(timeout_);
-        }
+        transfer->buffer = std::move(buffer);
       },
       count == 0);
+  transfer->posted = std::move(posted);
+  return transfer;
+}
+
+std::string PointToPointWork::wait() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (done_)
+    return error_;
+  done_ = true;
+  error_ = posted->wait();
+  if (!error_.empty() || !buffer)
+    return error_; // failed to post, or nothing to move (count 0)
+  try {
+    if (sending)
+      buffer->waitSend(comm_->timeout());
+    else
+      buffer->waitRecv(comm_->timeout());
+  } catch (const std::exception &e) {
+    error_ = comm_->failFromWaiter(name_, e.what());
+  }
+  buffer.reset();
+  return error_;
+}
+
+std::string GlooCommunicator::failFromWaiter(const std::string &name,
+                                             const std::string &what) {
+  // breakWith closes the worker's contexts: it runs on the worker, as a
+  // task that fails with `what` (unless the communicator broke already).
+  if (!error().empty())
+    return brokenError();
+  auto work = std::make_shared<PendingWork>();
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    if (stop_)
+      return name + " failed: " + what + " (the communicator is closing)";
+    queue_.push_front({name, members({}),
+                       [what](const std::shared_ptr<gloo::Context> &,
+                              uint32_t) { throw std::runtime_error(what); },
+                       work, /*untagged=*/true});
+  }
+  queueCv_.notify_one();
+  work->wait();
+  std::string broken = error();
+  return broken.empty()
+             ? name + " failed on rank " + std::to_string(rank_) + ": " + what
+             : broken;
 }
 
 std::shared_ptr<gloo::Context> GlooCommunicator::context(const Group &group,
@@ -766,7 +849,7 @@ void GlooCommunicator::work() {
     }
     try {
       std::shared_ptr<gloo::Context> ctx = context(task.group);
-      uint32_t tag = tags_[task.group]++;
+      uint32_t tag = task.untagged ? 0 : tags_[task.group]++;
       task.body(ctx, tag);
       task.work->complete("");
     } catch (const std::exception &e) {
