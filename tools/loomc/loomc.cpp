@@ -459,18 +459,32 @@ static int exportTrained(MLIRContext &ctx) {
   const loom::artifact::Training &tr = art.training();
   std::map<std::string, loom::onnx_export::InitializerValue> values;
   std::map<std::string, std::pair<int, std::vector<int64_t>>> paramTypes;
-  for (const auto &s : tr.state())
-    if (s.kind() == "param") {
-      const auto &sig = art.inputs(s.input());
-      std::vector<int64_t> dims;
-      for (const auto &d : sig.dims())
-        dims.push_back(d.size());
-      // A tensor-parallel piece: the initial value and checkpoints hold
-      // the whole tensor.
-      if (s.has_shard() && s.shard().has_dim())
-        dims.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
-      values[s.name()] = {sig.dtype(), dims, s.initial()};
+  auto addParams = [&](const loom::artifact::Artifact &a) {
+    for (const auto &s : a.training().state())
+      if (s.kind() == "param") {
+        const auto &sig = a.inputs(s.input());
+        std::vector<int64_t> dims;
+        for (const auto &d : sig.dims())
+          dims.push_back(d.size());
+        // A tensor-parallel piece: the initial value and checkpoints hold
+        // the whole tensor.
+        if (s.has_shard() && s.shard().has_dim())
+          dims.assign(s.shard().full_dims().begin(),
+                      s.shard().full_dims().end());
+        values[s.name()] = {sig.dtype(), dims, s.initial()};
+      }
+  };
+  addParams(art);
+  // A pipeline artifact: each rank's update artifact trains its stages'.
+  for (const std::string &update : art.pipeline().updates()) {
+    loom::artifact::Artifact u;
+    if (!loom::artifact::parse(update.data(), update.size(), u, error)) {
+      llvm::errs() << "error: " << inputPath << ": a pipeline update: "
+                   << error << "\n";
+      return 1;
     }
+    addParams(u);
+  }
   if (!checkpointPath.empty()) {
     loom::artifact::Checkpoint ck;
     if (!loom::artifact::readCheckpoint(checkpointPath, ck, error)) {
