@@ -158,10 +158,6 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
     auto f = module.lookupSymbol<func::FuncOp>(name);
     if (!f)
       return error() << "rank " << r << " has no update function";
-    if (f.getNumArguments() == 1)
-      return error() << "pipeline rank " << r
-                     << " holds no trained parameter: use fewer stages or "
-                        "move the boundaries";
     OwningOpRef<ModuleOp> m = moduleOf(module, f, true);
     if (failed(simplify(*m, [&](PassManager &upm) {
           if (p.addUpdatePasses)

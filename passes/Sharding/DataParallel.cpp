@@ -125,7 +125,9 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
       if (out && out.getValue() == "loss")
         lossResult = i;
     }
-    if (grads.empty())
+    // Without gradients (a pipeline rank whose stages train nothing) the
+    // loss is still averaged.
+    if (grads.empty() && !lossResult)
       return f.emitError("loom-data-parallel: no gradients to reduce");
     // A mean over the labels that are not ignored: each rank's weight in
     // the global mean is its share of the counted labels, not 1/N.

@@ -108,8 +108,15 @@ struct LossPass : loom::impl::LossPassBase<LossPass> {
     if (loss == "mse") {
       result = b.create<MseLossOp>(loc, out, labelArg, Reduction::mean);
     } else {
-      result = b.create<CrossEntropyOp>(loc, out, labelArg, Reduction::mean,
-                                        b.getI64IntegerAttr(ignoreIndex));
+      if (emptyMeanZero) {
+        // The sum over the kept rows over their count, at least 1.
+        Value sum = b.create<CrossEntropyOp>(loc, out, labelArg, Reduction::sum,
+                                             b.getI64IntegerAttr(ignoreIndex));
+        result = b.create<DivOp>(loc, sum, keptRows(b, loc, out, labelArg));
+      } else {
+        result = b.create<CrossEntropyOp>(loc, out, labelArg, Reduction::mean,
+                                          b.getI64IntegerAttr(ignoreIndex));
+      }
       if (labelSmoothing > 0)
         result = smoothed(b, loc, out, labelArg, result);
     }
@@ -122,6 +129,37 @@ struct LossPass : loom::impl::LossPassBase<LossPass> {
     return success();
   }
 
+  /// 1 for each row whose label is kept, 0 for an ignored one.
+  Value keptMask(OpBuilder &b, Location loc, Value logits, Value labels) {
+    auto type = cast<RankedTensorType>(logits.getType());
+    training::Scalars s(b, loc, type.getElementType());
+    return b.create<CastOp>(loc,
+                            b.create<CompareOp>(loc, CompareDirection::ne,
+                                                labels,
+                                                s.intConst(ignoreIndex)),
+                            type.getElementType());
+  }
+
+  /// The sum over the rows (every dim but the class dim) of `x`.
+  Value sumRows(OpBuilder &b, Location loc, Value x, int64_t rank) {
+    if (rank <= 1)
+      return x;
+    SmallVector<int64_t> rows;
+    for (int64_t i = 0; i < rank - 1; ++i)
+      rows.push_back(i);
+    return b.create<ReduceSumOp>(loc, x, rows, false);
+  }
+
+  /// The count of kept rows; with empty-mean-zero at least 1, so that a
+  /// mean over no row is 0.
+  Value keptRows(OpBuilder &b, Location loc, Value logits, Value labels) {
+    auto type = cast<RankedTensorType>(logits.getType());
+    training::Scalars s(b, loc, type.getElementType());
+    Value kept =
+        sumRows(b, loc, keptMask(b, loc, logits, labels), type.getRank());
+    return emptyMeanZero ? b.create<MaxOp>(loc, kept, s.constant(1.0)) : kept;
+  }
+
   /// (1 - e) nll + e * (sum over kept rows of -mean_c log_softmax) / kept.
   Value smoothed(OpBuilder &b, Location loc, Value logits, Value labels,
                  Value nll) {
@@ -131,19 +169,10 @@ struct LossPass : loom::impl::LossPassBase<LossPass> {
     Value logp = b.create<LogSoftmaxOp>(loc, logits, rank - 1);
     Value rowMean = b.create<ReduceMeanOp>(
         loc, logp, ArrayRef<int64_t>{rank - 1}, /*keepdims=*/false);
-    Value keep =
-        b.create<CastOp>(loc,
-                         b.create<CompareOp>(loc, CompareDirection::ne, labels,
-                                             s.intConst(ignoreIndex)),
-                         type.getElementType());
-    Value total = b.create<MulOp>(loc, rowMean, keep), kept = keep;
-    if (rank > 1) {
-      SmallVector<int64_t> rows;
-      for (int64_t i = 0; i < rank - 1; ++i)
-        rows.push_back(i);
-      total = b.create<ReduceSumOp>(loc, total, rows, false);
-      kept = b.create<ReduceSumOp>(loc, keep, rows, false);
-    }
+    Value total = sumRows(
+        b, loc, b.create<MulOp>(loc, rowMean, keptMask(b, loc, logits, labels)),
+        rank);
+    Value kept = keptRows(b, loc, logits, labels);
     Value smooth =
         b.create<NegOp>(loc, b.create<DivOp>(loc, total, kept).getResult());
     return b.create<AddOp>(loc, s.mul(nll, 1.0 - labelSmoothing),

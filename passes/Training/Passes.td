@@ -20,7 +20,11 @@ def LossPass : Pass<"loom-loss", "mlir::ModuleOp"> {
     * `mse`: labels are floats shaped like the logits; the mean squared
       error.
 
-    The model's other outputs are dropped.
+    The model's other outputs are dropped. With `empty-mean-zero` the
+    cross-entropy's mean is the sum over the kept rows over their count
+    or 1, so that a batch with every label ignored gives 0 and zero
+    gradients instead of NaN (a pipeline's micro-batch: its weight in the
+    step's loss is 0).
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"",
@@ -35,6 +39,9 @@ def LossPass : Pass<"loom-loss", "mlir::ModuleOp"> {
            "cross_entropy: rows with this label do not count">,
     Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
            "cross_entropy: label smoothing in [0, 1)">,
+    Option<"emptyMeanZero", "empty-mean-zero", "bool", /*default=*/"false",
+           "cross_entropy: a mean over no kept row is 0, not NaN (a "
+           "pipeline's micro-batch whose labels are all ignored)">,
   ];
 }
 

@@ -464,10 +464,11 @@ static bool checkPipeline(const Artifact &a, std::string &error) {
   }
   for (int s = 0; s < p.stages_size(); ++s) {
     const PipelineStage &st = p.stages(s);
-    if (st.forward().empty() || st.backward_weight().empty() ||
+    if (st.forward().empty() ||
+        (st.backward_input().empty() && st.backward_weight().empty()) ||
         st.saved_bytes() < 0) {
       error += "stage " + std::to_string(s) +
-               " has no forward or no weight part, or negative saved_bytes";
+               " has no forward, no backward part, or negative saved_bytes";
       return false;
     }
   }

@@ -297,6 +297,29 @@ TEST(GlooCommunicator, SendThenRecvBothWaysDoesNotDeadlock) {
   });
 }
 
+TEST(GlooCommunicator, TransfersBetweenSomeRanksKeepTheWorldsCollectives) {
+  // A pipeline's middle ranks send and receive more than its ends: the
+  // transfers must not count among the world's collectives, or the
+  // ranks' next world collectives would not agree (a barrier hung).
+  runRanks(3, [](int r, Communicator &comm) {
+    float x = static_cast<float>(r);
+    for (int k = 0; k < 3; ++k) {
+      if (r == 0)
+        ASSERT_EQ(comm.send(&x, 1, LOOM_DTYPE_F32, 1, k)->wait(), "");
+      if (r == 1) {
+        float got = -1;
+        ASSERT_EQ(comm.recv(&got, 1, LOOM_DTYPE_F32, 0, k)->wait(), "");
+        EXPECT_EQ(got, 0.0f);
+      }
+    }
+    ASSERT_EQ(comm.barrier()->wait(), "");
+    float sum = 0;
+    ASSERT_EQ(
+        comm.allReduce(&x, &sum, 1, LOOM_DTYPE_F32, ReduceOp::Sum)->wait(), "");
+    EXPECT_EQ(sum, 3.0f);
+  });
+}
+
 TEST(GlooCommunicator, AReceiveFromADeadRankFails) {
   runRanks(
       2,

@@ -479,8 +479,8 @@ static int exportTrained(MLIRContext &ctx) {
   for (const std::string &update : art.pipeline().updates()) {
     loom::artifact::Artifact u;
     if (!loom::artifact::parse(update.data(), update.size(), u, error)) {
-      llvm::errs() << "error: " << inputPath << ": a pipeline update: "
-                   << error << "\n";
+      llvm::errs() << "error: " << inputPath << ": a pipeline update: " << error
+                   << "\n";
       return 1;
     }
     addParams(u);
@@ -896,13 +896,19 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   opt.labels = "";
   if (pipelineStages > 1)
     opt.normAxis = "pipe";
-  p.addUpdatePasses = [&](PassManager &upm, int64_t) {
+  p.addUpdatePasses = [&](PassManager &upm, int64_t rank) {
+    // By name: a rank whose stages train nothing has a gradient function
+    // without gradients, and still joins the norm's all-reduce.
+    std::string name = "pipeline_update_" + std::to_string(rank);
     if (dataParallel > 1) {
       loom::DataParallelPassOptions dp;
+      dp.funcName = name;
       dp.ranks = dataParallel;
       upm.addPass(loom::createDataParallelPass(dp));
     }
-    upm.addPass(loom::createOptimizerPass(opt));
+    loom::OptimizerPassOptions rankOpt = opt;
+    rankOpt.funcName = name;
+    upm.addPass(loom::createOptimizerPass(rankOpt));
   };
   if (timing)
     pm.enableTiming();
@@ -994,6 +1000,8 @@ static int runTrain(MLIRContext &ctx) {
   loss.labels = labelsName;
   loss.ignoreIndex = ignoreIndex;
   loss.labelSmoothing = labelSmoothing;
+  // A pipeline's micro-batch may have every label ignored.
+  loss.emptyMeanZero = pipelineStages > 0;
   pm.addPass(loom::createLossPass(loss));
   if (pipelineStages > 0)
     return trainPipeline(*module, pm, options, beta1, beta2);

@@ -500,7 +500,11 @@ private:
     Group group;
     Body body;
     std::shared_ptr<PendingWork> work;
-    bool untagged = false; // takes no tag of its group (a failure report)
+    /// Takes no tag of its group: a failure report, or a send or receive
+    /// (only its peer issues the matching one, so the group's other ranks
+    /// would count it differently and their later collectives' tags
+    /// would disagree).
+    bool untagged = false;
   };
 
   Group members(const Group &group) const { return groupMembers(group, size_); }
@@ -536,7 +540,7 @@ private:
   /// Queues `body` as operation `name` over `group`; `empty`: it moves no
   /// data (a count of 0) and completes at once, after the checks.
   WorkPtr enqueue(std::string name, Group group, loom_dtype dtype, Body body,
-                  bool empty = false);
+                  bool empty = false, bool untagged = false);
   void work();
   /// The context of `group` (world ranks, sorted, holding this rank),
   /// made on first use; `forRings`: the group's second context, for the
@@ -702,7 +706,8 @@ WorkPtr GlooCommunicator::reject(const std::string &name,
 }
 
 WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
-                                  loom_dtype dtype, Body body, bool empty) {
+                                  loom_dtype dtype, Body body, bool empty,
+                                  bool untagged) {
   if (!error().empty())
     return completedWork(brokenError());
   group = members(group);
@@ -724,7 +729,7 @@ WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
     if (stop_)
       return completedWork(name + ": the communicator is closing");
     queue_.push_back(
-        {std::move(name), std::move(group), std::move(body), work});
+        {std::move(name), std::move(group), std::move(body), work, untagged});
   }
   queueCv_.notify_one();
   return work;
@@ -756,7 +761,7 @@ WorkPtr GlooCommunicator::pointToPoint(bool sending, void *data, size_t count,
           buffer->recv(peer, kPointToPointSlot | tag);
         transfer->buffer = std::move(buffer);
       },
-      count == 0);
+      count == 0, /*untagged=*/true);
   transfer->posted = std::move(posted);
   return transfer;
 }

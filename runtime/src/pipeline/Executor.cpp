@@ -20,6 +20,11 @@ using loom::runtime::collectives::WorkPtr;
 
 namespace {
 
+bool isFloat(loom_dtype dtype) {
+  return dtype == LOOM_DTYPE_F32 || dtype == LOOM_DTYPE_F16 ||
+         dtype == LOOM_DTYPE_BF16 || dtype == LOOM_DTYPE_F64;
+}
+
 using Shared = std::shared_ptr<loom_tensor>;
 
 Shared share(loom_tensor *t) { return Shared(t, loom_tensor_release); }
@@ -252,10 +257,12 @@ loom_status PipelineTrainer::create(loom_session *session,
               load(ps.backward_input(), at + "'s input-gradient part",
                    stage.backwardInput))
         return st;
-    if (loom_status st =
-            load(ps.backward_weight(), at + "'s weight-gradient part",
-                 stage.backwardWeight))
-      return st;
+    // A stage without trained parameters has no weight part.
+    if (!ps.backward_weight().empty())
+      if (loom_status st =
+              load(ps.backward_weight(), at + "'s weight-gradient part",
+                   stage.backwardWeight))
+        return st;
     // Activations and gradients cross ranks with their static types.
     auto check = [&](const std::vector<loom_tensor_info> &list,
                      const char *prefix, const char *part) -> loom_status {
@@ -584,8 +591,9 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
     start = nowNs();
     [[fallthrough]];
   case Type::BackwardWeight:
-    if (loom_status e = runPart(st, stage.backwardWeight, "W", s, j))
-      return e;
+    if (stage.backwardWeight.session)
+      if (loom_status e = runPart(st, stage.backwardWeight, "W", s, j))
+        return e;
     st.env.erase({s, j});
     trace(st.step, "W", s, j, start, nowNs());
     return nullptr;
@@ -622,6 +630,10 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
     for (const loom_tensor_info &info : list) {
       std::string n = info.name;
       if (!startsWith(n, prefix))
+        continue;
+      // Only floats have gradients (the compiler's din:I are the
+      // gradients of the float in:I).
+      if (gradient && !isFloat(info.dtype))
         continue;
       int index = indexOf(n, n.find(':'), kMaxIndex);
       Shared t;
