@@ -24,7 +24,7 @@
 //          [--virtual-stages V] [--stage-boundaries TEXT,...]]
 //   loomc schedule --pipeline-stages S --micro-batches M
 //         [--schedule gpipe|1f1b|interleaved|zb-h1] [--virtual-stages V]
-//         [--print]
+//         [--costs F,I,W[,T]] [--print]
 //
 // `import` turns an ONNX model into graph IR text; `export` writes graph
 // IR as an ONNX model at opset 17, checked by the ONNX checker before it
@@ -218,6 +218,11 @@ static cl::opt<int64_t> virtualStages(
     cl::desc("schedule: chunks per rank of the interleaved schedule "
              "(default 2)"),
     cl::init(0), cl::cat(scheduleCat));
+static cl::opt<std::string> scheduleCosts(
+    "costs",
+    cl::desc("schedule: also simulate with these costs of F, I, W and a "
+             "transfer (measured ones, e.g. from bench/pipeline)"),
+    cl::value_desc("F,I,W[,T]"), cl::init(""), cl::cat(scheduleCat));
 static cl::opt<bool>
     printTimeline("print",
                   cl::desc("schedule: draw each rank's timeline as text"),
@@ -1218,6 +1223,29 @@ static int runSchedule() {
       t.makespan, t.bubble,
       loom::pipeline::analyticBubble(name, s.ranks, s.microBatches,
                                      s.virtualStages));
+  if (!scheduleCosts.empty()) {
+    SmallVector<StringRef> parts;
+    StringRef(scheduleCosts).split(parts, ',');
+    double v[4] = {0, 0, 0, 0};
+    bool ok = parts.size() == 3 || parts.size() == 4;
+    for (size_t i = 0; ok && i < parts.size(); ++i)
+      ok = !parts[i].trim().getAsDouble(v[i]) && v[i] >= 0;
+    if (!ok) {
+      llvm::errs() << "error: --costs takes F,I,W[,T] (non-negative numbers), "
+                      "not '"
+                   << scheduleCosts << "'\n";
+      return 1;
+    }
+    loom::pipeline::Costs costs;
+    costs.forward = v[0];
+    costs.backwardInput = v[1];
+    costs.backwardWeight = v[2];
+    costs.transfer = v[3];
+    loom::pipeline::Timeline m = loom::pipeline::simulate(s, costs);
+    llvm::outs() << llvm::formatv("simulated with F = {0}, I = {1}, W = {2}, "
+                                  "transfer {3}: makespan {4}, bubble {5:P1}\n",
+                                  v[0], v[1], v[2], v[3], m.makespan, m.bubble);
+  }
   llvm::outs() << "peak micro-batches holding activations, per rank:";
   for (int n : result.peakLive)
     llvm::outs() << " " << n;
