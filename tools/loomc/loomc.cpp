@@ -849,9 +849,10 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   Schedules schedules;
   if (!parseSchedules(schedules))
     return 1;
-  auto reject = [](StringRef what) {
+  auto reject = [](StringRef what, StringRef why = "") {
     llvm::errs() << "error: " << what
-                 << " with --pipeline-stages is not supported yet\n";
+                 << " with --pipeline-stages is not supported yet" << why
+                 << "\n";
     return 1;
   };
   if (tensorParallel > 1)
@@ -863,8 +864,8 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   if (gradientsOnly)
     return reject("--gradients");
   if (target != "cpu")
-    return reject("--target " + target +
-                  " (collectives are not supported on the CUDA target yet)");
+    return reject("--target " + target,
+                  " (the CUDA target has no collectives yet)");
   if (!recomputeStrategy.empty() || !reportPath.empty())
     return reject("--recompute or --report");
   if (accumulate > 1) {
