@@ -859,8 +859,9 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
     return reject("--tensor-parallel");
   if (zeroStage > 0)
     return reject("--zero");
-  if (precision != "f32")
-    return reject("--precision " + precision);
+  if (precision != "f32" && precision != "bf16")
+    return reject("--precision " + precision,
+                  " (f16 needs loss scaling; bf16 works)");
   if (gradientsOnly)
     return reject("--gradients");
   if (target != "cpu")
@@ -916,6 +917,14 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
     rankOpt.funcName = name;
     upm.addPass(loom::createOptimizerPass(rankOpt));
   };
+  if (precision == "bf16") {
+    // On the loss function, before it is cut: the stages send bf16
+    // activations, the parameters stay f32 masters.
+    loom::MixedPrecisionPassOptions mixed;
+    mixed.dtype = precision;
+    mixed.policy = precisionPolicy;
+    pm.addPass(loom::createMixedPrecisionPass(mixed));
+  }
   if (timing)
     pm.enableTiming();
   if (failed(pm.run(module)))
