@@ -11,6 +11,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -118,8 +121,11 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
   std::string base = loss->getName().str();
   int64_t n = p.ranks * p.virtualStages;
   std::vector<int64_t> savedBytes;
+  llvm::json::Array stageReports;
   for (int64_t k = 0; k < n; ++k) {
     artifact::PipelineStage *stage = pipe->add_stages();
+    llvm::json::Object report{{"stage", k}, {"rank", k % p.ranks}};
+    llvm::json::Array parts;
     for (StringRef part : {"F", "I", "W"}) {
       std::string name = base + "_stage" + std::to_string(k) + "_" + part.str();
       auto f = module.lookupSymbol<func::FuncOp>(name);
@@ -136,7 +142,18 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
         if (auto a = f->getAttrOfType<StringAttr>(pipeline::kDescriptionAttr))
           stage->set_description(a.str());
         savedBytes.push_back(stage->saved_bytes());
+        report["ops"] = stage->description();
+        report["flops"] = stage->flops();
+        report["saved_bytes_per_micro_batch"] = stage->saved_bytes();
+        llvm::json::Array params;
+        if (auto a = f->getAttrOfType<ArrayAttr>(pipeline::kParamsAttr))
+          for (Attribute name : a)
+            params.push_back(cast<StringAttr>(name).str());
+        report["parameters"] = std::move(params);
+        if (auto a = f->getAttrOfType<IntegerAttr>(pipeline::kSentBytesAttr))
+          report["sent_bytes_per_micro_batch"] = a.getInt();
       }
+      parts.push_back(part.str());
       OwningOpRef<ModuleOp> m = moduleOf(module, f, false);
       if (failed(simplify(*m)))
         return failure();
@@ -151,6 +168,8 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
       else
         stage->set_backward_weight(std::move(code));
     }
+    report["parts"] = std::move(parts);
+    stageReports.push_back(std::move(report));
   }
   // Each rank's optimizer step.
   for (int64_t r = 0; r < p.ranks; ++r) {
@@ -178,6 +197,38 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
     pipeline::VerifyResult result;
     if (!pipeline::verify(schedule, verify, result, why))
       return error() << "schedule " << p.schedule << ": " << why;
+    if (!p.report.empty()) {
+      pipeline::Timeline t = pipeline::simulate(schedule, pipeline::Costs{});
+      llvm::json::Object root{
+          {"pipeline",
+           llvm::json::Object{
+               {"schedule", p.schedule},
+               {"ranks", p.ranks},
+               {"virtual_stages", p.virtualStages},
+               {"micro_batches", p.microBatches},
+               {"data_parallel", p.dataRanks},
+               {"partition", p.boundaries.empty()
+                                 ? "balanced by the cost model (FLOPs + 4 x "
+                                   "bytes)"
+                                 : "at the boundaries " + p.boundaries},
+               {"stages", std::move(stageReports)},
+               {"peak_micro_batches_per_rank",
+                llvm::json::Array(result.peakLive)},
+               {"peak_saved_bytes_per_rank",
+                llvm::json::Array(result.peakBytes)},
+               {"memory_budget", p.memoryBudget},
+               {"bubble_simulated_unit_costs", t.bubble},
+               {"bubble_analytic",
+                pipeline::analyticBubble(p.schedule, static_cast<int>(p.ranks),
+                                         static_cast<int>(p.microBatches),
+                                         static_cast<int>(p.virtualStages))}}}};
+      std::error_code ec;
+      llvm::raw_fd_ostream os(p.report, ec);
+      if (ec)
+        return error() << "cannot write the report '" << p.report
+                       << "': " << ec.message();
+      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+    }
   }
 
   artifact::Training *training = out.mutable_training();

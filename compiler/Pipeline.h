@@ -41,6 +41,9 @@ struct PipelineOptions {
   std::string description, labels;
   int64_t totalSteps = 0;
   bool summary = false;
+  /// --report: where to write the stages, the schedule's peaks and its
+  /// bubbles as JSON; empty: nowhere.
+  std::string report;
   /// Adds the passes that make rank `rank`'s optimizer step
   /// (`train_step`) from its gradient function: data parallel, optimizer.
   std::function<void(mlir::PassManager &pm, int64_t rank)> addUpdatePasses;

@@ -298,7 +298,8 @@ struct PipelinePartsPass
     func::FuncOp f = emit(b, base + "_F", work, fwd, {}, fOut, names, {});
     f->setAttr(kPartAttr, b.getStringAttr("F"));
     f->setAttr(kSavedBytesAttr, b.getI64IntegerAttr(savedBytes));
-    for (StringRef attr : {kFlopsAttr.data(), kDescriptionAttr.data()})
+    for (StringRef attr : {kFlopsAttr.data(), kDescriptionAttr.data(),
+                           kParamsAttr.data(), kSentBytesAttr.data()})
       if (Attribute a = stage->getAttr(attr))
         f->setAttr(attr, a);
     f->setAttr(kStageAttr, b.getI64IntegerAttr(k));

@@ -326,6 +326,9 @@ struct PipelineStagesPass
           std::to_string(ops) + " ops" +
           (first.empty() ? "" : " (" + first + " .. " + last + ")");
       stage->setAttr(kDescriptionAttr, b.getStringAttr(description));
+      SmallVector<StringRef> names(paramNames.begin(), paramNames.end());
+      stage->setAttr(kParamsAttr, b.getStrArrayAttr(names));
+      stage->setAttr(kSentBytesAttr, b.getI64IntegerAttr(sentBytes));
       os << "  stage " << k << ": " << description << ", "
          << llvm::format("%.3g", flops) << " FLOPs, "
          << llvm::format("%.3g", bytes) << " bytes moved, " << paramNames.size()

@@ -16,6 +16,11 @@ inline constexpr llvm::StringLiteral kStageAttr = "loom.pipeline.stage";
 inline constexpr llvm::StringLiteral kFlopsAttr = "loom.pipeline.flops";
 inline constexpr llvm::StringLiteral kDescriptionAttr =
     "loom.pipeline.description";
+/// The parameters a stage owns (names) and the bytes it sends per
+/// micro-batch.
+inline constexpr llvm::StringLiteral kParamsAttr = "loom.pipeline.params";
+inline constexpr llvm::StringLiteral kSentBytesAttr =
+    "loom.pipeline.sent_bytes";
 inline constexpr llvm::StringLiteral kInAttr = "loom.pipeline.in";
 inline constexpr llvm::StringLiteral kOutAttr = "loom.pipeline.out";
 /// On the parts `--loom-pipeline-parts` makes: "F", "I", "W" or "update",

@@ -867,8 +867,8 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   if (target != "cpu")
     return reject("--target " + target,
                   " (the CUDA target has no collectives yet)");
-  if (!recomputeStrategy.empty() || !reportPath.empty())
-    return reject("--recompute or --report");
+  if (!recomputeStrategy.empty())
+    return reject("--recompute");
   if (accumulate > 1) {
     llvm::errs() << "error: --accumulate with --pipeline-stages: the "
                     "pipeline accumulates over its micro-batches "
@@ -898,6 +898,7 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   p.labels = labelsName;
   p.totalSteps = totalSteps;
   p.summary = printSummary;
+  p.report = reportPath;
   loom::OptimizerPassOptions opt = optimizerOptions(beta1, beta2);
   p.description = opt.description;
   opt.labels = "";
