@@ -124,8 +124,13 @@ std::optional<SymShape> ImportContext::symbolicInput(int i) const {
   if (it != symbolic.end())
     return it->second;
   auto value = knownInput(i);
+  // Shape values are short: a long known vector (a splat of millions of
+  // elements costs nothing as an attribute) is data, not a shape, and is
+  // not expanded element by element.
+  constexpr int64_t kMaxShapeLength = 1024;
   if (!value || !isa<IntegerType>(value->getElementType()) ||
-      value->getType().getRank() > 1)
+      value->getType().getRank() > 1 ||
+      value->getType().getNumElements() > kMaxShapeLength)
     return std::nullopt;
   SymShape s;
   s.scalar = value->getType().getRank() == 0;
