@@ -815,9 +815,8 @@ static bool parseSchedules(Schedules &out) {
 }
 
 /// The optimizer pass's options from the command line.
-static loom::OptimizerPassOptions optimizerOptions(double beta1, double beta2) {
-  Schedules schedules;
-  parseSchedules(schedules);
+static loom::OptimizerPassOptions optimizerOptions(const Schedules &schedules,
+                                                   double beta1, double beta2) {
   loom::OptimizerPassOptions opt;
   opt.optimizer = optimizerKind;
   opt.lr = learningRate;
@@ -844,11 +843,9 @@ static loom::OptimizerPassOptions optimizerOptions(double beta1, double beta2) {
 /// pipeline's stages, parts and per-rank optimizer steps
 /// (compiler/Pipeline.h), in one artifact.
 static int trainPipeline(ModuleOp module, PassManager &pm,
-                         loom::CompileOptions options, double beta1,
+                         loom::CompileOptions options,
+                         const Schedules &schedules, double beta1,
                          double beta2) {
-  Schedules schedules;
-  if (!parseSchedules(schedules))
-    return 1;
   auto reject = [](StringRef what, StringRef why = "") {
     llvm::errs() << "error: " << what
                  << " with --pipeline-stages is not supported yet" << why
@@ -899,7 +896,7 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   p.totalSteps = totalSteps;
   p.summary = printSummary;
   p.report = reportPath;
-  loom::OptimizerPassOptions opt = optimizerOptions(beta1, beta2);
+  loom::OptimizerPassOptions opt = optimizerOptions(schedules, beta1, beta2);
   p.description = opt.description;
   opt.labels = "";
   if (pipelineStages > 1)
@@ -946,6 +943,14 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
 static int runTrain(MLIRContext &ctx) {
   if (outputPath == "-") {
     llvm::errs() << "error: train needs an output file (-o TRAIN.loom)\n";
+    return 1;
+  }
+  Schedules schedules;
+  if (!parseSchedules(schedules))
+    return 1;
+  if (!schedules.pipeline.empty() && pipelineStages < 1) {
+    llvm::errs() << "error: --schedule " << schedules.pipeline
+                 << " is a pipeline schedule: it needs --pipeline-stages S\n";
     return 1;
   }
   StringRef path(inputPath);
@@ -1020,7 +1025,7 @@ static int runTrain(MLIRContext &ctx) {
   loss.emptyMeanZero = pipelineStages > 0;
   pm.addPass(loom::createLossPass(loss));
   if (pipelineStages > 0)
-    return trainPipeline(*module, pm, options, beta1, beta2);
+    return trainPipeline(*module, pm, options, schedules, beta1, beta2);
   // Tensor parallel: the forward split before autodiff derives the
   // backward from it; its report goes into --report.
   SmallString<128> tensorJson;
@@ -1112,7 +1117,8 @@ static int runTrain(MLIRContext &ctx) {
     pm.addPass(loom::createDataParallelPass(dp));
   }
   if (!gradientsOnly) {
-    pm.addPass(loom::createOptimizerPass(optimizerOptions(beta1, beta2)));
+    pm.addPass(
+        loom::createOptimizerPass(optimizerOptions(schedules, beta1, beta2)));
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
