@@ -5,6 +5,7 @@
 #include "runtime/src/Session.h"
 #include "runtime/src/Trainer.h"
 #include "runtime/src/collectives/CommunicatorApi.h"
+#include "runtime/src/collectives/RunCollectives.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -14,7 +15,6 @@
 namespace loom::pipeline {
 
 using loom::runtime::makeStatus;
-using loom::runtime::collectives::Group;
 using loom::runtime::collectives::ReduceOp;
 using loom::runtime::collectives::WorkPtr;
 
@@ -178,6 +178,15 @@ loom_status PipelineTrainer::create(loom_session *session,
   }
   t->d_ = t->rank_ / t->S_;
   t->p_ = t->rank_ % t->S_;
+  // The rank's groups on the mesh [D, S] (data, pipe).
+  {
+    std::string error;
+    if (!runtime::collectives::meshGroup({t->D_, t->S_}, t->rank_, 0b01,
+                                         t->dataGroup_, error) ||
+        !runtime::collectives::meshGroup({t->D_, t->S_}, t->rank_, 0b10,
+                                         t->pipeGroup_, error))
+      return makeStatus(LOOM_INTERNAL, "the pipeline's mesh: " + error);
+  }
   int stages = t->S_ * t->v_;
   if (stages > kMaxStages || t->m_ > kMaxMicroBatches)
     return makeStatus(LOOM_INVALID_ARGUMENT,
@@ -417,13 +426,10 @@ loom_status PipelineTrainer::lossWeights(StepState &st) {
     total += counts[j];
   }
   if (D_ > 1) {
-    Group group;
-    for (int d = 0; d < D_; ++d)
-      group.push_back(d * S_ + p_);
-    std::string error =
-        collectives_
-            ->allReduce(&total, &total, 1, LOOM_DTYPE_I64, ReduceOp::Sum, group)
-            ->wait();
+    std::string error = collectives_
+                            ->allReduce(&total, &total, 1, LOOM_DTYPE_I64,
+                                        ReduceOp::Sum, dataGroup_)
+                            ->wait();
     if (!error.empty())
       return makeStatus(LOOM_UNAVAILABLE,
                         "the count of labels over the data replicas: " + error);
@@ -719,13 +725,10 @@ loom_status PipelineTrainer::step(const loom_tensor *const *batch, size_t count,
     for (int j = 0; j < m_; ++j)
       loss += static_cast<double>(st.weights[j]) * st.losses[j];
   if (S_ > 1) {
-    Group group;
-    for (int q = 0; q < S_; ++q)
-      group.push_back(d_ * S_ + q);
-    std::string error =
-        collectives_
-            ->allReduce(&loss, &loss, 1, LOOM_DTYPE_F64, ReduceOp::Sum, group)
-            ->wait();
+    std::string error = collectives_
+                            ->allReduce(&loss, &loss, 1, LOOM_DTYPE_F64,
+                                        ReduceOp::Sum, pipeGroup_)
+                            ->wait();
     if (!error.empty())
       return fail(st, makeStatus(LOOM_UNAVAILABLE, error),
                   "pipeline rank " + std::to_string(rank_) +

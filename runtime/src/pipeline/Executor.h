@@ -31,7 +31,9 @@
 
 namespace loom::runtime::collectives {
 class Communicator;
-}
+/// World ranks, sorted (Communicator.h).
+using Group = std::vector<int>;
+} // namespace loom::runtime::collectives
 
 namespace loom::pipeline {
 
@@ -95,6 +97,9 @@ private:
   loom_communicator *comm_ = nullptr;
   runtime::collectives::Communicator *collectives_ = nullptr;
   int S_ = 1, v_ = 1, m_ = 1, D_ = 1, rank_ = 0, d_ = 0, p_ = 0;
+  /// The ranks of this one's data group (same pipe rank) and pipe group
+  /// (same replica), from the mesh.
+  runtime::collectives::Group dataGroup_, pipeGroup_;
   Schedule schedule_;
   std::map<int, Stage> stages_; // the stages this rank holds
   std::vector<loom_tensor_info> batchInfo_;
