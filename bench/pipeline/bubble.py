@@ -129,12 +129,6 @@ def main():
              "--pipeline-stages", str(a.stages), "--micro-batches",
              str(a.micro_batches), "--schedule", name, "--optimizer", "sgd",
              "--lr", "0.01"])
-        sched = run([loomc, "schedule", "--pipeline-stages", str(a.stages),
-                     "--micro-batches", str(a.micro_batches), "--schedule",
-                     name])
-        m = re.search(r"bubble (\S+)% \(analytic (\S+)%\)", sched)
-        simulated, analytic = (float(m.group(1)), float(m.group(2))) if m \
-            else (float("nan"), float("nan"))
         prefix = os.path.join(a.work, name + ".trace")
         for f in glob.glob(prefix + ".rank*.jsonl"):
             os.remove(f)
@@ -155,6 +149,11 @@ def main():
         sched = run([loomc, "schedule", "--pipeline-stages", str(a.stages),
                      "--micro-batches", str(a.micro_batches), "--schedule",
                      name, "--costs", costs])
+        # One simulation with unit costs (beside the analytic bubble), one
+        # with the measured ones.
+        m = re.search(r"bubble (\S+)% \(analytic (\S+)%\)", sched)
+        simulated, analytic = (float(m.group(1)), float(m.group(2))) if m \
+            else (float("nan"), float("nan"))
         m = re.search(r"transfer \S+: makespan \S+, bubble (\S+)%", sched)
         measured_costs = float(m.group(1)) if m else float("nan")
         print("| %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f | %.2f | %.2f "
