@@ -1145,13 +1145,15 @@ LogicalResult constantOfShape(ImportContext &c) {
   return success();
 }
 
-/// Range: with start, limit and delta known at import, a known tensor;
-/// else graph.range.
+/// Range: with start, limit and delta known at import and a short result,
+/// a known tensor; else graph.range.
 LogicalResult range(ImportContext &c) {
-  if (atRunTime(c, 0) || atRunTime(c, 1) || atRunTime(c, 2)) {
+  auto atRunTimeRange = [&]() {
     c.setOutput(0, c.b.range(c.input(0), c.input(1), c.input(2)));
     return success();
-  }
+  };
+  if (atRunTime(c, 0) || atRunTime(c, 1) || atRunTime(c, 2))
+    return atRunTimeRange();
   std::optional<double> v[3];
   for (int i = 0; i < 3; ++i) {
     v[i] = knownScalar(c, i);
@@ -1162,7 +1164,14 @@ LogicalResult range(ImportContext &c) {
   double start = *v[0], limit = *v[1], delta = *v[2];
   if (delta == 0)
     return c.error("Range delta is zero");
-  int64_t n = std::max<int64_t>(0, (int64_t)std::ceil((limit - start) / delta));
+  // Folded element by element only when short (positions, shape
+  // arithmetic): a long one is computed at run time, where the run's
+  // memory limits apply (billions of elements took minutes to fold).
+  constexpr double kMaxFoldedElements = 1 << 16;
+  double count = std::ceil((limit - start) / delta);
+  if (!(count <= kMaxFoldedElements))
+    return atRunTimeRange();
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   auto type = RankedTensorType::get({n}, elem);
   SmallVector<Attribute> values;
   Builder b(&c.ctx);
