@@ -535,6 +535,17 @@ loom::onnx_import::importModel(MLIRContext &ctx,
     // Every ONNX op lists at least one output; the converters name output 0.
     if (node.output_size() == 0)
       return ic.error("the node lists no outputs (every ONNX op has one)");
+    // Every named input must exist before a converter runs: the converters
+    // build on the values they read, and one that is missing would leave
+    // them working on a null value.
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string &name = node.input(i);
+      if (!name.empty() && !ic.values.count(name) && !ic.known.count(name) &&
+          !ic.symbolic.count(name))
+        return ic.error("input " + Twine(i) + " ('" + name +
+                        "') is not produced by any node, input or "
+                        "initializer");
+    }
     if (foldShapeArithmetic(ic))
       continue;
     if (failed(entry->handler(ic)))
