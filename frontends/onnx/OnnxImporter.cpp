@@ -104,9 +104,18 @@ Value ImportContext::input(int i) {
     return it->second;
   auto k = known.find(name);
   if (k == known.end()) {
-    (void)error("input '" + name +
-                "' is not produced by any node, input or "
-                "initializer");
+    // A shape vector with dynamic entries exists only for the shape
+    // arithmetic that folds it; there is no tensor to give this op.
+    if (symbolic.count(name))
+      (void)error("input '" + name +
+                  "' is a shape vector with dynamic dims, which only shape "
+                  "arithmetic can use; give the dims sizes (loomc compile or "
+                  "train --dim "
+                  "NAME=SIZE or --batch N)");
+    else
+      (void)error("input '" + name +
+                  "' is not produced by any node, input or "
+                  "initializer");
     return {};
   }
   // One constant per distinct value (Identity copies share theirs).
