@@ -1,6 +1,6 @@
 // graph ops lower to linalg on tensors: elementwise ops as one generic each
 // with broadcasting in the indexing maps, dynamic dims through tensor.dim.
-// RUN: loom-opt --graph-to-linalg --split-input-file --verify-diagnostics %s | FileCheck %s
+// RUN: loom-opt --loom-graph-to-linalg --split-input-file --verify-diagnostics %s | FileCheck %s
 
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
