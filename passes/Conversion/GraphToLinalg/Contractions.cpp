@@ -1,5 +1,4 @@
-//===- Contractions.cpp - matmul, convolution and pooling to linalg
-//---------===//
+//===- Contractions.cpp - matmul, convolution and pooling -----------------===//
 //
 // NumPy matmul is one contraction generic (batch dims broadcast, 1-D
 // operands as a row or column vector); convolution uses upstream's named
@@ -371,12 +370,14 @@ static Value pool(OpBuilder &builder, Location loc, Value x,
       });
 }
 
+/// max_pool: the window maximum, pads at the lowest value.
 static Value lowerMaxPool(OpBuilder &builder, MaxPoolOp o) {
   return pool(builder, o.getLoc(), o.getX(), o.getKernel(), o.getStrides(),
               o.getPadding(), o.getDilations(), o.getCeilMode(),
               /*max=*/true, /*countIncludePad=*/false, o.getType());
 }
 
+/// avg_pool: the window sum over the count of its elements (no dilation).
 static Value lowerAvgPool(OpBuilder &builder, AvgPoolOp o) {
   SmallVector<int64_t> dilations(o.getKernel().size(), 1);
   return pool(builder, o.getLoc(), o.getX(), o.getKernel(), o.getStrides(),

@@ -1,5 +1,4 @@
-//===- DataMovement.cpp - data movement graph ops to linalg
-//-----------------===//
+//===- DataMovement.cpp - data movement graph ops to linalg ---------------===//
 //
 // Constants, fills and iota; transpose as linalg.transpose; reshapes as
 // tensor.reshape; concat and slice as tensor slices; gathers, reversed
@@ -20,12 +19,14 @@ using namespace mlir;
 using namespace loom::graph;
 using namespace loom::graph_to_linalg;
 
+/// graph.constant: arith.constant of the same value.
 static Value lowerConstant(OpBuilder &builder, ConstantOp c) {
   return builder
       .create<arith::ConstantOp>(c.getLoc(), cast<TypedAttr>(c.getValue()))
       .getResult();
 }
 
+/// fill_like: linalg.fill of a tensor shaped like the reference.
 static FailureOr<Value> lowerFillLike(OpBuilder &builder, FillLikeOp o) {
   Location loc = o.getLoc();
   auto type = cast<RankedTensorType>(o.getType());
@@ -38,6 +39,7 @@ static FailureOr<Value> lowerFillLike(OpBuilder &builder, FillLikeOp o) {
       .getResult(0);
 }
 
+/// transpose: linalg.transpose.
 static Value lowerTranspose(OpBuilder &builder, TransposeOp o) {
   Location loc = o.getLoc();
   auto type = cast<RankedTensorType>(o.getType());
@@ -51,6 +53,7 @@ static Value lowerTranspose(OpBuilder &builder, TransposeOp o) {
       .getResult()[0];
 }
 
+/// iota: a generic whose element is its index along the axis.
 static FailureOr<Value> lowerIota(OpBuilder &builder, IotaOp o) {
   Location loc = o.getLoc();
   auto type = cast<RankedTensorType>(o.getType());
@@ -459,6 +462,7 @@ static FailureOr<Value> lowerReshapeLike(OpBuilder &builder, OpT o) {
   return reshape(builder, o, o.getX());
 }
 
+/// gather: the elements of data at the indices along the axis.
 static Value lowerGather(OpBuilder &builder, GatherOp o) {
   return gather(builder, o.getLoc(), o.getData(), o.getIndices(), o.getAxis(),
                 o.getType());

@@ -1,5 +1,4 @@
-//===- DynamicShapes.cpp - run-time shaped graph ops to linalg
-//--------------===//
+//===- DynamicShapes.cpp - run-time shaped graph ops to linalg ------------===//
 //
 // graph.dynamic_* and graph.range: ops whose shape parameters are run-time
 // tensors. The parameters are read with tensor.extract; an invalid one
@@ -21,6 +20,9 @@ using namespace mlir;
 using namespace loom::graph;
 using namespace loom::graph_to_linalg;
 
+/// dynamic_reshape: ONNX Reshape with a run-time shape (0 copies the
+/// input dim unless allowzero, one -1 is inferred), checked to keep the
+/// element count.
 static Value lowerDynamicReshape(OpBuilder &builder, DynamicReshapeOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -52,6 +54,7 @@ static Value lowerDynamicReshape(OpBuilder &builder, DynamicReshapeOp o) {
   return reshapeChecked(builder, loc, x, o.getType(), dims, ok);
 }
 
+/// dynamic_unsqueeze: size-1 dims inserted at run-time axes.
 static Value lowerDynamicUnsqueeze(OpBuilder &builder, DynamicUnsqueezeOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -73,6 +76,7 @@ static Value lowerDynamicUnsqueeze(OpBuilder &builder, DynamicUnsqueezeOp o) {
   return reshapeChecked(builder, loc, x, o.getType(), dims, ok);
 }
 
+/// dynamic_squeeze: size-1 dims removed at run-time axes, checked to be 1.
 static Value lowerDynamicSqueeze(OpBuilder &builder, DynamicSqueezeOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -100,6 +104,8 @@ static Value lowerDynamicSqueeze(OpBuilder &builder, DynamicSqueezeOp o) {
   return reshapeChecked(builder, loc, x, o.getType(), dims, ok);
 }
 
+/// dynamic_slice: ONNX Slice with run-time starts, ends, axes and steps,
+/// as a generic reading x at first + i * step per dim.
 static Value lowerDynamicSlice(OpBuilder &builder, DynamicSliceOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -176,6 +182,8 @@ static Value switchOn(OpBuilder &builder, Location loc, Value key,
   return sw.getResult(0);
 }
 
+/// dynamic_reduce_sum: a sum over run-time axes, one case per possible
+/// axis set (at most 256) under an scf.index_switch on their bit mask.
 static FailureOr<Value> lowerDynamicReduceSum(OpBuilder &builder,
                                               DynamicReduceSumOp o) {
   Location loc = o.getLoc();
@@ -229,6 +237,7 @@ static FailureOr<Value> lowerDynamicReduceSum(OpBuilder &builder,
   });
 }
 
+/// dynamic_cum_sum: cumsum along a run-time axis, one case per axis.
 static Value lowerDynamicCumSum(OpBuilder &builder, DynamicCumSumOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -243,6 +252,7 @@ static Value lowerDynamicCumSum(OpBuilder &builder, DynamicCumSumOp o) {
                   });
 }
 
+/// dynamic_fill: a fill of a run-time shape (negative sizes fail).
 static Value lowerDynamicFill(OpBuilder &builder, DynamicFillOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -258,6 +268,8 @@ static Value lowerDynamicFill(OpBuilder &builder, DynamicFillOp o) {
   return filled(builder, loc, o.getType(), dims, value);
 }
 
+/// dynamic_broadcast: x broadcast to a run-time shape (NumPy rules,
+/// checked).
 static Value lowerDynamicBroadcast(OpBuilder &builder, DynamicBroadcastOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -292,6 +304,8 @@ static Value lowerDynamicBroadcast(OpBuilder &builder, DynamicBroadcastOp o) {
                   });
 }
 
+/// range: start + i * delta for i < ceil((limit - start) / delta), from
+/// run-time scalars (delta 0 or a non-finite count fails).
 static Value lowerRange(OpBuilder &builder, RangeOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -354,6 +368,7 @@ static Value lowerRange(OpBuilder &builder, RangeOp o) {
                   });
 }
 
+/// dynamic_tile: x repeated a run-time number of times per dim.
 static Value lowerDynamicTile(OpBuilder &builder, DynamicTileOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};
@@ -376,6 +391,8 @@ static Value lowerDynamicTile(OpBuilder &builder, DynamicTileOp o) {
                   });
 }
 
+/// dynamic_pad: ONNX Pad with run-time pads and value (constant, reflect
+/// or edge), as a generic over the result.
 static Value lowerDynamicPad(OpBuilder &builder, DynamicPadOp o) {
   Location loc = o.getLoc();
   IndexBuilder ix{builder, loc};

@@ -1,5 +1,4 @@
-//===- Elementwise.cpp - elementwise graph ops to linalg
-//--------------------===//
+//===- Elementwise.cpp - elementwise graph ops to linalg ------------------===//
 //
 // Each elementwise graph op is one linalg.generic over its result: the
 // operands are read through NumPy broadcasting maps (dims aligned on the

@@ -78,6 +78,7 @@ LogicalResult applyLoweringPatterns(Operation *root,
   return failure(failedAny);
 }
 
+/// `--loom-graph-to-linalg` (passes/Conversion/Passes.td).
 struct GraphToLinalgPass
     : loom::impl::GraphToLinalgPassBase<GraphToLinalgPass> {
   LogicalResult initialize(MLIRContext *ctx) override {

@@ -1,4 +1,4 @@
-//===- LoweringUtils.h - helpers shared by the graph lowerings -*- C++ -*-===//
+//===- LoweringUtils.h - helpers shared by the graph lowerings --*- C++ -*-===//
 //
 // Private to passes/Conversion/GraphToLinalg: the builders every family of
 // graph-to-linalg patterns uses (broadcasting generics, reductions over
@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <type_traits>
 #include <utility>
 
 namespace loom {
@@ -92,8 +93,10 @@ struct LowerOpPattern final : OpRewritePattern<OpT> {
   }
 };
 
+/// The ranked tensor type of `v`.
 RankedTensorType tensorType(Value v);
 
+/// Whether `t` is a float type.
 bool isFloat(Type t);
 
 /// A scalar constant of element type `type`.
@@ -111,6 +114,7 @@ FailureOr<SmallVector<Value>> dynamicSizes(OpBuilder &b, Location loc,
 /// widens reads index 0.
 AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result);
 
+/// Builds an element of an elementwise result from the operands' elements.
 using ScalarFn =
     function_ref<Value(OpBuilder &, Location, ValueRange /*operands*/)>;
 
@@ -131,6 +135,8 @@ Value floatOrInt(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<IOp>(loc, x, y);
 }
 
+/// max / min (NaN-propagating on floats, signed on integers), add and mul
+/// of two scalars of one type.
 Value maxScalar(OpBuilder &b, Location loc, Value x, Value y);
 
 Value minScalar(OpBuilder &b, Location loc, Value x, Value y);
@@ -139,6 +145,8 @@ Value addScalar(OpBuilder &b, Location loc, Value x, Value y);
 
 Value mulScalar(OpBuilder &b, Location loc, Value x, Value y);
 
+/// `x d y`: ordered float compares except ne (true on NaN); signed integer
+/// compares except on i1 (false < true).
 Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
                     Value y);
 
@@ -162,6 +170,8 @@ Value extremeConst(OpBuilder &b, Location loc, Type elem, bool max);
 /// The identity of a reduction's combiner, and the combiner.
 Value reductionInit(OpBuilder &b, Location loc, ReduceKind kind, Type elem);
 
+/// The combiner of a reduction: `acc` and the next element `x` combined
+/// (on i1, max is or and min is and).
 Value reductionCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
                        Value x);
 
@@ -174,6 +184,7 @@ AffineMap projection(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims);
 /// The dims of a rank-`rank` space in [from, to).
 SmallVector<int64_t> dimRange(int64_t from, int64_t to);
 
+/// Builds the yielded value of a generic from its block arguments.
 using BodyFn =
     function_ref<Value(OpBuilder &, Location, ValueRange /*ins, then out*/)>;
 
@@ -198,6 +209,7 @@ struct Rows {
 /// The map from a space of `reduced.size()` dims to those not `reduced`.
 AffineMap rowMap(MLIRContext *ctx, ArrayRef<bool> reduced);
 
+/// The rows of `x` without the dims marked `reduced`.
 Rows rowsOf(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced);
 
 /// Reduces `x` over the dims marked `reduced`, from `init`: the body gets
@@ -254,6 +266,8 @@ withUnitDim(OpBuilder &b, Location loc, Value v, int64_t at);
 Value reduce(OpBuilder &builder, Location loc, ReduceKind kind, Value x,
              ArrayRef<int64_t> axes, bool keepdims, RankedTensorType type);
 
+/// cumsum of `x` along `axis` into `type` (Reductions.cpp): one generic
+/// with an extra reduction dim along the axis.
 Value cumsumAlong(OpBuilder &builder, Location loc, Value x,
                   RankedTensorType type, int64_t axis, bool exclusive,
                   bool reverse);

@@ -1,5 +1,4 @@
-//===- Reductions.cpp - reductions and normalizations to linalg
-//-------------===//
+//===- Reductions.cpp - reductions and normalizations to linalg -----------===//
 //
 // Reductions, softmax, the norms and the losses are linalg.generic with
 // reduction iterators, their row results read back through projected maps;
@@ -455,11 +454,13 @@ static Value lowerGlobalAvgPool(OpBuilder &builder, GlobalAvgPoolOp o) {
                 dimRange(2, rank), /*keepdims=*/true, o.getType());
 }
 
+/// softmax (`log` false) and log_softmax.
 template <bool log, typename OpT>
 static Value lowerSoftmax(OpBuilder &builder, OpT o) {
   return softmax(builder, o.getLoc(), o.getX(), o.getAxis(), log);
 }
 
+/// arg_max and arg_min.
 template <typename OpT> static Value lowerArgReduce(OpBuilder &builder, OpT o) {
   return argReduce(builder, o.getLoc(), o.getX(), o.getAxis(),
                    std::is_same_v<OpT, ArgMaxOp>, o.getSelectLastIndex(),

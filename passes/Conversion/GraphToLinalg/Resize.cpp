@@ -1,5 +1,4 @@
-//===- Resize.cpp - graph.resize to linalg
-//----------------------------------===//
+//===- Resize.cpp - graph.resize to linalg --------------------------------===//
 //
 // ONNX Resize (nearest, linear, cubic; every coordinate transformation
 // mode) as one generic over the output that computes, in f64, exactly what
@@ -20,6 +19,8 @@ using namespace mlir;
 using namespace loom::graph;
 using namespace loom::graph_to_linalg;
 
+namespace {
+
 /// One resized dim of graph.resize: its index, input size, scale, and
 /// the reference's output width (scale * in, not rounded) and size, all
 /// but the first as f64 values.
@@ -33,6 +34,8 @@ struct ResizedDim {
 struct ResizeSize {
   Value out, scale;
 };
+
+} // namespace
 
 /// The input coordinate of output coordinate `x` (f64) along `r`, as in
 /// ONNX's reference (onnx/backend/test/case/node/resize.py) and the
@@ -76,6 +79,8 @@ static Value resizeCoordinate(OpBuilder &b, Location l, CoordinateMode mode,
   llvm_unreachable("unknown coordinate mode");
 }
 
+/// The resize of `x` to `type`, each dim's output size and scale given
+/// by `sizeOf(dim, inputSize, inputSizeAsF64)` (nullopt: not resized).
 static Value resizeWith(
     OpBuilder &builder, Location loc, Value x, RankedTensorType type,
     ResizeMode mode, CoordinateMode coordMode, NearestMode nearestMode,

@@ -369,3 +369,15 @@ func.func @fusion_regions(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf
   }
   return %2, %0 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// An op without a lowering is an error naming it; the ops around it still
+// lower, and the pass fails.
+mesh.mesh @mesh(shape = 2)
+func.func @no_lowering(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.grad_all_reduce' has no lowering to linalg yet}}
+  %0 = graph.grad_all_reduce %x on @mesh axes = [0] : tensor<4xf32>
+  %1 = graph.exp %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
