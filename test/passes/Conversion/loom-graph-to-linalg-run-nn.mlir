@@ -1,7 +1,7 @@
 // Softmax, normalization, dropout, pooling, losses and arg-reductions
 // compute the right numbers. Expected values: NumPy 1.24 (float64,
 // printed to 6 digits), by the formulas of each op's description.
-// RUN: loom-opt --graph-to-linalg %s \
+// RUN: loom-opt --loom-graph-to-linalg %s \
 // RUN: | mlir-opt --one-shot-bufferize="bufferize-function-boundaries" \
 // RUN:     --buffer-deallocation-pipeline --convert-bufferization-to-memref \
 // RUN:     --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \

@@ -1,4 +1,4 @@
-// RUN: loom-opt --graph-to-linalg %s | FileCheck %s
+// RUN: loom-opt --loom-graph-to-linalg %s | FileCheck %s
 
 // Ops with run-time shape parameters: the sizes are computed from the
 // values, a cf.assert checks what ONNX calls an error (the CPU pipeline

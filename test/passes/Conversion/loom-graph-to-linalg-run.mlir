@@ -1,6 +1,6 @@
 // The lowering computes the right numbers: graph -> linalg, then upstream
 // bufferization and lowering to LLVM, run by mlir-cpu-runner.
-// RUN: loom-opt --graph-to-linalg %s \
+// RUN: loom-opt --loom-graph-to-linalg %s \
 // RUN: | mlir-opt --one-shot-bufferize="bufferize-function-boundaries" \
 // RUN:     --buffer-deallocation-pipeline --convert-bufferization-to-memref \
 // RUN:     --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \

@@ -4,7 +4,7 @@
 // float64, printed to 6 digits); top_k and scatter_elements from NumPy
 // 1.24 (a stable argsort of -x / x; the updates applied in row-major
 // order, with np.add.at / np.maximum.at for the reductions).
-// RUN: loom-opt --graph-to-linalg %s \
+// RUN: loom-opt --loom-graph-to-linalg %s \
 // RUN: | mlir-opt --one-shot-bufferize="bufferize-function-boundaries" \
 // RUN:     --buffer-deallocation-pipeline --convert-bufferization-to-memref \
 // RUN:     --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \

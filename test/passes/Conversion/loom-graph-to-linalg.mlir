@@ -1,6 +1,6 @@
 // graph ops lower to linalg on tensors: elementwise ops as one generic each
 // with broadcasting in the indexing maps, dynamic dims through tensor.dim.
-// RUN: loom-opt --graph-to-linalg --split-input-file --verify-diagnostics %s | FileCheck %s
+// RUN: loom-opt --loom-graph-to-linalg --split-input-file --verify-diagnostics %s | FileCheck %s
 
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
@@ -368,4 +368,16 @@ func.func @fusion_regions(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf
     kernel.yield %3 : tensor<4x8xf32>
   }
   return %2, %0 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// An op without a lowering is an error naming it; the ops around it still
+// lower, and the pass fails.
+mesh.mesh @mesh(shape = 2)
+func.func @no_lowering(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.grad_all_reduce' has no lowering to linalg yet}}
+  %0 = graph.grad_all_reduce %x on @mesh axes = [0] : tensor<4xf32>
+  %1 = graph.exp %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
 }

@@ -2,7 +2,7 @@
 // direct-loop NumPy 1.24 reference of each op's description (PyTorch's
 // rules for ceil_mode and the average's divisor), run when the test was
 // written.
-// RUN: loom-opt --graph-to-linalg %s \
+// RUN: loom-opt --loom-graph-to-linalg %s \
 // RUN: | mlir-opt --one-shot-bufferize="bufferize-function-boundaries" \
 // RUN:     --buffer-deallocation-pipeline --convert-bufferization-to-memref \
 // RUN:     --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \

@@ -2,7 +2,7 @@
 // trilu, cumsum) computes the right elements, on static and dynamic
 // shapes. Expected values: NumPy 1.24 (x[::-1, 1:-1], np.take,
 // np.take_along_axis, np.pad modes, np.tril/np.triu, np.cumsum).
-// RUN: loom-opt --graph-to-linalg %s \
+// RUN: loom-opt --loom-graph-to-linalg %s \
 // RUN: | mlir-opt --one-shot-bufferize="bufferize-function-boundaries" \
 // RUN:     --buffer-deallocation-pipeline --convert-bufferization-to-memref \
 // RUN:     --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
