@@ -52,6 +52,21 @@ namespace GraphTrait {
 template <typename ConcreteType>
 class DataMovement
     : public mlir::OpTrait::TraitBase<ConcreteType, DataMovement> {};
+
+/// The op classes of GraphBase.td: elementwise with broadcasting, reduction,
+/// normalization, contraction. Markers only; passes test them with
+/// `op->hasTrait<GraphTrait::Reduction>()`.
+template <typename ConcreteType>
+class BroadcastingElementwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, BroadcastingElementwise> {};
+template <typename ConcreteType>
+class Reduction : public mlir::OpTrait::TraitBase<ConcreteType, Reduction> {};
+template <typename ConcreteType>
+class Normalization
+    : public mlir::OpTrait::TraitBase<ConcreteType, Normalization> {};
+template <typename ConcreteType>
+class Contraction : public mlir::OpTrait::TraitBase<ConcreteType, Contraction> {
+};
 } // namespace GraphTrait
 
 } // namespace loom::graph
