@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -21,6 +22,15 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPUMATHAPPROXIMATIONPASS
+#define GEN_PASS_DEF_CPUFUSIONPASS
+#define GEN_PASS_DEF_CPULIBRARYCALLSPASS
+#define GEN_PASS_DEF_CPUPROFILEHOOKSPASS
+#define GEN_PASS_DEF_CPUINLINEKERNELSPASS
+#define GEN_PASS_DEF_CPUSCALARACCUMULATORSPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
 /// Whether `op`'s body is `out + a * b` (either operand order).
@@ -127,13 +137,7 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
 }
 
 struct CpuMathApproximationPass
-    : PassWrapper<CpuMathApproximationPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuMathApproximationPass)
-  StringRef getArgument() const final { return "loom-cpu-math-approximation"; }
-  StringRef getDescription() const final {
-    return "transcendental math ops as inline polynomials; fast-math flags "
-           "(contract; reassoc in reductions) in linalg bodies";
-  }
+    : impl::CpuMathApproximationPassBase<CpuMathApproximationPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
@@ -162,13 +166,7 @@ struct CpuMathApproximationPass
   }
 };
 
-struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuFusionPass)
-  StringRef getArgument() const final { return "loom-cpu-fusion"; }
-  StringRef getDescription() const final {
-    return "fuse elementwise linalg ops, never into a matmul nor across a "
-           "kernel.fusion boundary";
-  }
+struct CpuFusionPass : impl::CpuFusionPassBase<CpuFusionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
@@ -191,12 +189,7 @@ struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
 };
 
 struct CpuLibraryCallsPass
-    : PassWrapper<CpuLibraryCallsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuLibraryCallsPass)
-  StringRef getArgument() const final { return "loom-cpu-library-calls"; }
-  StringRef getDescription() const final {
-    return "f32 matmuls and convolutions to the runtime's kernels";
-  }
+    : impl::CpuLibraryCallsPassBase<CpuLibraryCallsPass> {
   /// Replaces `op` by a call of `name(memref<*xf32> x3, i64 x ints)` on
   /// its three memref operands (as unranked memrefs) and `ints`.
   static void replaceByCall(ModuleOp module, Operation *op, StringRef name,
@@ -366,12 +359,7 @@ bool isKernel(Operation *op) {
 }
 
 struct CpuProfileHooksPass
-    : PassWrapper<CpuProfileHooksPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuProfileHooksPass)
-  StringRef getArgument() const final { return "loom-cpu-profile-hooks"; }
-  StringRef getDescription() const final {
-    return "bracket each kernel with the runtime's profiling hooks";
-  }
+    : impl::CpuProfileHooksPassBase<CpuProfileHooksPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
@@ -404,13 +392,7 @@ struct CpuProfileHooksPass
 };
 
 struct CpuInlineKernelsPass
-    : PassWrapper<CpuInlineKernelsPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuInlineKernelsPass)
-  StringRef getArgument() const final { return "loom-cpu-inline-kernels"; }
-  StringRef getDescription() const final {
-    return "inline each kernel.fusion body into its parent, its ops' "
-           "locations tagged with the region's name";
-  }
+    : impl::CpuInlineKernelsPassBase<CpuInlineKernelsPass> {
   void runOnOperation() override {
     SmallVector<kernel::FusionOp> fusions;
     getOperation()->walk([&](kernel::FusionOp op) { fusions.push_back(op); });
@@ -434,13 +416,7 @@ struct CpuInlineKernelsPass
 };
 
 struct CpuScalarAccumulatorsPass
-    : PassWrapper<CpuScalarAccumulatorsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuScalarAccumulatorsPass)
-  StringRef getArgument() const final { return "loom-cpu-scalar-accumulators"; }
-  StringRef getDescription() const final {
-    return "reduce into a stack scalar (copied in and out) instead of a "
-           "rank-0 buffer of the arena, so the sum stays in a register";
-  }
+    : impl::CpuScalarAccumulatorsPassBase<CpuScalarAccumulatorsPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isDeclaration())
@@ -474,40 +450,6 @@ struct CpuScalarAccumulatorsPass
 
 } // namespace
 
-void registerCpuPasses() {
-  PassRegistration<CpuFusionPass>();
-  PassRegistration<CpuInlineKernelsPass>();
-  PassRegistration<CpuMathApproximationPass>();
-  PassRegistration<CpuLibraryCallsPass>();
-  PassRegistration<CpuProfileHooksPass>();
-  PassRegistration<CpuScalarAccumulatorsPass>();
-  registerCpuCodegenPasses();
-  registerCpuParallelLoopsPass();
-  registerCpuRuntimeChecksPass();
-}
-
-std::unique_ptr<Pass> createCpuProfileHooksPass() {
-  return std::make_unique<CpuProfileHooksPass>();
-}
-
-std::unique_ptr<Pass> createCpuMathApproximationPass() {
-  return std::make_unique<CpuMathApproximationPass>();
-}
-
-std::unique_ptr<Pass> createCpuFusionPass() {
-  return std::make_unique<CpuFusionPass>();
-}
-
-std::unique_ptr<Pass> createCpuInlineKernelsPass() {
-  return std::make_unique<CpuInlineKernelsPass>();
-}
-
-std::unique_ptr<Pass> createCpuLibraryCallsPass() {
-  return std::make_unique<CpuLibraryCallsPass>();
-}
-
-std::unique_ptr<Pass> createCpuScalarAccumulatorsPass() {
-  return std::make_unique<CpuScalarAccumulatorsPass>();
-}
+void registerCpuPasses() { registerCpuCodegenPasses(); }
 
 } // namespace loom::codegen

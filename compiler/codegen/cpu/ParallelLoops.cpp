@@ -34,6 +34,10 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPUPARALLELLOOPSPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
 constexpr const char *kBodyPrefix = "loom_par_";
@@ -140,13 +144,7 @@ void generalizeCopies(func::FuncOp func) {
 }
 
 struct CpuParallelLoopsPass
-    : PassWrapper<CpuParallelLoopsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuParallelLoopsPass)
-  StringRef getArgument() const final { return "loom-cpu-parallel-loops"; }
-  StringRef getDescription() const final {
-    return "outline loop nests with a parallel outer loop for the runtime's "
-           "thread pool";
-  }
+    : impl::CpuParallelLoopsPassBase<CpuParallelLoopsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -269,14 +267,6 @@ struct CpuParallelLoopsPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createCpuParallelLoopsPass() {
-  return std::make_unique<CpuParallelLoopsPass>();
-}
-
-void registerCpuParallelLoopsPass() {
-  PassRegistration<CpuParallelLoopsPass>();
-}
 
 LogicalResult addParallelDispatchers(ModuleOp module) {
   MLIRContext *ctx = module.getContext();

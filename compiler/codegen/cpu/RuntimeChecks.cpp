@@ -21,21 +21,16 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPURUNTIMECHECKSPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
 constexpr const char *kFailHook = "loom_rt_fail";
 
 struct CpuRuntimeChecksPass
-    : PassWrapper<CpuRuntimeChecksPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuRuntimeChecksPass)
-  StringRef getArgument() const final { return "loom-cpu-runtime-checks"; }
-  StringRef getDescription() const final {
-    return "turn cf.assert into calls of the runtime's loom_rt_fail";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, LLVM::LLVMDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+    : impl::CpuRuntimeChecksPassBase<CpuRuntimeChecksPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -78,13 +73,5 @@ struct CpuRuntimeChecksPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createCpuRuntimeChecksPass() {
-  return std::make_unique<CpuRuntimeChecksPass>();
-}
-
-void registerCpuRuntimeChecksPass() {
-  PassRegistration<CpuRuntimeChecksPass>();
-}
 
 } // namespace loom::codegen

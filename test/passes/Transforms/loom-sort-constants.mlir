@@ -1,6 +1,6 @@
 // Constants move to the top of the function in one order (by type, then
 // value); the rest keeps its order.
-// RUN: loom-opt --graph-sort-constants %s | FileCheck %s
+// RUN: loom-opt --loom-sort-constants %s | FileCheck %s
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = graph.constant dense<2.0> : tensor<4xf32>
