@@ -42,7 +42,7 @@ struct CpuCodegenOptions {
 };
 
 /// The shared object and what the runtime needs to check and call it: see
-/// CpuCode in runtime/artifact/loom_artifact.proto.
+/// CpuCode in common/schema/loom_artifact.proto.
 struct CpuCode {
   std::string sharedObject;
   std::string entrySymbol;

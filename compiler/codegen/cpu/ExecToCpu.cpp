@@ -19,6 +19,7 @@
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
 #include "dialects/exec/ExecOps.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,7 +34,7 @@ namespace loom::codegen {
 
 namespace {
 
-constexpr const char *kSlotHook = "loom_rt_slot";
+constexpr const char *kSlotHook = abi::kRtSlot;
 
 struct ExecToCpuPass : impl::ExecToCpuPassBase<ExecToCpuPass> {
   void runOnOperation() override {

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -301,8 +302,8 @@ LogicalResult addParallelDispatchers(ModuleOp module) {
              << index << " is broken";
     Location loc = dispatch.getLoc();
     b.setInsertionPointToEnd(module.getBody());
-    if (!module.lookupSymbol<LLVM::LLVMFuncOp>("loom_rt_parallel_for"))
-      b.create<LLVM::LLVMFuncOp>(loc, "loom_rt_parallel_for", runtimeType);
+    if (!module.lookupSymbol<LLVM::LLVMFuncOp>(abi::kRtParallelFor))
+      b.create<LLVM::LLVMFuncOp>(loc, abi::kRtParallelFor, runtimeType);
     unsigned numOperands = dispatch.getNumArguments() - 2;
 
     // The trampoline: ctx holds the operands' descriptor pointers.
@@ -335,7 +336,7 @@ LogicalResult addParallelDispatchers(ModuleOp module) {
         db.create<LLVM::StoreOp>(loc, block->getArgument(i + 2), slot);
       }
       Value fn = db.create<LLVM::AddressOfOp>(loc, ptr, trampoline.getName());
-      db.create<LLVM::CallOp>(loc, TypeRange{}, "loom_rt_parallel_for",
+      db.create<LLVM::CallOp>(loc, TypeRange{}, abi::kRtParallelFor,
                               ValueRange{fn, context, block->getArgument(0),
                                          block->getArgument(1)});
       db.create<LLVM::ReturnOp>(loc, ValueRange{});

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -23,7 +24,7 @@ using namespace mlir;
 namespace loom::codegen {
 namespace {
 
-constexpr const char *kFailHook = "loom_rt_fail";
+constexpr const char *kFailHook = abi::kRtFail;
 
 struct CpuRuntimeChecksPass
     : PassWrapper<CpuRuntimeChecksPass, OperationPass<ModuleOp>> {

@@ -2,9 +2,9 @@
 
 #include "runtime/src/cuda/CudaExecutor.h"
 
+#include "loom/common/SourceChunks.h"
 #include "runtime/src/cuda/CudaApi.h"
 #include "runtime/src/cuda/NvrtcCompiler.h"
-#include "runtime/src/cuda/SourceChunks.h"
 
 #include <algorithm>
 #include <cctype>

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_CUDA_SOURCECHUNKS_H
-#define LOOM_RUNTIME_CUDA_SOURCECHUNKS_H
+#ifndef LOOM_COMMON_SOURCECHUNKS_H
+#define LOOM_COMMON_SOURCECHUNKS_H
 
 #include <string>
 #include <vector>
@@ -36,4 +36,4 @@ std::vector<std::string> chunkSource(const std::string &prelude,
 
 } // namespace loom::cuda
 
-#endif // LOOM_RUNTIME_CUDA_SOURCECHUNKS_H
+#endif // LOOM_COMMON_SOURCECHUNKS_H

@@ -1,15 +1,15 @@
 //===- Artifact.h - reading .loom files -----------------------------------===//
 //
-// The runtime owns the artifact format (runtime/artifact/loom_artifact.proto);
-// this is its reader. The compiler writes the same header through
-// loom::artifact::kMagic and kFormatVersion.
+// The artifact format (common/schema/loom_artifact.proto) and its reader:
+// the runtime loads artifacts with it; the compiler writes the same header
+// through loom::artifact::kMagic and kFormatVersion.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_ARTIFACT_H
-#define LOOM_RUNTIME_ARTIFACT_H
+#ifndef LOOM_COMMON_ARTIFACT_H
+#define LOOM_COMMON_ARTIFACT_H
 
-#include "runtime/artifact/loom_artifact.pb.h"
+#include "common/schema/loom_artifact.pb.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +43,7 @@ struct Limits {
 };
 
 /// A kind of file in the header scheme: artifacts (kMagic, kFormatVersion)
-/// and checkpoints (runtime/src/Checkpoint.h). `noun` ("artifact") and
+/// and checkpoints (loom/common/Checkpoint.h). `noun` ("artifact") and
 /// `title` ("Loom artifact") name it in messages; `remedy` says what to do
 /// about another format version.
 struct FileKind {
@@ -99,4 +99,4 @@ std::string typeString(int dtype, const int64_t *dims, size_t rank);
 
 } // namespace loom::artifact
 
-#endif // LOOM_RUNTIME_ARTIFACT_H
+#endif // LOOM_COMMON_ARTIFACT_H

@@ -1,6 +1,6 @@
 //===- SourceChunks.cpp - a generated CUDA source in NVRTC programs -------===//
 
-#include "runtime/src/cuda/SourceChunks.h"
+#include "loom/common/SourceChunks.h"
 
 #include <cstring>
 

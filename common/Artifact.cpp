@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/pipeline/Schedule.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/DType.h"
+#include "loom/common/Schedule.h"
 
 #include <algorithm>
 #include <cstring>
@@ -88,26 +89,7 @@ bool checkHeader(const void *data, size_t size, const FileKind &kind,
   return true;
 }
 
-size_t dtypeSize(int dtype) {
-  switch (dtype) {
-  case F32:
-  case I32:
-    return 4;
-  case F64:
-  case I64:
-    return 8;
-  case F16:
-  case BF16:
-  case I16:
-    return 2;
-  case U8:
-  case I8:
-  case BOOL:
-    return 1;
-  default:
-    return 0;
-  }
-}
+size_t dtypeSize(int dtype) { return dtypes::sizeOf(dtype); }
 
 /// The largest rank a signature may have.
 static constexpr int kMaxRank = 16;
@@ -134,32 +116,7 @@ static bool checkSignature(const TensorSignature &sig, const char *what,
   return true;
 }
 
-const char *dtypeName(int dtype) {
-  switch (dtype) {
-  case F32:
-    return "f32";
-  case U8:
-    return "u8";
-  case I8:
-    return "i8";
-  case I16:
-    return "i16";
-  case I32:
-    return "i32";
-  case I64:
-    return "i64";
-  case BOOL:
-    return "bool";
-  case F16:
-    return "f16";
-  case F64:
-    return "f64";
-  case BF16:
-    return "bf16";
-  default:
-    return "undefined";
-  }
-}
+const char *dtypeName(int dtype) { return dtypes::nameOf(dtype); }
 
 std::string typeString(int dtype, const int64_t *dims, size_t rank) {
   std::string s = std::string(dtypeName(dtype)) + "[";
