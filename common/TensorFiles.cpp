@@ -4,6 +4,7 @@
 
 #include "loom/common/DType.h"
 #include "loom/common/FileIO.h"
+#include "loom/common/Float16.h"
 
 #include <onnx/onnx_pb.h>
 #include <zlib.h>
@@ -178,17 +179,13 @@ bool convertBf16(const TensorView &t, HostTensor &out, std::string &error) {
     if (from == dtypes::kBF16) {
       uint16_t b;
       std::memcpy(&b, in + 2 * i, 2);
-      uint32_t bits = static_cast<uint32_t>(b) << 16;
-      std::memcpy(dst + 4 * i, &bits, 4);
+      float f = runtime::bf16ToFloat(b);
+      std::memcpy(dst + 4 * i, &f, 4);
       continue;
     }
-    uint32_t bits;
-    std::memcpy(&bits, in + 4 * i, 4);
-    uint16_t b;
-    if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
-      b = static_cast<uint16_t>((bits >> 16) | 0x40);
-    else // to nearest even; the carry may reach the exponent (to infinity)
-      b = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+    float f;
+    std::memcpy(&f, in + 4 * i, 4);
+    uint16_t b = runtime::floatToBf16(f);
     std::memcpy(dst + 2 * i, &b, 2);
   }
   return true;

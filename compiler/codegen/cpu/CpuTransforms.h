@@ -34,7 +34,7 @@ std::unique_ptr<mlir::Pass> createCpuMathApproximationPass();
 /// On buffers: replaces each f32 matmul contraction that --graph-to-linalg
 /// emits, and each f32 linalg.conv_2d_nchw_fchw, by a call to the runtime's
 /// kernels (loom_cpu_matmul_f32, loom_cpu_conv2d_nchw_f32 in
-/// runtime/src/cpu/Kernels.cpp; OpenBLAS behind them).
+/// loom/common/CodegenAbi.h; oneDNN and OpenBLAS behind them).
 std::unique_ptr<mlir::Pass> createCpuLibraryCallsPass();
 
 /// On buffers, in the entry function: brackets each kernel (a linalg op, a

@@ -2,7 +2,7 @@
 //
 // Each function's exec.buffers become views of the slots that the runtime
 // keeps per run context, `loom_rt_slot(slot, bytes) -> memref<?xi8>`
-// (runtime/src/RunContext.cpp):
+// (loom/common/CodegenAbi.h):
 //
 //   %arena = call @loom_rt_slot(%c0_i64, %arena_bytes)    // top of function
 //   %a = memref.view %arena[%offset][] : memref<?xi8> to memref<64x64xf32>

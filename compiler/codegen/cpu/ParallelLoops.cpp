@@ -14,7 +14,7 @@
 // it packs the operands' descriptor pointers into a context and calls the
 // runtime's `loom_rt_parallel_for(trampoline, ctx, n, grain)`, which runs
 // `trampoline(ctx, lo, hi)` over chunks of [0, n) on its thread pool
-// (runtime/src/ThreadPool.cpp); the trampoline unpacks the context and
+// (loom/common/CodegenAbi.h); the trampoline unpacks the context and
 // calls @loom_par_N's C interface. `grain` is the elements of work per
 // index of the loop, for the runtime to decide whether threads pay off.
 //
