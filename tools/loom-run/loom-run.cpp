@@ -29,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/common/Artifact.h"
+#include "loom/common/FileHeader.h"
 #include "loom/runtime.h"
 #include "tools/loom-run/Tensors.h"
 #include "tools/loom-run/Train.h"
