@@ -6,7 +6,7 @@
 // (--loom-pipeline-parts, then the data-parallel and optimizer passes the
 // caller adds), each is compiled into its own artifact, and the artifact
 // of the whole holds them with the schedule (message Pipeline of
-// runtime/artifact/loom_artifact.proto; docs/pipeline.md).
+// common/schema/loom_artifact.proto; docs/pipeline.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -44,15 +44,16 @@
 #include "dialects/graph/GraphOps.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/Checkpoint.h"
+#include "loom/common/FileIO.h"
+#include "loom/common/Schedule.h"
+#include "loom/common/TensorFiles.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/Checkpoint.h"
-#include "runtime/src/pipeline/Schedule.h"
-#include "tools/loom-run/TensorFiles.h"
 #include "tools/loomc/CudaTarget.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -408,13 +409,13 @@ static bool importOptions(loom::onnx_import::ImportOptions &options) {
       return false;
     }
     std::string name = b.substr(0, eq), error;
-    loom_tensor *t = loom::tools::readTensorFile(b.substr(eq + 1), error);
-    if (!t) {
+    loom::files::HostTensor t;
+    if (!loom::files::readTensorFile(b.substr(eq + 1), t, error)) {
       llvm::errs() << "error: --bind " << name << ": " << error << "\n";
       return false;
     }
-    options.bindings[name] = loom::tools::tensorProtoBytes(name, t);
-    loom_tensor_release(t);
+    options.bindings[name] =
+        loom::files::tensorProtoBytes(name, loom::files::viewOf(t));
   }
   return true;
 }
@@ -534,7 +535,7 @@ static int exportTrained(MLIRContext &ctx) {
       llvm::errs() << "error: " << problem << "\n";
       return 1;
     }
-    if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+    if (!loom::files::writeFileAtomically(outputPath, bytes, error)) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
@@ -669,7 +670,7 @@ static int compileAndWrite(ModuleOp module, loom::CompileOptions options,
     *out = report;
   if (emitKind == "cuda")
     bytes = report.cudaSource;
-  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+  if (!loom::files::writeFileAtomically(outputPath, bytes, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
@@ -774,7 +775,7 @@ static int finishRecompute(int rc, StringRef recomputeJson,
     std::string out, error;
     llvm::raw_string_ostream os(out);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-    if (!loom::tools::writeFileAtomically(reportPath, out, error)) {
+    if (!loom::files::writeFileAtomically(reportPath, out, error)) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
@@ -933,7 +934,7 @@ static int trainPipeline(ModuleOp module, PassManager &pm,
   std::string bytes, error;
   if (failed(loom::compilePipeline(module, p, options, bytes)))
     return 1;
-  if (!loom::tools::writeFileAtomically(outputPath, bytes, error)) {
+  if (!loom::files::writeFileAtomically(outputPath, bytes, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }

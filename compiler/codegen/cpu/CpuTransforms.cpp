@@ -1,6 +1,7 @@
 //===- CpuTransforms.cpp - passes of the CPU code path --------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "dialects/kernel/KernelOps.h"
 
@@ -62,7 +63,7 @@ bool isDim(AffineExpr e, int64_t d) {
 }
 
 /// The kernel's flags (see loom_cpu_matmul_f32) when `op` is the matmul
-/// contraction --graph-to-linalg emits: loops (batch..., [m], [n], k),
+/// contraction --loom-graph-to-linalg emits: loops (batch..., [m], [n], k),
 /// output (batch..., [m], [n]), each operand's batch dims right-aligned
 /// (a broadcast size-1 dim reads index 0), then its matrix dims.
 std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
@@ -91,7 +92,8 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   if (batch < 0)
     return std::nullopt;
   int64_t m = batch, n = batch + !lhsVec;
-  int64_t flags = (lhsVec ? 4 : 0) | (rhsVec ? 8 : 0);
+  int64_t flags = (lhsVec ? abi::kMatmulLhsVector : 0) |
+                  (rhsVec ? abi::kMatmulRhsVector : 0);
 
   // Batch exprs of an operand with `own` batch dims.
   auto batchOk = [&](AffineMap map, int64_t matrixDims) {
@@ -123,7 +125,7 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   } else {
     if (!batchOk(lhs, 2) || !matrix(lhs, m, k, trans))
       return std::nullopt;
-    flags |= trans ? 1 : 0;
+    flags |= trans ? abi::kMatmulTransposeLhs : 0;
   }
   if (rhsVec) {
     if (!isDim(rhs.getResult(0), k))
@@ -131,7 +133,7 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   } else {
     if (!batchOk(rhs, 2) || !matrix(rhs, k, n, trans))
       return std::nullopt;
-    flags |= trans ? 2 : 0;
+    flags |= trans ? abi::kMatmulTransposeRhs : 0;
   }
   return flags;
 }
@@ -229,11 +231,11 @@ struct CpuLibraryCallsPass
           auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
           if (fill && fill.output() == generic.getDpsInits()[0] &&
               matchPattern(fill.value(), m_AnyZeroFloat())) {
-            *flags |= 16;
+            *flags |= abi::kMatmulOverwrite;
             fill->erase();
           }
           calls.push_back({op, {*flags}});
-          names.push_back("loom_cpu_matmul_f32");
+          names.push_back(abi::kCpuMatmulF32);
         }
       } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
         if (!conv.hasPureBufferSemantics() || !allF32Memrefs(op))
@@ -241,7 +243,7 @@ struct CpuLibraryCallsPass
         auto s = conv.getStrides().getValues<int64_t>();
         auto d = conv.getDilations().getValues<int64_t>();
         calls.push_back({op, {s[0], s[1], d[0], d[1]}});
-        names.push_back("loom_cpu_conv2d_nchw_f32");
+        names.push_back(abi::kCpuConv2dNchwF32);
       }
     });
     for (auto [call, name] : llvm::zip(calls, names))
@@ -308,7 +310,7 @@ std::string kernelName(Operation *op) {
   if (!region.empty())
     os << region << ": ";
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    os << call.getCallee().drop_front(strlen("loom_cpu_"));
+    os << call.getCallee().drop_front(strlen(abi::kCpuKernelPrefix));
   } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
     // The body's arithmetic, e.g. "generic(addf,maximumf)".
     os << "generic(";
@@ -355,7 +357,7 @@ bool isKernel(Operation *op) {
   if (isa<linalg::LinalgOp, memref::CopyOp>(op))
     return true;
   auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee().starts_with("loom_cpu_");
+  return call && call.getCallee().starts_with(abi::kCpuKernelPrefix);
 }
 
 struct CpuProfileHooksPass
@@ -364,7 +366,7 @@ struct CpuProfileHooksPass
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     Type i64 = b.getI64Type();
-    for (StringRef hook : {"loom_rt_profile_begin", "loom_rt_profile_end"})
+    for (StringRef hook : {abi::kRtProfileBegin, abi::kRtProfileEnd})
       declareRuntimeFunction(module, hook, b.getFunctionType({i64}, {}),
                              /*cInterface=*/false);
     SmallVector<Attribute> names;
@@ -380,11 +382,11 @@ struct CpuProfileHooksPass
         OpBuilder at(op);
         Value id =
             at.create<arith::ConstantIntOp>(op->getLoc(), names.size() - 1, 64);
-        at.create<func::CallOp>(op->getLoc(), "loom_rt_profile_begin",
-                                TypeRange{}, id);
+        at.create<func::CallOp>(op->getLoc(), abi::kRtProfileBegin, TypeRange{},
+                                id);
         at.setInsertionPointAfter(op);
-        at.create<func::CallOp>(op->getLoc(), "loom_rt_profile_end",
-                                TypeRange{}, id);
+        at.create<func::CallOp>(op->getLoc(), abi::kRtProfileEnd, TypeRange{},
+                                id);
       }
     }
     module->setAttr(kKernelNamesAttr, b.getArrayAttr(names));

@@ -137,7 +137,7 @@ def ExecToCpuPass : Pass<"loom-exec-to-cpu", "mlir::ModuleOp"> {
   let description = [{
     Lowers each `exec.buffer` to a `memref.view` of a slot that the runtime
     hands out with `loom_rt_slot(slot, bytes) -> memref<?xi8>`
-    (runtime/src/RunContext.cpp): one call for the arena (slot 0) at the
+    (loom/common/CodegenAbi.h): one call for the arena (slot 0) at the
     top of each function, shared by its static-size buffers, and one call
     per dynamic-size buffer where it is made, with that buffer's bytes, so
     the runtime grows the slot to the largest of them. Then erases the
@@ -194,10 +194,10 @@ def CpuMathApproximationPass : Pass<"loom-cpu-math-approximation"> {
 def CpuLibraryCallsPass : Pass<"loom-cpu-library-calls", "mlir::ModuleOp"> {
   let summary = "f32 matmuls and convolutions to the runtime's kernels";
   let description = [{
-    On buffers: replaces each f32 matmul contraction that graph-to-linalg
+    On buffers: replaces each f32 matmul contraction that loom-graph-to-linalg
     emits, and each f32 `linalg.conv_2d_nchw_fchw`, by a call to the
     runtime's kernels (`loom_cpu_matmul_f32`, `loom_cpu_conv2d_nchw_f32` in
-    runtime/src/cpu/Kernels.cpp; OpenBLAS behind them).
+    loom/common/CodegenAbi.h; OpenBLAS behind them).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -27,7 +28,7 @@ namespace loom::codegen {
 
 namespace {
 
-constexpr const char *kFailHook = "loom_rt_fail";
+constexpr const char *kFailHook = abi::kRtFail;
 
 struct CpuRuntimeChecksPass
     : impl::CpuRuntimeChecksPassBase<CpuRuntimeChecksPass> {

@@ -1,13 +1,13 @@
 //===- Float16.h - f16 and bf16 to and from f32 ---------------*- C++ -*-===//
 //
-// The runtime's one conversion of 16-bit floats: to nearest even, NaN kept
-// quiet, overflow to infinity, subnormals exact. Header only, so tools that
-// link the runtime through its C API (loom-serve) use the same rounding.
+// The one conversion of 16-bit floats: to nearest even, NaN kept quiet,
+// overflow to infinity, subnormals exact. Header only, so tools that link
+// the runtime through its C API (loom-serve) use the same rounding.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_FLOAT16_H
-#define LOOM_RUNTIME_FLOAT16_H
+#ifndef LOOM_COMMON_FLOAT16_H
+#define LOOM_COMMON_FLOAT16_H
 
 #include <cstdint>
 #include <cstring>
@@ -81,4 +81,4 @@ inline uint16_t floatToF16(float f) {
 
 } // namespace loom::runtime
 
-#endif // LOOM_RUNTIME_FLOAT16_H
+#endif // LOOM_COMMON_FLOAT16_H

@@ -1,6 +1,6 @@
 //===- Checkpoint.h - reading and writing .loomckpt files -------*- C++ -*-===//
 //
-// A checkpoint is a Checkpoint message (runtime/artifact/loom_artifact.proto)
+// A checkpoint is a Checkpoint message (common/schema/loom_artifact.proto)
 // behind the artifact's header scheme with its own magic and version. The
 // runtime's trainer writes and reads it (loom_trainer_save/load); tools
 // (loomc export --checkpoint) read it with readCheckpoint. No MLIR, no
@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_CHECKPOINT_H
-#define LOOM_RUNTIME_CHECKPOINT_H
+#ifndef LOOM_COMMON_CHECKPOINT_H
+#define LOOM_COMMON_CHECKPOINT_H
 
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 
 #include <map>
 #include <string>
@@ -91,4 +91,4 @@ stateByName(const Checkpoint &checkpoint);
 
 } // namespace loom::artifact
 
-#endif // LOOM_RUNTIME_CHECKPOINT_H
+#endif // LOOM_COMMON_CHECKPOINT_H

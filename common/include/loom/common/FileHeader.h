@@ -1,15 +1,14 @@
-//===- Artifact.h - reading .loom files -----------------------------------===//
+//===- FileHeader.h - the header scheme of Loom's files ---------*- C++ -*-===//
 //
-// The runtime owns the artifact format (runtime/artifact/loom_artifact.proto);
-// this is its reader. The compiler writes the same header through
-// loom::artifact::kMagic and kFormatVersion.
+// Artifacts, checkpoints and the NVRTC cache's entries start with one
+// header: magic, format version, the message's length and its checksum,
+// checked before anything in the file is trusted. No protobuf: tools that
+// only check a file (loom-run's compile cache) link LoomFileIO alone.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_ARTIFACT_H
-#define LOOM_RUNTIME_ARTIFACT_H
-
-#include "runtime/artifact/loom_artifact.pb.h"
+#ifndef LOOM_COMMON_FILEHEADER_H
+#define LOOM_COMMON_FILEHEADER_H
 
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +42,7 @@ struct Limits {
 };
 
 /// A kind of file in the header scheme: artifacts (kMagic, kFormatVersion)
-/// and checkpoints (runtime/src/Checkpoint.h). `noun` ("artifact") and
+/// and checkpoints (loom/common/Checkpoint.h). `noun` ("artifact") and
 /// `title` ("Loom artifact") name it in messages; `remedy` says what to do
 /// about another format version.
 struct FileKind {
@@ -68,35 +67,6 @@ bool checkHeader(const void *data, size_t size, const FileKind &kind,
                  const char *&body, size_t &bodySize, std::string &error,
                  uint64_t maxBytes = Limits::kMaxFileBytes);
 
-/// Parses and validates a whole file's bytes into `out`. On failure
-/// returns false and a message naming what is wrong (foreign file, version,
-/// truncated file, checksum, inconsistent signature or weights).
-bool parse(const void *data, size_t size, Artifact &out, std::string &error,
-           const Limits &limits = {});
-
-/// Bytes per element of `dtype`, 0 when unknown.
-size_t dtypeSize(int dtype);
-
-/// The bytes of a dense tensor of `dtype` and `dims` in `bytes` when it
-/// is a known dtype, at most 16 dims, none negative, and at most
-/// `maxBytes` (no overflow); otherwise false with `error`, starting with
-/// `where`.
-bool tensorBytes(int dtype, const int64_t *dims, size_t rank, uint64_t maxBytes,
-                 const std::string &where, uint64_t &bytes, std::string &error);
-
-/// Whether `bytes` bytes are the dense data of a tensor of `dtype` and
-/// `dims` (tensorBytes' checks, and exactly that size); sets `error`,
-/// starting with `where`, otherwise.
-bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
-                     const std::string &where, std::string &error,
-                     uint64_t maxBytes = UINT64_MAX);
-
-/// "f32", "i64", ...; "undefined" for an unknown dtype.
-const char *dtypeName(int dtype);
-
-/// "f32[4, 2]": a dtype and dims for messages.
-std::string typeString(int dtype, const int64_t *dims, size_t rank);
-
 } // namespace loom::artifact
 
-#endif // LOOM_RUNTIME_ARTIFACT_H
+#endif // LOOM_COMMON_FILEHEADER_H

@@ -1,8 +1,10 @@
 //===- TensorFiles.cpp - tensors from and to .npy and ONNX .pb files ------===//
 
-#include "tools/loom-run/TensorFiles.h"
+#include "loom/common/TensorFiles.h"
 
-#include "runtime/src/FileIO.h"
+#include "loom/common/DType.h"
+#include "loom/common/FileIO.h"
+#include "loom/common/Float16.h"
 
 #include <onnx/onnx_pb.h>
 #include <zlib.h>
@@ -16,29 +18,28 @@
 #include <sstream>
 #include <vector>
 
-namespace loom::tools {
+namespace loom::files {
 
-using files::readFile;
+using dtypes::nameOf;
+using dtypes::sizeOf;
 
-static loom_tensor *makeTensor(loom_dtype dtype,
-                               const std::vector<int64_t> &shape,
-                               const std::string &where, std::string &error) {
-  loom_tensor *t = nullptr;
-  loom_status s = loom_tensor_create(dtype, shape.size(), shape.data(), &t);
-  if (s) {
-    error = where + ": " + loom_status_message(s);
-    loom_status_free(s);
-    return nullptr;
-  }
-  return t;
+static size_t elementCount(const int64_t *shape, size_t rank) {
+  size_t n = 1;
+  for (size_t i = 0; i < rank; ++i)
+    n *= static_cast<size_t>(shape[i]);
+  return n;
+}
+
+static size_t sizeBytes(const TensorView &t) {
+  return sizeOf(t.dtype) * elementCount(t.shape, t.rank);
 }
 
 /// Whether `available` data bytes are exactly what `shape` of `dtype`
 /// needs (overflow-checked); sets `error` otherwise.
-static bool fitsData(const std::vector<int64_t> &shape, loom_dtype dtype,
+static bool fitsData(const std::vector<int64_t> &shape, int32_t dtype,
                      size_t available, const std::string &where,
                      std::string &error) {
-  uint64_t need = loom_dtype_size(dtype);
+  uint64_t need = sizeOf(dtype);
   for (int64_t d : shape) {
     if (d < 0 || (d && need > std::numeric_limits<uint64_t>::max() /
                                   static_cast<uint64_t>(d))) {
@@ -59,21 +60,22 @@ static bool fitsData(const std::vector<int64_t> &shape, loom_dtype dtype,
 
 struct NpyType {
   const char *descr;
-  loom_dtype dtype;
+  int32_t dtype;
 };
 static const NpyType kNpyTypes[] = {
-    {"<f4", LOOM_DTYPE_F32}, {"<f8", LOOM_DTYPE_F64}, {"<f2", LOOM_DTYPE_F16},
-    {"<i4", LOOM_DTYPE_I32}, {"<i8", LOOM_DTYPE_I64}, {"<i2", LOOM_DTYPE_I16},
-    {"|i1", LOOM_DTYPE_I8},  {"|u1", LOOM_DTYPE_U8},  {"|b1", LOOM_DTYPE_BOOL},
+    {"<f4", dtypes::kF32}, {"<f8", dtypes::kF64}, {"<f2", dtypes::kF16},
+    {"<i4", dtypes::kI32}, {"<i8", dtypes::kI64}, {"<i2", dtypes::kI16},
+    {"|i1", dtypes::kI8},  {"|u1", dtypes::kU8},  {"|b1", dtypes::kBool},
 };
 
-/// The tensor in the bytes of a .npy file; `where` names it in messages
+/// The tensor in the bytes of a .npy file, which it takes over (the data
+/// is moved to the front, not copied); `where` names it in messages
 /// ("'x.npy'", "'data.npz' array 'x'").
-static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
-                             std::string &error) {
+static bool parseNpy(std::string bytes, const std::string &where,
+                     HostTensor &out, std::string &error) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     error = where + " is not a .npy file";
-    return nullptr;
+    return false;
   }
   unsigned major = static_cast<unsigned char>(bytes[6]);
   size_t headerLen, start;
@@ -84,7 +86,7 @@ static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
   } else {
     if (bytes.size() < 12) {
       error = where + " is truncated";
-      return nullptr;
+      return false;
     }
     headerLen = 0;
     for (int i = 0; i < 4; ++i)
@@ -94,7 +96,7 @@ static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
   }
   if (start + headerLen > bytes.size()) {
     error = where + " is truncated";
-    return nullptr;
+    return false;
   }
   std::string header = bytes.substr(start, headerLen);
   auto field = [&](const char *key) -> std::string {
@@ -109,22 +111,22 @@ static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
   if (order.find("True") != std::string::npos &&
       order.find("True") < order.find(',')) {
     error = where + " is in Fortran order (save it C-contiguous)";
-    return nullptr;
+    return false;
   }
-  loom_dtype dtype = LOOM_DTYPE_UNDEFINED;
+  int32_t dtype = dtypes::kUndefined;
   for (const NpyType &t : kNpyTypes)
     if (descr.find(std::string("'") + t.descr + "'") < descr.find(','))
       dtype = t.dtype;
-  if (dtype == LOOM_DTYPE_UNDEFINED) {
+  if (dtype == dtypes::kUndefined) {
     error =
         where + " has an unsupported dtype " + descr.substr(0, descr.find(','));
-    return nullptr;
+    return false;
   }
   std::vector<int64_t> shape;
   size_t open = shapeText.find('('), close = shapeText.find(')');
   if (open == std::string::npos || close == std::string::npos) {
     error = where + " has no shape in its header";
-    return nullptr;
+    return false;
   }
   std::stringstream dims(shapeText.substr(open + 1, close - open - 1));
   std::string item;
@@ -138,84 +140,76 @@ static loom_tensor *parseNpy(const std::string &bytes, const std::string &where,
       ++end;
     if (errno || !end || *end || d < 0) {
       error = where + " has a bad dim '" + item + "' in its shape";
-      return nullptr;
+      return false;
     }
     shape.push_back(d);
   }
   // Check the file holds the data before allocating for it.
   size_t data = start + headerLen;
   if (!fitsData(shape, dtype, bytes.size() - data, where, error))
-    return nullptr;
-  loom_tensor *t = makeTensor(dtype, shape, where, error);
-  if (!t)
-    return nullptr;
-  size_t need = loom_tensor_size_bytes(t);
-  std::memcpy(loom_tensor_data(t), bytes.data() + data, need);
-  return t;
+    return false;
+  bytes.erase(0, data);
+  out.dtype = dtype;
+  out.shape = std::move(shape);
+  out.bytes = std::move(bytes);
+  return true;
 }
 
-loom_tensor *readNpy(const std::string &path, std::string &error) {
+bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
   std::string bytes;
   if (!readFile(path, bytes, error))
-    return nullptr;
-  return parseNpy(bytes, "'" + path + "'", error);
+    return false;
+  return parseNpy(std::move(bytes), "'" + path + "'", out, error);
 }
 
-loom_tensor *convertBf16(const loom_tensor *t, std::string &error) {
-  loom_dtype from = loom_tensor_dtype(t);
-  if (from != LOOM_DTYPE_F32 && from != LOOM_DTYPE_BF16) {
-    error = std::string("cannot convert a ") + loom_dtype_name(from) +
+bool convertBf16(const TensorView &t, HostTensor &out, std::string &error) {
+  int32_t from = t.dtype;
+  if (from != dtypes::kF32 && from != dtypes::kBF16) {
+    error = std::string("cannot convert a ") + nameOf(from) +
             " tensor to or from bf16";
-    return nullptr;
+    return false;
   }
-  std::vector<int64_t> shape(loom_tensor_shape(t),
-                             loom_tensor_shape(t) + loom_tensor_rank(t));
-  loom_tensor *out =
-      makeTensor(from == LOOM_DTYPE_F32 ? LOOM_DTYPE_BF16 : LOOM_DTYPE_F32,
-                 shape, "bf16 conversion", error);
-  if (!out)
-    return nullptr;
-  const char *in = static_cast<const char *>(loom_tensor_data_const(t));
-  char *dst = static_cast<char *>(loom_tensor_data(out));
-  for (size_t i = 0; i < loom_tensor_element_count(t); ++i) {
-    if (from == LOOM_DTYPE_BF16) {
+  size_t count = elementCount(t.shape, t.rank);
+  out.dtype = from == dtypes::kF32 ? dtypes::kBF16 : dtypes::kF32;
+  out.shape.assign(t.shape, t.shape + t.rank);
+  out.bytes.assign(count * sizeOf(out.dtype), '\0');
+  const char *in = static_cast<const char *>(t.data);
+  char *dst = out.bytes.data();
+  for (size_t i = 0; i < count; ++i) {
+    if (from == dtypes::kBF16) {
       uint16_t b;
       std::memcpy(&b, in + 2 * i, 2);
-      uint32_t bits = static_cast<uint32_t>(b) << 16;
-      std::memcpy(dst + 4 * i, &bits, 4);
+      float f = runtime::bf16ToFloat(b);
+      std::memcpy(dst + 4 * i, &f, 4);
       continue;
     }
-    uint32_t bits;
-    std::memcpy(&bits, in + 4 * i, 4);
-    uint16_t b;
-    if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
-      b = static_cast<uint16_t>((bits >> 16) | 0x40);
-    else // to nearest even; the carry may reach the exponent (to infinity)
-      b = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+    float f;
+    std::memcpy(&f, in + 4 * i, 4);
+    uint16_t b = runtime::floatToBf16(f);
     std::memcpy(dst + 2 * i, &b, 2);
   }
-  return out;
+  return true;
 }
 
-bool writeNpy(const std::string &path, const loom_tensor *t,
+bool writeNpy(const std::string &path, const TensorView &t,
               std::string &error) {
-  if (loom_tensor_dtype(t) == LOOM_DTYPE_BF16) {
-    std::unique_ptr<loom_tensor, TensorDeleter> f32(convertBf16(t, error));
-    return f32 && writeNpy(path, f32.get(), error);
+  if (t.dtype == dtypes::kBF16) {
+    HostTensor f32;
+    return convertBf16(t, f32, error) && writeNpy(path, viewOf(f32), error);
   }
   const char *descr = nullptr;
   for (const NpyType &n : kNpyTypes)
-    if (n.dtype == loom_tensor_dtype(t))
+    if (n.dtype == t.dtype)
       descr = n.descr;
   if (!descr) {
-    error = std::string("cannot write a ") +
-            loom_dtype_name(loom_tensor_dtype(t)) + " tensor as .npy";
+    error =
+        std::string("cannot write a ") + nameOf(t.dtype) + " tensor as .npy";
     return false;
   }
   std::string shape = "(";
-  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
-    shape += std::to_string(loom_tensor_shape(t)[i]) + ",";
-  if (loom_tensor_rank(t) > 1)
+  for (size_t i = 0; i < t.rank; ++i)
+    shape += std::to_string(t.shape[i]) + ",";
+  if (t.rank > 1)
     shape.pop_back();
   shape += ")";
   std::string header = std::string("{'descr': '") + descr +
@@ -228,8 +222,7 @@ bool writeNpy(const std::string &path, const loom_tensor *t,
   bytes.push_back(static_cast<char>(header.size() & 0xff));
   bytes.push_back(static_cast<char>(header.size() >> 8));
   bytes += header;
-  bytes.append(static_cast<const char *>(loom_tensor_data_const(t)),
-               loom_tensor_size_bytes(t));
+  bytes.append(static_cast<const char *>(t.data), sizeBytes(t));
   return writeFileAtomically(path, bytes, error);
 }
 
@@ -427,7 +420,7 @@ bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
 } // namespace
 
 bool readNpz(const std::string &path,
-             std::vector<std::pair<std::string, loom_tensor *>> &arrays,
+             std::vector<std::pair<std::string, HostTensor>> &arrays,
              std::string &error) {
   arrays.clear();
   std::string bytes;
@@ -439,8 +432,6 @@ bool readNpz(const std::string &path,
     return false;
   }
   auto fail = [&](const std::string &message) {
-    for (auto &entry : arrays)
-      loom_tensor_release(entry.second);
     arrays.clear();
     error = message;
     return false;
@@ -458,10 +449,10 @@ bool readNpz(const std::string &path,
     std::string npy;
     if (!memberBytes(bytes, m, npy, error))
       return fail(where + " " + error);
-    loom_tensor *t = parseNpy(npy, where, error);
-    if (!t)
+    HostTensor t;
+    if (!parseNpy(std::move(npy), where, t, error))
       return fail(error);
-    arrays.emplace_back(key, t);
+    arrays.emplace_back(key, std::move(t));
   }
   return true;
 }
@@ -471,9 +462,10 @@ bool readNpz(const std::string &path,
 /// Copies the typed field's values (as many as `t` has elements, checked
 /// by the caller) into `t`.
 template <typename Field>
-static void copyTyped(const Field &field, loom_tensor *t, size_t elem) {
-  char *out = static_cast<char *>(loom_tensor_data(t));
-  for (size_t i = 0; i < loom_tensor_element_count(t); ++i) {
+static void copyTyped(const Field &field, HostTensor &t, size_t elem) {
+  char *out = t.bytes.data();
+  size_t count = t.bytes.size() / elem;
+  for (size_t i = 0; i < count; ++i) {
     auto v = field.Get(static_cast<int>(i));
     // Little endian: the low `elem` bytes of the stored value (int32_data
     // holds bool, int8, int16, f16 and bf16 bits this way).
@@ -482,44 +474,44 @@ static void copyTyped(const Field &field, loom_tensor *t, size_t elem) {
 }
 
 /// How many values the typed field that holds `dtype` has.
-static size_t typedValues(const onnx::TensorProto &proto, loom_dtype dtype) {
+static size_t typedValues(const onnx::TensorProto &proto, int32_t dtype) {
   switch (dtype) {
-  case LOOM_DTYPE_F32:
+  case dtypes::kF32:
     return static_cast<size_t>(proto.float_data_size());
-  case LOOM_DTYPE_F64:
+  case dtypes::kF64:
     return static_cast<size_t>(proto.double_data_size());
-  case LOOM_DTYPE_I64:
+  case dtypes::kI64:
     return static_cast<size_t>(proto.int64_data_size());
   default:
     return static_cast<size_t>(proto.int32_data_size());
   }
 }
 
-loom_tensor *readTensorProto(const std::string &path, std::string &name,
-                             std::string &error, loom_dtype expected) {
+bool readTensorProto(const std::string &path, std::string &name,
+                     HostTensor &out, std::string &error, int32_t expected) {
   std::string bytes;
   if (!readFile(path, bytes, error))
-    return nullptr;
+    return false;
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
     error = "'" + path + "' is not a TensorProto";
-    return nullptr;
+    return false;
   }
   name = proto.name();
-  loom_dtype dtype = static_cast<loom_dtype>(proto.data_type());
+  int32_t dtype = proto.data_type();
   if (proto.data_type() == onnx::TensorProto::UINT16 &&
-      (expected == LOOM_DTYPE_BF16 || expected == LOOM_DTYPE_F16))
+      (expected == dtypes::kBF16 || expected == dtypes::kF16))
     dtype = expected;
-  size_t elem = loom_dtype_size(dtype);
+  size_t elem = sizeOf(dtype);
   if (!elem) {
     error = "'" + path + "' has data type " +
             std::to_string(proto.data_type()) +
             ", which the runtime does not support";
-    return nullptr;
+    return false;
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     error = "'" + path + "' keeps its data in an external file";
-    return nullptr;
+    return false;
   }
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
   // The data must fit the dims before anything is allocated: raw bytes,
@@ -527,45 +519,47 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
   size_t available = proto.has_raw_data() ? proto.raw_data().size()
                                           : typedValues(proto, dtype) * elem;
   if (!fitsData(shape, dtype, available, "'" + path + "'", error))
-    return nullptr;
-  loom_tensor *t = makeTensor(dtype, shape, path, error);
-  if (!t)
-    return nullptr;
-  if (proto.has_raw_data())
-    std::memcpy(loom_tensor_data(t), proto.raw_data().data(),
-                proto.raw_data().size());
-  else if (dtype == LOOM_DTYPE_F32)
-    copyTyped(proto.float_data(), t, elem);
-  else if (dtype == LOOM_DTYPE_F64)
-    copyTyped(proto.double_data(), t, elem);
-  else if (dtype == LOOM_DTYPE_I64)
-    copyTyped(proto.int64_data(), t, elem);
+    return false;
+  out.dtype = dtype;
+  out.shape = std::move(shape);
+  if (proto.has_raw_data()) {
+    out.bytes = std::move(*proto.mutable_raw_data());
+    return true;
+  }
+  out.bytes.assign(available, '\0');
+  if (dtype == dtypes::kF32)
+    copyTyped(proto.float_data(), out, elem);
+  else if (dtype == dtypes::kF64)
+    copyTyped(proto.double_data(), out, elem);
+  else if (dtype == dtypes::kI64)
+    copyTyped(proto.int64_data(), out, elem);
   else
-    copyTyped(proto.int32_data(), t, elem);
-  return t;
+    copyTyped(proto.int32_data(), out, elem);
+  return true;
 }
 
-std::string tensorProtoBytes(const std::string &name, const loom_tensor *t) {
+std::string tensorProtoBytes(const std::string &name, const TensorView &t) {
   onnx::TensorProto proto;
   proto.set_name(name);
-  proto.set_data_type(static_cast<int>(loom_tensor_dtype(t)));
-  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
-    proto.add_dims(loom_tensor_shape(t)[i]);
-  proto.set_raw_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
+  proto.set_data_type(static_cast<int>(t.dtype));
+  for (size_t i = 0; i < t.rank; ++i)
+    proto.add_dims(t.shape[i]);
+  proto.set_raw_data(t.data, sizeBytes(t));
   return proto.SerializeAsString();
 }
 
 bool writeTensorProto(const std::string &path, const std::string &name,
-                      const loom_tensor *t, std::string &error) {
+                      const TensorView &t, std::string &error) {
   return writeFileAtomically(path, tensorProtoBytes(name, t), error);
 }
 
-loom_tensor *readTensorFile(const std::string &path, std::string &error) {
+bool readTensorFile(const std::string &path, HostTensor &out,
+                    std::string &error) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0) {
     std::string ignored;
-    return readTensorProto(path, ignored, error);
+    return readTensorProto(path, ignored, out, error);
   }
-  return readNpy(path, error);
+  return readNpy(path, out, error);
 }
 
-} // namespace loom::tools
+} // namespace loom::files

@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/pipeline/Schedule.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/DType.h"
+#include "loom/common/Schedule.h"
 
 #include <algorithm>
 #include <cstring>
@@ -15,99 +16,7 @@
 
 namespace loom::artifact {
 
-static uint64_t fnv1a(const char *data, size_t size) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-static void putLE(std::string &out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-static uint64_t getLE(const char *p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
-
-std::string header(const std::string &body, const FileKind &kind) {
-  std::string h(kind.magic, sizeof(kind.magic));
-  putLE(h, kind.version, 4);
-  putLE(h, body.size(), 8);
-  putLE(h, fnv1a(body.data(), body.size()), 8);
-  return h;
-}
-
-bool checkHeader(const void *data, size_t size, const FileKind &kind,
-                 const char *&body, size_t &bodySize, std::string &error,
-                 uint64_t maxBytes) {
-  const char *bytes = static_cast<const char *>(data);
-  std::string noun = kind.noun;
-  if (size < 12 || std::memcmp(bytes, kind.magic, sizeof(kind.magic)) != 0) {
-    error = std::string("not a ") + kind.title + " (no " +
-            std::string(kind.magic, sizeof(kind.magic)) + " header)";
-    return false;
-  }
-  uint64_t version = getLE(bytes + 8, 4);
-  if (version != kind.version) {
-    error = noun + " format version " + std::to_string(version) +
-            " is not supported by this runtime (it reads version " +
-            std::to_string(kind.version) + "); " + kind.remedy;
-    return false;
-  }
-  if (size < kHeaderSize) {
-    error = noun + " is truncated (" + std::to_string(size) +
-            " bytes, shorter than its header)";
-    return false;
-  }
-  maxBytes = std::min(maxBytes, Limits::kMaxFileBytes);
-  if (size > maxBytes) {
-    error = noun + " is too large (" + std::to_string(size) +
-            " bytes; the limit is " + std::to_string(maxBytes) + ")";
-    return false;
-  }
-  bodySize = size - kHeaderSize;
-  uint64_t declared = getLE(bytes + 12, 8);
-  if (declared != bodySize) {
-    error = noun + " is truncated or corrupt (its header says " +
-            std::to_string(declared) + " bytes follow, the file has " +
-            std::to_string(bodySize) + ")";
-    return false;
-  }
-  if (getLE(bytes + 20, 8) != fnv1a(bytes + kHeaderSize, bodySize)) {
-    error = noun + " is corrupt (checksum mismatch)";
-    return false;
-  }
-  body = bytes + kHeaderSize;
-  return true;
-}
-
-size_t dtypeSize(int dtype) {
-  switch (dtype) {
-  case F32:
-  case I32:
-    return 4;
-  case F64:
-  case I64:
-    return 8;
-  case F16:
-  case BF16:
-  case I16:
-    return 2;
-  case U8:
-  case I8:
-  case BOOL:
-    return 1;
-  default:
-    return 0;
-  }
-}
+size_t dtypeSize(int dtype) { return dtypes::sizeOf(dtype); }
 
 /// The largest rank a signature may have.
 static constexpr int kMaxRank = 16;
@@ -134,32 +43,7 @@ static bool checkSignature(const TensorSignature &sig, const char *what,
   return true;
 }
 
-const char *dtypeName(int dtype) {
-  switch (dtype) {
-  case F32:
-    return "f32";
-  case U8:
-    return "u8";
-  case I8:
-    return "i8";
-  case I16:
-    return "i16";
-  case I32:
-    return "i32";
-  case I64:
-    return "i64";
-  case BOOL:
-    return "bool";
-  case F16:
-    return "f16";
-  case F64:
-    return "f64";
-  case BF16:
-    return "bf16";
-  default:
-    return "undefined";
-  }
-}
+const char *dtypeName(int dtype) { return dtypes::nameOf(dtype); }
 
 std::string typeString(int dtype, const int64_t *dims, size_t rank) {
   std::string s = std::string(dtypeName(dtype)) + "[";

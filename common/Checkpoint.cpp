@@ -1,8 +1,8 @@
 //===- Checkpoint.cpp - reading and writing .loomckpt files ---------------===//
 
-#include "runtime/src/Checkpoint.h"
+#include "loom/common/Checkpoint.h"
 
-#include "runtime/src/FileIO.h"
+#include "loom/common/FileIO.h"
 
 #include <sys/stat.h>
 

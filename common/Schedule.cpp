@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/pipeline/Schedule.h"
+#include "loom/common/Schedule.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 //===- SourceChunks.cpp - a generated CUDA source in NVRTC programs -------===//
 
-#include "runtime/src/cuda/SourceChunks.h"
+#include "loom/common/SourceChunks.h"
 
 #include <cstring>
 
@@ -25,8 +25,8 @@ bool splitRegions(const std::string &source, std::string &prelude,
 
 size_t countKernels(const std::string &text) {
   size_t n = 0;
-  for (size_t at = 0;
-       (at = text.find("LOOM_KERNEL void ", at)) != std::string::npos; ++at)
+  for (size_t at = 0; (at = text.find(kKernelDecl, at)) != std::string::npos;
+       ++at)
     ++n;
   return n;
 }

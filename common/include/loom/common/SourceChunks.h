@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_CUDA_SOURCECHUNKS_H
-#define LOOM_RUNTIME_CUDA_SOURCECHUNKS_H
+#ifndef LOOM_COMMON_SOURCECHUNKS_H
+#define LOOM_COMMON_SOURCECHUNKS_H
 
 #include <string>
 #include <vector>
@@ -19,6 +19,9 @@ namespace loom::cuda {
 
 inline constexpr const char *kPreludeEnd = "// ---- end of the loom prelude";
 inline constexpr const char *kRegionMarker = "\n// ---- region ";
+/// Starts every kernel's definition (`LOOM_KERNEL void NAME(...)`):
+/// the runtime finds a kernel's parameters after it.
+inline constexpr const char *kKernelDecl = "LOOM_KERNEL void ";
 
 /// The prelude (up to and including its end marker) and the regions'
 /// texts of a generated source; false when `source` has no prelude.
@@ -36,4 +39,4 @@ std::vector<std::string> chunkSource(const std::string &prelude,
 
 } // namespace loom::cuda
 
-#endif // LOOM_RUNTIME_CUDA_SOURCECHUNKS_H
+#endif // LOOM_COMMON_SOURCECHUNKS_H

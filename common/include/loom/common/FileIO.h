@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_FILEIO_H
-#define LOOM_RUNTIME_FILEIO_H
+#ifndef LOOM_COMMON_FILEIO_H
+#define LOOM_COMMON_FILEIO_H
 
 #include <cstdint>
 #include <string>
@@ -39,4 +39,4 @@ bool makeDirectory(const std::string &path, std::string &error);
 
 } // namespace loom::files
 
-#endif // LOOM_RUNTIME_FILEIO_H
+#endif // LOOM_COMMON_FILEIO_H

@@ -1,6 +1,6 @@
 //===- FileIO.cpp - reading files whole, writing them atomically ----------===//
 
-#include "runtime/src/FileIO.h"
+#include "loom/common/FileIO.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -16,12 +16,12 @@
 // r, r + S, ...). Sends are asynchronous (posted, then completed by the
 // receiver); a receive blocks until its send is posted.
 //
-// No MLIR here: the runtime links it (runtime/src/pipeline/).
+// No MLIR here: the compiler and the runtime both link it (LoomPipeline).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_PIPELINE_SCHEDULE_H
-#define LOOM_RUNTIME_PIPELINE_SCHEDULE_H
+#ifndef LOOM_COMMON_SCHEDULE_H
+#define LOOM_COMMON_SCHEDULE_H
 
 #include <cstdint>
 #include <string>
@@ -146,4 +146,4 @@ std::string drawTimeline(const Schedule &s, const Timeline &t);
 
 } // namespace loom::pipeline
 
-#endif // LOOM_RUNTIME_PIPELINE_SCHEDULE_H
+#endif // LOOM_COMMON_SCHEDULE_H
