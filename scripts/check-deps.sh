@@ -6,7 +6,11 @@
 #   2. runtime/, common/, tools/loom-run/ and tools/loom-serve/ include
 #      nothing of the compiler: compiler/, passes/, dialects/, frontends/,
 #      mlir/, llvm/ or llvm-c/;
-#   3. common/ includes nothing of the runtime (runtime/, loom/runtime.h).
+#   3. common/ includes nothing of the runtime (runtime/, loom/runtime.h);
+#   4. the compiler's sources and tools (compiler/, frontends/, loomc,
+#      loom-nvrtc-check) do not name runtime/src/ at all: no include, no
+#      CMake path, no comment (what they share with the runtime, NVRTC
+#      included, is in common/).
 # Prints each offending line and fails.
 # usage: check-deps.sh [SOURCE_DIR]
 set -uo pipefail
@@ -19,8 +23,6 @@ ALLOWED=(
   test/unit/            # gtests of the runtime's internals
   test/launch/CommProbe.cpp
   bench/distributed/allreduce_bench.cpp  # times the Gloo communicator itself
-  tools/loom-nvrtc-check/loom-nvrtc-check.cpp  # the runtime's NVRTC wrapper
-  tools/loomc/CudaTarget.cpp  # loomc --arch compiles with the runtime's NVRTC wrapper
 )
 
 include_re='^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]'
@@ -66,6 +68,14 @@ fi
 # 3. The runtime from common/.
 if grep -rnE "${sources[@]}" "${include_re}(runtime/|loom/runtime\.h)" common; then
   echo "error: common/ includes the runtime (above); common/ is below it"
+  status=1
+fi
+
+# 4. The runtime's internals from the compiler side, in any text.
+if grep -rn 'runtime/src' compiler frontends tools/loomc \
+    tools/loom-nvrtc-check; then
+  echo "error: the compiler side names the runtime's private sources" \
+       "(above); share through common/ (common/include/loom/common)"
   status=1
 fi
 

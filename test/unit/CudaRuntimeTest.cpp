@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/common/FileIO.h"
+#include "loom/common/Nvrtc.h"
 #include "runtime/src/cuda/CudaApi.h"
-#include "runtime/src/cuda/NvrtcCompiler.h"
 
 #include <gtest/gtest.h>
 

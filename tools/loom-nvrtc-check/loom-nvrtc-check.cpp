@@ -19,9 +19,8 @@
 #include "common/schema/loom_artifact.pb.h"
 #include "loom/common/Artifact.h"
 #include "loom/common/FileIO.h"
+#include "loom/common/Nvrtc.h"
 #include "loom/common/SourceChunks.h"
-#include "runtime/src/cuda/CudaApi.h"
-#include "runtime/src/cuda/NvrtcCompiler.h"
 
 #include <chrono>
 #include <cstdio>

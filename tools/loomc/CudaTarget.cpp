@@ -2,8 +2,7 @@
 
 #include "tools/loomc/CudaTarget.h"
 
-#include "runtime/src/cuda/CudaApi.h"
-#include "runtime/src/cuda/NvrtcCompiler.h"
+#include "loom/common/Nvrtc.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"

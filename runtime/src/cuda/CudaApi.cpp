@@ -1,45 +1,13 @@
-//===- CudaApi.cpp - libcuda, libnvrtc and cuBLASLt through dlopen --------===//
+//===- CudaApi.cpp - libcuda and cuBLASLt through dlopen ------------------===//
 
 #include "runtime/src/cuda/CudaApi.h"
 
-#include <cstdlib>
-#include <dlfcn.h>
+#include "loom/common/DynamicLibrary.h"
+
 #include <mutex>
 #include <utility>
 
 namespace loom::cuda {
-namespace {
-
-/// dlopen of the first candidate that opens (or of $env when set).
-void *openFirst(const char *env, std::initializer_list<const char *> names,
-                std::string &error) {
-  if (const char *override = std::getenv(env)) {
-    if (void *h = dlopen(override, RTLD_NOW | RTLD_LOCAL))
-      return h;
-    const char *why = dlerror();
-    error = std::string("dlopen ") + override + ": " + (why ? why : "failed");
-    return nullptr;
-  }
-  for (const char *name : names) {
-    if (void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL))
-      return h;
-    const char *why = dlerror();
-    if (error.empty())
-      error = std::string("dlopen ") + name + ": " + (why ? why : "failed");
-  }
-  return nullptr;
-}
-
-template <class F>
-bool lookup(void *handle, const char *symbol, F &slot, const char *library,
-            std::string &error) {
-  slot = reinterpret_cast<F>(dlsym(handle, symbol));
-  if (!slot)
-    error = std::string(library) + " has no symbol " + symbol;
-  return slot != nullptr;
-}
-
-} // namespace
 
 const Driver *driver(std::string &error) {
   static Driver d;
@@ -47,13 +15,13 @@ const Driver *driver(std::string &error) {
   static std::once_flag once;
   std::call_once(once, [] {
     std::string why;
-    void *h = openFirst("LOOM_LIBCUDA", {"libcuda.so.1"}, why);
+    void *h = dl::openFirst("LOOM_LIBCUDA", {"libcuda.so.1"}, why);
     if (!h) {
       failure = "no CUDA driver (" + why + ")";
       return;
     }
 #define LOOM_LOOKUP(name, symbol, ret, params)                                 \
-  if (!lookup(h, #symbol, d.name, "libcuda.so.1", failure))                    \
+  if (!dl::lookup(h, #symbol, d.name, "libcuda.so.1", failure))                \
     return;
     LOOM_CUDA_DRIVER_SYMBOLS(LOOM_LOOKUP)
 #undef LOOM_LOOKUP
@@ -63,54 +31,23 @@ const Driver *driver(std::string &error) {
   return d.handle ? &d : nullptr;
 }
 
-const Nvrtc *nvrtc(std::string &error) {
-  static Nvrtc n;
-  static std::string failure;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    std::string why;
-    void *h = openFirst("LOOM_LIBNVRTC",
-                        {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
-                         "/usr/local/cuda/lib64/libnvrtc.so"},
-                        why);
-    if (!h) {
-      failure = "no NVRTC (" + why + ")";
-      return;
-    }
-#define LOOM_LOOKUP(name, ret, params)                                         \
-  if (!lookup(h, #name, n.name, "libnvrtc", failure))                          \
-    return;
-    LOOM_NVRTC_SYMBOLS(LOOM_LOOKUP)
-#undef LOOM_LOOKUP
-    int major = 0, minor = 0;
-    if (n.nvrtcVersion(&major, &minor) != 0) {
-      failure = "nvrtcVersion failed";
-      return;
-    }
-    n.version = major * 1000 + minor * 10;
-    n.handle = h;
-  });
-  error = failure;
-  return n.handle ? &n : nullptr;
-}
-
 const CublasLt *cublasLt(std::string &error) {
   static CublasLt c;
   static std::string failure;
   static std::once_flag once;
   std::call_once(once, [] {
     std::string why;
-    void *h =
-        openFirst("LOOM_LIBCUBLASLT",
-                  {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
-                   "/usr/local/cuda/lib64/libcublasLt.so"},
-                  why);
+    void *h = dl::openFirst("LOOM_LIBCUBLASLT",
+                            {"libcublasLt.so.13", "libcublasLt.so.12",
+                             "libcublasLt.so",
+                             "/usr/local/cuda/lib64/libcublasLt.so"},
+                            why);
     if (!h) {
       failure = "no cuBLASLt (" + why + ")";
       return;
     }
 #define LOOM_LOOKUP(name, ret, params)                                         \
-  if (!lookup(h, #name, c.name, "libcublasLt", failure))                       \
+  if (!dl::lookup(h, #name, c.name, "libcublasLt", failure))                   \
     return;
     LOOM_CUBLASLT_SYMBOLS(LOOM_LOOKUP)
 #undef LOOM_LOOKUP

@@ -1,12 +1,12 @@
-//===- CudaApi.h - libcuda, libnvrtc and cuBLASLt through dlopen -*- C++
-//-*-===//
+//===- CudaApi.h - libcuda and cuBLASLt through dlopen ----------*- C++ -*-===//
 //
 // The CUDA libraries are never linked: each is opened with dlopen and its
 // functions are looked up by name from one X-macro table per library, so
 // the runtime builds, loads and runs its CPU path on machines without
 // them, and says which library or symbol is missing when they are absent.
 // The types are the few the runtime passes (opaque handles, enums as int),
-// declared here so that no CUDA header is needed to build.
+// declared here so that no CUDA header is needed to build. NVRTC, which
+// loomc needs too, is loaded by loom/common/Nvrtc.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +28,6 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
-// NVRTC (nvrtc.h).
-using nvrtcResult = int;
-using nvrtcProgram = struct _nvrtcProgram *;
 // cuBLASLt (cublasLt.h).
 using cublasStatus_t = int;
 using cublasLtHandle_t = struct cublasLtContext *;
@@ -127,20 +124,6 @@ inline constexpr int kPrefMaxWorkspace =
   X(cuPointerGetAttribute, cuPointerGetAttribute, CUresult,                    \
     (void *, int, CUdeviceptr))
 
-#define LOOM_NVRTC_SYMBOLS(X)                                                  \
-  X(nvrtcVersion, nvrtcResult, (int *, int *))                                 \
-  X(nvrtcGetErrorString, const char *, (nvrtcResult))                          \
-  X(nvrtcCreateProgram, nvrtcResult,                                           \
-    (nvrtcProgram *, const char *, const char *, int, const char *const *,     \
-     const char *const *))                                                     \
-  X(nvrtcDestroyProgram, nvrtcResult, (nvrtcProgram *))                        \
-  X(nvrtcCompileProgram, nvrtcResult,                                          \
-    (nvrtcProgram, int, const char *const *))                                  \
-  X(nvrtcGetProgramLogSize, nvrtcResult, (nvrtcProgram, size_t *))             \
-  X(nvrtcGetProgramLog, nvrtcResult, (nvrtcProgram, char *))                   \
-  X(nvrtcGetCUBINSize, nvrtcResult, (nvrtcProgram, size_t *))                  \
-  X(nvrtcGetCUBIN, nvrtcResult, (nvrtcProgram, char *))
-
 #define LOOM_CUBLASLT_SYMBOLS(X)                                               \
   X(cublasLtGetStatusName, const char *, (cublasStatus_t))                     \
   X(cublasLtCreate, cublasStatus_t, (cublasLtHandle_t *))                      \
@@ -181,12 +164,6 @@ struct Driver {
   void *handle = nullptr;
   LOOM_CUDA_DRIVER_SYMBOLS(LOOM_CUDA_DECLARE_DRIVER)
 };
-struct Nvrtc {
-  void *handle = nullptr;
-  LOOM_NVRTC_SYMBOLS(LOOM_CUDA_DECLARE)
-  /// major * 1000 + minor * 10, as CUDA numbers versions.
-  int version = 0;
-};
 struct CublasLt {
   void *handle = nullptr;
   LOOM_CUBLASLT_SYMBOLS(LOOM_CUDA_DECLARE)
@@ -197,11 +174,10 @@ struct CublasLt {
 /// The process's libraries, opened on first use (thread-safe) and kept
 /// open. Each returns nullptr with `error` set when its library or one of
 /// its symbols is missing: "no CUDA driver (dlopen libcuda.so.1: ...)".
-/// The library names can be overridden with LOOM_LIBCUDA, LOOM_LIBNVRTC
-/// and LOOM_LIBCUBLASLT (a path or a soname), which the tests use to
+/// The library names can be overridden with LOOM_LIBCUDA and
+/// LOOM_LIBCUBLASLT (a path or a soname), which the tests use to
 /// check the error paths.
 const Driver *driver(std::string &error);
-const Nvrtc *nvrtc(std::string &error);
 const CublasLt *cublasLt(std::string &error);
 
 /// "CUDA_ERROR_OUT_OF_MEMORY (2)" for a driver result.

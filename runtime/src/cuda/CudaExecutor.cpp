@@ -2,9 +2,9 @@
 
 #include "runtime/src/cuda/CudaExecutor.h"
 
+#include "loom/common/Nvrtc.h"
 #include "loom/common/SourceChunks.h"
 #include "runtime/src/cuda/CudaApi.h"
-#include "runtime/src/cuda/NvrtcCompiler.h"
 
 #include <algorithm>
 #include <cctype>

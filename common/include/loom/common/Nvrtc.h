@@ -1,4 +1,4 @@
-//===- NvrtcCompiler.h - CUDA C++ to cubin with NVRTC, cached ---*- C++ -*-===//
+//===- Nvrtc.h - CUDA C++ to cubin with NVRTC, cached -----------*- C++ -*-===//
 //
 // Compiles a generated CUDA source for one arch ("sm_90") with NVRTC, and
 // keeps the cubin in an on-disk cache keyed by the source's hash, the arch,
@@ -7,17 +7,50 @@
 //   FNV-1a 64 of the payload (uint64) | key length (uint32) | key | cubin
 // written atomically; an entry that cannot be read, is truncated, fails
 // its checksum or holds another key is compiled again and rewritten, never
-// trusted. Several sources compile in parallel (compileAll).
+// trusted. Several sources compile in parallel (compileAll). NVRTC is
+// opened with dlopen, never linked. The runtime and loomc --arch share it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNTIME_CUDA_NVRTCCOMPILER_H
-#define LOOM_RUNTIME_CUDA_NVRTCCOMPILER_H
+#ifndef LOOM_COMMON_NVRTC_H
+#define LOOM_COMMON_NVRTC_H
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace loom::cuda {
+
+// NVRTC's types (nvrtc.h) and functions: X(name, return type, parameters).
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram *;
+#define LOOM_NVRTC_SYMBOLS(X)                                                  \
+  X(nvrtcVersion, nvrtcResult, (int *, int *))                                 \
+  X(nvrtcGetErrorString, const char *, (nvrtcResult))                          \
+  X(nvrtcCreateProgram, nvrtcResult,                                           \
+    (nvrtcProgram *, const char *, const char *, int, const char *const *,     \
+     const char *const *))                                                     \
+  X(nvrtcDestroyProgram, nvrtcResult, (nvrtcProgram *))                        \
+  X(nvrtcCompileProgram, nvrtcResult,                                          \
+    (nvrtcProgram, int, const char *const *))                                  \
+  X(nvrtcGetProgramLogSize, nvrtcResult, (nvrtcProgram, size_t *))             \
+  X(nvrtcGetProgramLog, nvrtcResult, (nvrtcProgram, char *))                   \
+  X(nvrtcGetCUBINSize, nvrtcResult, (nvrtcProgram, size_t *))                  \
+  X(nvrtcGetCUBIN, nvrtcResult, (nvrtcProgram, char *))
+
+#define LOOM_NVRTC_DECLARE(name, ret, params) ret(*name) params = nullptr;
+/// libnvrtc opened with dlopen and its functions.
+struct Nvrtc {
+  void *handle = nullptr;
+  LOOM_NVRTC_SYMBOLS(LOOM_NVRTC_DECLARE)
+  /// major * 1000 + minor * 10, as CUDA numbers versions.
+  int version = 0;
+};
+#undef LOOM_NVRTC_DECLARE
+
+/// NVRTC, opened on first use (thread-safe) and kept open; nullptr with
+/// `error` ("no NVRTC (...)") when missing. $LOOM_LIBNVRTC overrides it.
+const Nvrtc *nvrtc(std::string &error);
 
 struct CompileRequest {
   std::string source;
@@ -71,4 +104,4 @@ private:
 
 } // namespace loom::cuda
 
-#endif // LOOM_RUNTIME_CUDA_NVRTCCOMPILER_H
+#endif // LOOM_COMMON_NVRTC_H

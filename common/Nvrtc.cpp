@@ -1,16 +1,20 @@
-//===- NvrtcCompiler.cpp - CUDA C++ to cubin with NVRTC, cached -----------===//
+//===- Nvrtc.cpp - CUDA C++ to cubin with NVRTC, cached -------------------===//
 
-#include "runtime/src/cuda/NvrtcCompiler.h"
+#include "loom/common/Nvrtc.h"
 
-#include "loom/common/Artifact.h"
+#include "loom/common/DynamicLibrary.h"
+#include "loom/common/FileHeader.h"
 #include "loom/common/FileIO.h"
-#include "runtime/src/cuda/CudaApi.h"
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <sys/stat.h>
 #include <thread>
 
@@ -49,6 +53,37 @@ bool makeDirs(const std::string &dir) {
 }
 
 } // namespace
+
+const Nvrtc *nvrtc(std::string &error) {
+  static Nvrtc n;
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string why;
+    void *h = dl::openFirst("LOOM_LIBNVRTC",
+                            {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                             "/usr/local/cuda/lib64/libnvrtc.so"},
+                            why);
+    if (!h) {
+      failure = "no NVRTC (" + why + ")";
+      return;
+    }
+#define LOOM_LOOKUP(name, ret, params)                                         \
+  if (!dl::lookup(h, #name, n.name, "libnvrtc", failure))                      \
+    return;
+    LOOM_NVRTC_SYMBOLS(LOOM_LOOKUP)
+#undef LOOM_LOOKUP
+    int major = 0, minor = 0;
+    if (n.nvrtcVersion(&major, &minor) != 0) {
+      failure = "nvrtcVersion failed";
+      return;
+    }
+    n.version = major * 1000 + minor * 10;
+    n.handle = h;
+  });
+  error = failure;
+  return n.handle ? &n : nullptr;
+}
 
 std::string defaultCacheDir() {
   if (const char *dir = std::getenv("LOOM_CUDA_CACHE"))
