@@ -10,6 +10,7 @@
 #include "compiler/codegen/cuda/CudaEmitInternal.h"
 
 #include "dialects/graph/LocationString.h"
+#include "loom/common/SourceChunks.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -259,7 +260,8 @@ FailureOr<std::string> KernelText::evalOp(Operation *op, Value value,
 }
 
 std::string KernelText::definition() const {
-  std::string text = "LOOM_KERNEL void " + name + "(";
+  // The runtime finds a kernel's parameters after this declaration.
+  std::string text = ::loom::cuda::kKernelDecl + name + "(";
   for (size_t i = 0; i < params.size(); ++i)
     text += (i ? ", " : "") + params[i].first;
   return text + ") {\n" + body + "}\n";

@@ -14,6 +14,8 @@
 
 #include "loom/common/SourceChunks.h"
 
+#include <string_view>
+
 namespace loom::codegen::cuda {
 
 /// Ends with ::loom::cuda::kPreludeEnd (loom/common/SourceChunks.h),
@@ -174,6 +176,14 @@ template <class T, class V, class F> __device__ __forceinline__ void atomic_appl
 #endif // LOOM_CUDA_PRELUDE
 // ---- end of the loom prelude
 )cuda";
+
+/// Whether `text` ends with the line `line` (and its newline).
+constexpr bool endsWithLine(std::string_view text, std::string_view line) {
+  return text.size() > line.size() && text.back() == '\n' &&
+         text.substr(text.size() - line.size() - 1, line.size()) == line;
+}
+static_assert(endsWithLine(kPrelude, ::loom::cuda::kPreludeEnd),
+              "the prelude ends with kPreludeEnd (loom/common/SourceChunks.h)");
 
 } // namespace loom::codegen::cuda
 
