@@ -273,6 +273,25 @@ LogicalResult compilePipelineParallel(ModuleOp module,
   return success();
 }
 
+llvm::Expected<std::optional<ScheduleCosts>>
+parseScheduleCosts(llvm::StringRef text) {
+  if (text.empty())
+    return std::nullopt;
+  ScheduleCosts costs;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  double *v[4] = {&costs.forward, &costs.backwardInput, &costs.backwardWeight,
+                  &costs.transfer};
+  bool ok = parts.size() == 3 || parts.size() == 4;
+  for (size_t i = 0; ok && i < parts.size(); ++i)
+    ok = !parts[i].trim().getAsDouble(*v[i]) && *v[i] >= 0;
+  if (!ok)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--costs takes F,I,W[,T] (non-negative numbers), not '" + text + "'");
+  return costs;
+}
+
 llvm::Expected<std::string>
 simulatePipelineSchedule(const std::string &name, int64_t ranks,
                          int64_t microBatches, int64_t virtualStages,

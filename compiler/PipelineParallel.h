@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 
 namespace loom {
@@ -42,6 +43,10 @@ mlir::LogicalResult compilePipelineParallel(mlir::ModuleOp module,
 struct ScheduleCosts {
   double forward = 1, backwardInput = 1, backwardWeight = 1, transfer = 0;
 };
+
+/// "F,I,W[,T]" (non-negative numbers) as costs; none for "".
+llvm::Expected<std::optional<ScheduleCosts>>
+parseScheduleCosts(llvm::StringRef text);
 
 /// `loomc schedule`: makes the pipeline schedule `name` for `ranks` and
 /// `microBatches` (`virtualStages` 0: the schedule's default), verifies it,

@@ -15,6 +15,8 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -206,6 +208,88 @@ RecomputeMode TrainingOptions::recomputeStrategy() const {
 std::string TrainingOptions::description() const {
   return toString(loss).str() + " loss" +
          (logits.empty() ? "" : " on " + logits);
+}
+
+llvm::Expected<int64_t> TrainingOptions::microBatchSize(int64_t batch) const {
+  int64_t pieces =
+      dataParallel *
+      (pipeline.enabled() ? std::max<int64_t>(1, pipeline.microBatches) : 1);
+  if (pieces <= 1 || batch % pieces == 0)
+    return batch / std::max<int64_t>(1, pieces);
+  return fail("--batch " + llvm::Twine(batch) +
+              " (the global batch) does not split over --data-parallel " +
+              llvm::Twine(dataParallel) + " ranks" +
+              (pipeline.enabled() ? " and --micro-batches " +
+                                        llvm::Twine(pipeline.microBatches)
+                                  : llvm::Twine()));
+}
+
+llvm::Expected<std::string>
+takeDeprecatedSchedule(llvm::ArrayRef<std::string> names,
+                       TrainingOptionsText &text,
+                       PipelineParallelOptions &pipeline) {
+  std::string lr, pipe;
+  for (const std::string &name : names) {
+    bool isLr = name == "constant" || name == "cosine";
+    bool isPipe = llvm::is_contained(loom::pipeline::scheduleNames(), name);
+    std::string &slot = isLr ? lr : pipe;
+    if ((!isLr && !isPipe) || (isPipe && !slot.empty()) ||
+        (isLr && !slot.empty() && slot != "constant" && slot != name))
+      return fail("--schedule takes one of constant, cosine (the learning "
+                  "rate) and one of gpipe, 1f1b, interleaved, zb-h1 (the "
+                  "pipeline), not '" +
+                  llvm::join(names, ",") + "'");
+    slot = name;
+  }
+  if (text.lrSchedule.empty())
+    text.lrSchedule = lr;
+  if (pipeline.schedule.empty())
+    pipeline.schedule = pipe;
+  return "warning: --schedule is deprecated: use" +
+         (pipe.empty() ? "" : " --pipeline-schedule " + pipe) +
+         (lr.empty() ? "" : " --lr-schedule " + lr);
+}
+
+llvm::Error parseTrainingOptions(const TrainingOptionsText &text,
+                                 TrainingOptions &o) {
+  auto set = [](auto &slot, auto parsed) -> llvm::Error {
+    if (!parsed)
+      return parsed.takeError();
+    slot = *parsed;
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = set(o.loss, parseLossKind(text.loss)))
+    return e;
+  if (llvm::Error e = set(o.optimizer, parseOptimizerKind(text.optimizer)))
+    return e;
+  if (llvm::Error e = set(o.precision, parsePrecision(text.precision)))
+    return e;
+  if (llvm::Error e = set(o.recompute, parseRecomputeMode(text.recompute)))
+    return e;
+  if (!text.lrSchedule.empty())
+    if (llvm::Error e = set(o.lrSchedule, parseLrSchedule(text.lrSchedule)))
+      return e;
+  // The policy matters (and is checked) with mixed precision only.
+  if (o.precision != Precision::F32)
+    if (llvm::Error e =
+            set(o.precisionPolicy, parsePrecisionPolicy(text.precisionPolicy)))
+      return e;
+  if (llvm::Error e = parseBetas(text.betas, o.beta1, o.beta2))
+    return e;
+  if (!text.memoryBudget.empty() &&
+      (o.memoryBudget = parseByteSize(text.memoryBudget)) <= 0)
+    return fail(o.pipeline.enabled()
+                    ? "--memory-budget takes a size, not '" +
+                          text.memoryBudget + "'"
+                    : "--memory-budget takes a size (4096, 64KiB, 512MiB, "
+                      "2GiB, 1e9), not '" +
+                          text.memoryBudget + "'");
+  // Buckets are the data-parallel pass's, which a pipeline does not run.
+  if (!o.pipeline.enabled() && o.dataParallel > 1 && !text.bucketSize.empty() &&
+      (o.bucketBytes = parseByteSize(text.bucketSize)) <= 0)
+    return fail("--bucket-size takes a size (4096, 64KiB, 25MiB), not '" +
+                text.bucketSize + "'");
+  return o.verify();
 }
 
 llvm::Error TrainingOptions::verify() const {
@@ -514,32 +598,6 @@ struct TrainingPipelineOptions
   /// The typed options, or the message of the first bad value.
   llvm::Expected<TrainingOptions> toTyped() const {
     TrainingOptions o;
-    auto set = [](auto &slot, auto parsed) -> llvm::Error {
-      if (!parsed)
-        return parsed.takeError();
-      slot = *parsed;
-      return llvm::Error::success();
-    };
-    if (llvm::Error e = set(o.loss, parseLossKind(loss)))
-      return std::move(e);
-    if (llvm::Error e = set(o.optimizer, parseOptimizerKind(optimizer)))
-      return std::move(e);
-    if (llvm::Error e = set(o.lrSchedule, parseLrSchedule(lrSchedule)))
-      return std::move(e);
-    if (llvm::Error e = set(o.precision, parsePrecision(precision)))
-      return std::move(e);
-    if (llvm::Error e =
-            set(o.precisionPolicy, parsePrecisionPolicy(precisionPolicy)))
-      return std::move(e);
-    if (llvm::Error e = set(o.recompute, parseRecomputeMode(recompute)))
-      return std::move(e);
-    if (llvm::Error e = parseBetas(betas, o.beta1, o.beta2))
-      return std::move(e);
-    if (!bucketSize.empty() && (o.bucketBytes = parseByteSize(bucketSize)) <= 0)
-      return fail("--bucket-size takes a size, not '" + bucketSize + "'");
-    if (!memoryBudget.empty() &&
-        (o.memoryBudget = parseByteSize(memoryBudget)) <= 0)
-      return fail("--memory-budget takes a size, not '" + memoryBudget + "'");
     o.logits = logits;
     o.labels = labels;
     o.ignoreIndex = ignoreIndex;
@@ -563,7 +621,17 @@ struct TrainingPipelineOptions
     o.pipeline.stages = pipelineStages;
     o.target = target;
     o.report = report;
-    if (llvm::Error e = o.verify())
+    TrainingOptionsText text;
+    text.loss = loss;
+    text.optimizer = optimizer;
+    text.betas = betas;
+    text.lrSchedule = lrSchedule;
+    text.precision = precision;
+    text.precisionPolicy = precisionPolicy;
+    text.recompute = recompute;
+    text.memoryBudget = memoryBudget;
+    text.bucketSize = bucketSize;
+    if (llvm::Error e = parseTrainingOptions(text, o))
       return std::move(e);
     return o;
   }

@@ -160,11 +160,42 @@ struct TrainingOptions {
   }
   /// The line recorded in the artifact: "cross_entropy loss on logits".
   std::string description() const;
+  /// One rank's micro-batch of a global batch of `batch` samples: split
+  /// over the data-parallel ranks and the pipeline's micro-batches.
+  llvm::Expected<int64_t> microBatchSize(int64_t batch) const;
 
   /// Refuses combinations that cannot be compiled, with the message
   /// loomc prints after "error: ".
   llvm::Error verify() const;
 };
+
+/// Training options as text (loomc train's flags, the training pipeline's
+/// options), which parseTrainingOptions checks and types.
+struct TrainingOptionsText {
+  std::string loss = "cross_entropy";
+  std::string optimizer = "adamw";
+  std::string betas = "0.9,0.999";
+  std::string lrSchedule; ///< empty: constant
+  std::string precision = "f32";
+  std::string precisionPolicy = "default";
+  std::string recompute;    ///< empty: RecomputeMode::Unset
+  std::string memoryBudget; ///< a size ("512MiB"); empty: none
+  std::string bucketSize;   ///< a size; empty: chosen from the model
+};
+
+/// The deprecated `--schedule NAME[,NAME]`, which named the learning
+/// rate's schedule (constant, cosine) and the pipeline's in one list: each
+/// into `text.lrSchedule` or `pipeline.schedule` unless those are given.
+/// Returns the warning that names the new spellings.
+llvm::Expected<std::string>
+takeDeprecatedSchedule(llvm::ArrayRef<std::string> names,
+                       TrainingOptionsText &text,
+                       PipelineParallelOptions &pipeline);
+
+/// Sets the typed fields of `options` from `text`, then verifies
+/// `options`; the error has loomc's message.
+llvm::Error parseTrainingOptions(const TrainingOptionsText &text,
+                                 TrainingOptions &options);
 
 /// Adds the passes that turn a model function (outputs, graph.param
 /// arguments) into the training step, or with gradientsOnly into the

@@ -4,12 +4,23 @@
 
 #include "compiler/PipelineParallel.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
 namespace loom {
+
+LogicalResult keepInferenceModel(ModuleOp module, llvm::StringRef onnxPath,
+                                 CompileOptions &options) {
+  if (onnxPath.ends_with(".onnx"))
+    if (auto bytes = llvm::MemoryBuffer::getFile(onnxPath))
+      options.sourceOnnx = (*bytes)->getBuffer().str();
+  llvm::raw_string_ostream os(options.inferenceModule);
+  return writeBytecodeToFile(module, os);
+}
 
 LogicalResult runTrainingPipeline(ModuleOp module,
                                   const TrainingOptions &training,

@@ -29,6 +29,13 @@
 
 namespace loom {
 
+/// Keeps what `loomc export` needs of the model before it is trained: the
+/// module (MLIR bytecode) and, for an `.onnx` model, the file at
+/// `onnxPath`.
+mlir::LogicalResult keepInferenceModel(mlir::ModuleOp module,
+                                       llvm::StringRef onnxPath,
+                                       CompileOptions &options);
+
 /// Runs buildTrainingPassPipeline on `module`: afterwards it holds the
 /// training step (or the gradient function), or with `training.pipeline`
 /// the loss function for compileTraining to cut. `timing` prints each

@@ -99,6 +99,13 @@ public:
   }
   /// Every section, for the driver to write.
   llvm::json::Object &all() { return sections; }
+  /// Every section as the report file holds it: indented JSON and a
+  /// newline.
+  std::string toJson() const {
+    return llvm::formatv("{0:2}\n",
+                         llvm::json::Value(llvm::json::Object(sections)))
+        .str();
+  }
 
 private:
   llvm::json::Object sections;

@@ -1,21 +1,12 @@
 //===- loomc.cpp - the Loom compiler driver -------------------------------===//
 //
-//   loomc import MODEL.onnx|.onnxtext [-o OUT.mlir] [--print-summary]
-//         [--bind NAME=FILE.npy|.pb ...] [--max-nodes N] [--max-tensor-bytes S]
-//   loomc export MODEL.mlir -o OUT.onnx [--func NAME]
-//   loomc export TRAIN.loom [--checkpoint CK.loomckpt] -o OUT.onnx
-//   loomc compile MODEL.onnx|.onnxtext|.mlir -o OUT.loom [--target cpu|cuda]
-//   loomc train MODEL.onnx|.mlir -o TRAIN.loom [--loss ...] [--optimizer ...]
-//         [--lr-schedule constant|cosine] [--pipeline-stages S
-//          --pipeline-schedule gpipe|1f1b|interleaved|zb-h1] [--emit mlir] ...
-//   loomc schedule --pipeline-stages S --micro-batches M
-//         [--pipeline-schedule NAME] [--costs F,I,W[,T]] [--print]
+//   loomc import|export|compile|train|schedule [MODEL] [-o OUT] [flags]
 //
-// A thin driver: flags to the typed options of the library (compiler/
-// Compile.h, Pipelines.h, Training.h, PipelineParallel.h, ExportTrained.h,
-// frontends/onnx), files in and out. Errors go to stderr as one
-// "error: ..." line each and the exit code is 1. docs/training.md and
-// docs/pipeline.md describe the training flags; `loomc --help` lists all.
+// A thin driver: subcommands, flags bound to the library's typed options
+// (compiler/Compile.h, Pipelines.h, Training.h, PipelineParallel.h,
+// ExportTrained.h, frontends/onnx), files in and out. Errors go to stderr,
+// one "error: ..." line each, and the exit code is 1. README.md,
+// docs/training.md and docs/pipeline.md describe the commands and flags.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,18 +18,14 @@
 #include "compiler/Training.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
-#include "runtime/src/pipeline/Schedule.h"
 #include "tools/loom-run/TensorFiles.h"
 #include "tools/loomc/CudaTarget.h"
 
-#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -46,233 +33,132 @@ namespace cl = llvm::cl;
 using namespace mlir;
 using llvm::StringRef;
 
-// ---- every command ----
+// Flags bind to the typed options they set (cl::location); the text ones
+// are parsed and checked by the library (parseTrainingOptions).
+static loom::CompileOptions codegen;
+static loom::TrainingOptions train;
+static loom::TrainingOptionsText trainText;
+static cl::OptionCategory trainCat("loomc train and schedule");
+#define LOOM_CONCAT2(A, B) A##B
+#define LOOM_CONCAT(A, B) LOOM_CONCAT2(A, B)
+#define LOOM_FLAG(T, NAME, WHERE, DESC)                                        \
+  static cl::opt<T, true> LOOM_CONCAT(flag, __LINE__)(NAME, cl::desc(DESC),    \
+                                                      cl::location(WHERE))
+
 static cl::opt<std::string> command(
     cl::Positional, cl::Required,
     cl::desc("<command: import | export | compile | train | schedule>"));
-static cl::opt<std::string> inputPath(cl::Positional, cl::Optional,
-                                      cl::desc("<model>"));
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model>"));
 static cl::opt<std::string> outputPath("o", cl::desc("output file"),
-                                       cl::value_desc("file"), cl::init("-"));
-static cl::opt<std::string> funcName("func",
-                                     cl::desc("export: the function to export"),
-                                     cl::value_desc("name"), cl::init(""));
+                                       cl::init("-"));
+LOOM_FLAG(std::string, "func", codegen.funcName, "export: the function");
+LOOM_FLAG(std::string, "target", codegen.target, "cpu (default) or cuda");
+LOOM_FLAG(std::string, "cpu", codegen.cpu.cpu,
+          "an LLVM CPU name (x86-64-v3) or host (default)");
+LOOM_FLAG(unsigned, "opt-level", codegen.cpu.optLevel, "LLVM -O (0-3)");
+LOOM_FLAG(std::string, "fusion-report", codegen.cpu.fusionReport,
+          "the fusion decisions as JSON to FILE");
+LOOM_FLAG(bool, "print-fusion", codegen.cpu.printFusion, "print fusion");
+LOOM_FLAG(bool, "timing", codegen.cpu.timing, "print every pass's time");
 static cl::opt<std::string>
-    target("target", cl::desc("compile/train: the target (cpu or cuda)"),
-           cl::value_desc("target"), cl::init("cpu"));
-static cl::opt<std::string> emitKind(
-    "emit",
-    cl::desc("compile/train: what -o gets: artifact (default), cuda (the "
-             "CUDA C++ source of every kernel) or, for train, mlir (the IR "
-             "after --loom-training-pipeline, not compiled)"),
-    cl::value_desc("artifact|cuda|mlir"), cl::init("artifact"));
-static cl::opt<std::string> cudaArchs(
-    "arch",
-    cl::desc("compile/train --target cuda: also compile the source with "
-             "NVRTC for these archs (sm_80,sm_90) into the artifact"),
-    cl::value_desc("sm_XX,..."), cl::init(""));
+    emitKind("emit",
+             cl::desc("what -o gets: artifact, cuda (source) or, for train, "
+                      "mlir (the IR after its pass pipeline)"),
+             cl::init("artifact"));
 static cl::opt<std::string>
-    cpuName("cpu",
-            cl::desc("compile: the CPU to generate code for, an LLVM CPU name "
-                     "(x86-64-v3, skylake-avx512) or host"),
-            cl::value_desc("name"), cl::init("host"));
+    cudaArchs("arch", cl::desc("--target cuda: NVRTC binaries for sm_80,..."));
 static cl::list<std::string>
-    binds("bind",
-          cl::desc("import/compile: freeze ONNX graph input NAME to the "
-                   "tensor in FILE (.npy or .pb); repeatable"),
+    binds("bind", cl::desc("freeze ONNX graph input NAME to a .npy/.pb"),
           cl::value_desc("NAME=FILE"));
 static cl::opt<int64_t>
-    maxNodes("max-nodes",
-             cl::desc("import/compile/train: refuse an ONNX model with more "
-                      "nodes (default 1000000; docs/hardening.md)"),
-             cl::value_desc("N"), cl::init(1000000));
-static cl::opt<std::string> maxTensorBytes(
-    "max-tensor-bytes",
-    cl::desc("import/compile/train: refuse an ONNX tensor (initializer, "
-             "Constant, external data) larger than SIZE (default 8GiB)"),
-    cl::value_desc("SIZE"), cl::init("8GiB"));
-static cl::opt<bool> printMemoryPlan(
-    "print-memory-plan",
-    cl::desc("compile: print the planned peak bytes and the largest buffers"));
+    maxNodes("max-nodes", cl::desc("refuse a larger ONNX model (1000000)"),
+             cl::init(1000000));
 static cl::opt<std::string>
-    fusionReport("fusion-report",
-                 cl::desc("compile: write the kernel regions and every fusion "
-                          "decision, with its reason, as JSON to FILE"),
-                 cl::value_desc("FILE"));
-static cl::opt<bool> printFusion(
-    "print-fusion",
-    cl::desc("compile: print the kernel regions and fusion decisions"));
-static cl::opt<unsigned>
-    optLevel("opt-level",
-             cl::desc("compile/train: LLVM optimization level (0-3)"),
-             cl::init(3));
+    maxTensorBytes("max-tensor-bytes",
+                   cl::desc("refuse a larger ONNX tensor (8GiB)"),
+                   cl::init("8GiB"));
+static cl::opt<bool> printMemoryPlan("print-memory-plan",
+                                     cl::desc("print the planned peak bytes"));
 static cl::opt<bool>
-    timing("timing", cl::desc("compile/train: print the time of every compiler "
-                              "pass and of LLVM's phases"));
-static cl::opt<bool> printSummary(
-    "print-summary",
-    cl::desc("print op counts, parameter count and bytes to stderr"));
-static cl::opt<std::string> checkpointPath(
-    "checkpoint",
-    cl::desc("export: the checkpoint whose parameters a training artifact's "
-             "model gets"),
-    cl::value_desc("CK.loomckpt"), cl::init(""));
-
-// ---- train: flags straight into the typed options where they are
-// numbers or text; enums and sizes are parsed in parseTrainFlags ----
-static loom::TrainingOptions train;
-static cl::OptionCategory trainCat("loomc train");
-#define LOOM_CONCAT2(A, B) A##B
-#define LOOM_CONCAT(A, B) LOOM_CONCAT2(A, B)
-#define LOOM_TRAIN_OPT(T, NAME, FIELD, DESC)                                   \
-  static cl::opt<T, true> LOOM_CONCAT(trainFlag, __LINE__)(                    \
-      NAME, cl::desc(DESC), cl::location(train.FIELD), cl::cat(trainCat))
-LOOM_TRAIN_OPT(std::string, "logits", logits,
-               "train: the model output the loss reads");
-LOOM_TRAIN_OPT(std::string, "labels", labels,
-               "train: the name of the labels input");
-LOOM_TRAIN_OPT(int64_t, "ignore-index", ignoreIndex,
-               "train: cross_entropy label that does not count");
-LOOM_TRAIN_OPT(double, "label-smoothing", labelSmoothing,
-               "train: cross_entropy label smoothing");
-LOOM_TRAIN_OPT(double, "lr", lr, "train: learning rate");
-LOOM_TRAIN_OPT(double, "momentum", momentum, "train: sgd momentum");
-LOOM_TRAIN_OPT(bool, "nesterov", nesterov, "train: Nesterov momentum");
-LOOM_TRAIN_OPT(double, "eps", eps, "train: adam(w) epsilon");
-LOOM_TRAIN_OPT(
-    double, "weight-decay", weightDecay,
-    "train: weight decay (default: PyTorch's for the optimizer, 0.01 for "
-    "adamw, else 0)");
-LOOM_TRAIN_OPT(int64_t, "warmup", warmup, "train: linear warmup steps");
-LOOM_TRAIN_OPT(int64_t, "total-steps", totalSteps,
-               "train: the schedule's horizon (default: loom-run's --steps)");
-LOOM_TRAIN_OPT(double, "clip-norm", clipNorm,
-               "train: clip the global gradient norm (0: off)");
-LOOM_TRAIN_OPT(int64_t, "accumulate", accumulate,
-               "train: micro-batches per optimizer step");
-LOOM_TRAIN_OPT(std::string, "freeze", freeze,
-               "train: parameters whose name matches this regex stay fixed");
-LOOM_TRAIN_OPT(
-    bool, "gradients", gradientsOnly,
-    "train: compile the gradient function instead of the training step: "
-    "outputs the loss and <param>.grad for one batch");
-LOOM_TRAIN_OPT(double, "loss-scale-init", lossScaleInit,
-               "train: f16's first loss scale (default 65536)");
-LOOM_TRAIN_OPT(
-    int64_t, "loss-scale-interval", lossScaleInterval,
-    "train: f16: good steps before the loss scale doubles (default 2000)");
-LOOM_TRAIN_OPT(
-    int64_t, "data-parallel", dataParallel,
-    "train: data-parallel ranks; each computes 1/N of the global batch "
-    "(--batch) and the gradients are averaged over them (run "
-    "under loom-launch --nproc N)");
-LOOM_TRAIN_OPT(
-    int64_t, "tensor-parallel", tensorParallel,
-    "train: tensor-parallel ranks; linear layers are split over them "
-    "(column- then row-parallel, Megatron style), each rank reads "
-    "the same batch (run under loom-launch --nproc N*M)");
-LOOM_TRAIN_OPT(
-    int64_t, "zero", zeroStage,
-    "train: ZeRO stage with --data-parallel: 0 (none), 1 (optimizer state "
-    "sharded), 2 (and gradients reduce-scattered)");
-LOOM_TRAIN_OPT(
-    std::string, "stage-boundaries", pipeline.boundaries,
-    "train --pipeline-stages: where stages 1.. begin, each the text of an "
-    "op name (ONNX node) it contains, e.g. /h.2/,/h.4/ (default: "
-    "balanced by a cost model of FLOPs and bytes)");
-LOOM_TRAIN_OPT(int64_t, "micro-batches", pipeline.microBatches,
-               "train, schedule: micro-batches per optimizer step");
-LOOM_TRAIN_OPT(int64_t, "virtual-stages", pipeline.virtualStages,
-               "train, schedule: chunks per rank of the interleaved schedule "
-               "(default 2)");
-#undef LOOM_TRAIN_OPT
-#undef LOOM_CONCAT
-#undef LOOM_CONCAT2
-static cl::opt<int64_t, true> pipelineStages(
-    "pipeline-stages",
-    cl::desc("train, schedule: pipeline ranks (default: train none, "
-             "schedule 2)"),
-    cl::location(train.pipeline.stages), cl::cat(trainCat));
-static cl::opt<std::string> lossKind("loss",
-                                     cl::desc("train: cross_entropy or mse"),
-                                     cl::init("cross_entropy"),
-                                     cl::cat(trainCat));
-static cl::opt<std::string> optimizerKind("optimizer",
-                                          cl::desc("train: sgd, adam, adamw"),
-                                          cl::init("adamw"), cl::cat(trainCat));
-static cl::opt<std::string> betas("betas",
-                                  cl::desc("train: adam(w) betas B1,B2 "
-                                           "(default 0.9,0.999)"),
-                                  cl::init("0.9,0.999"), cl::cat(trainCat));
+    printSummary("print-summary",
+                 cl::desc("print op counts and parameters to stderr"));
 static cl::opt<std::string>
-    lrSchedule("lr-schedule",
-               cl::desc("train: the learning rate's schedule, constant or "
-                        "cosine"),
-               cl::init(""), cl::cat(trainCat));
-static cl::opt<std::string> pipelineSchedule(
-    "pipeline-schedule",
-    cl::desc("train --pipeline-stages, schedule: gpipe, 1f1b (default), "
-             "interleaved or zb-h1"),
-    cl::init(""), cl::cat(trainCat));
+    checkpointPath("checkpoint",
+                   cl::desc("export: the trained parameters to export"));
+static cl::opt<int64_t> batchSize("batch",
+                                  cl::desc("the batch size of a dynamic dim 0"),
+                                  cl::init(0));
+static cl::list<std::string> dimSizes("dim",
+                                      cl::desc("a size for a dynamic dim"),
+                                      cl::value_desc("NAME=SIZE"));
+
+LOOM_FLAG(std::string, "loss", trainText.loss, "cross_entropy or mse");
+LOOM_FLAG(std::string, "logits", train.logits, "the output the loss reads");
+LOOM_FLAG(std::string, "labels", train.labels, "the labels input's name");
+LOOM_FLAG(int64_t, "ignore-index", train.ignoreIndex, "label of no class");
+LOOM_FLAG(double, "label-smoothing", train.labelSmoothing, "(cross_entropy)");
+LOOM_FLAG(std::string, "optimizer", trainText.optimizer, "sgd, adam, adamw");
+LOOM_FLAG(double, "lr", train.lr, "learning rate");
+LOOM_FLAG(double, "momentum", train.momentum, "sgd momentum");
+LOOM_FLAG(bool, "nesterov", train.nesterov, "Nesterov momentum");
+LOOM_FLAG(std::string, "betas", trainText.betas, "adam(w) B1,B2");
+LOOM_FLAG(double, "eps", train.eps, "adam(w) epsilon");
+LOOM_FLAG(double, "weight-decay", train.weightDecay,
+          "weight decay (default: 0.01 for adamw, else 0)");
+LOOM_FLAG(std::string, "lr-schedule", trainText.lrSchedule,
+          "the learning rate's schedule: constant or cosine");
+LOOM_FLAG(int64_t, "warmup", train.warmup, "linear warmup steps");
+LOOM_FLAG(int64_t, "total-steps", train.totalSteps,
+          "the schedule's horizon (default: loom-run's --steps)");
+LOOM_FLAG(double, "clip-norm", train.clipNorm, "clip the gradient norm");
+LOOM_FLAG(int64_t, "accumulate", train.accumulate, "batches per update");
+LOOM_FLAG(std::string, "freeze", train.freeze, "regex of fixed params");
+LOOM_FLAG(bool, "gradients", train.gradientsOnly,
+          "compile the gradient function, not the training step");
+LOOM_FLAG(std::string, "precision", trainText.precision, "f32, bf16 or f16");
+LOOM_FLAG(std::string, "precision-policy", trainText.precisionPolicy,
+          "ops following 16-bit ones: conservative, default, aggressive");
+LOOM_FLAG(double, "loss-scale-init", train.lossScaleInit, "f16: first scale");
+LOOM_FLAG(int64_t, "loss-scale-interval", train.lossScaleInterval,
+          "f16: good steps before the loss scale doubles");
+LOOM_FLAG(std::string, "memory-budget", trainText.memoryBudget,
+          "the step's planned peak may not exceed SIZE (512MiB, 2GiB)");
+LOOM_FLAG(std::string, "recompute", trainText.recompute,
+          "none, all, sqrt or optimal (default with --memory-budget)");
+LOOM_FLAG(int64_t, "data-parallel", train.dataParallel, "data-parallel ranks");
+LOOM_FLAG(int64_t, "tensor-parallel", train.tensorParallel,
+          "tensor-parallel ranks");
+LOOM_FLAG(int64_t, "zero", train.zeroStage, "ZeRO stage 0, 1 or 2");
+LOOM_FLAG(std::string, "bucket-size", trainText.bucketSize,
+          "gradient bytes per data-parallel bucket");
+LOOM_FLAG(int64_t, "micro-batches", train.pipeline.microBatches, "per step");
+LOOM_FLAG(int64_t, "virtual-stages", train.pipeline.virtualStages,
+          "interleaved: chunks");
+LOOM_FLAG(std::string, "stage-boundaries", train.pipeline.boundaries,
+          "op name texts where stages 1.. begin (/h.2/,/h.4/)");
+#undef LOOM_FLAG
+static cl::opt<int64_t, true>
+    pipelineStages("pipeline-stages",
+                   cl::desc("pipeline ranks (schedule: 2 by default)"),
+                   cl::location(train.pipeline.stages));
+static cl::opt<std::string, true>
+    pipelineSchedule("pipeline-schedule",
+                     cl::desc("gpipe, 1f1b (default), interleaved or zb-h1"),
+                     cl::location(train.pipeline.schedule));
 static cl::list<std::string> deprecatedSchedule(
     "schedule",
-    cl::desc("deprecated: --lr-schedule and --pipeline-schedule in one list "
-             "(--schedule zb-h1,cosine)"),
-    cl::CommaSeparated, cl::cat(trainCat));
-static cl::opt<std::string> scheduleCosts(
-    "costs",
-    cl::desc("schedule: also simulate with these costs of F, I, W and a "
-             "transfer (measured ones, e.g. from bench/pipeline)"),
-    cl::value_desc("F,I,W[,T]"), cl::init(""), cl::cat(trainCat));
-static cl::opt<bool>
-    printTimeline("print",
-                  cl::desc("schedule: draw each rank's timeline as text"),
-                  cl::cat(trainCat));
-static cl::opt<int64_t> batchSize(
-    "batch",
-    cl::desc("compile, train: the (micro-)batch size, for a dynamic dim 0 "
-             "of an input (the CUDA target needs static shapes)"),
-    cl::init(0), cl::cat(trainCat));
-static cl::list<std::string>
-    dimSizes("dim", cl::desc("compile, train: a size for a named dynamic dim"),
-             cl::value_desc("NAME=SIZE"), cl::cat(trainCat));
-static cl::opt<std::string> precision(
-    "precision",
-    cl::desc("train: f32, or bf16 / f16 mixed precision (matmuls and "
-             "convolutions in 16 bits, f32 master weights; f16 with dynamic "
-             "loss scaling)"),
-    cl::init("f32"), cl::cat(trainCat));
-static cl::opt<std::string> precisionPolicy(
-    "precision-policy",
-    cl::desc("train: which ops follow the 16-bit ones: conservative, default "
-             "or aggressive"),
-    cl::init("default"), cl::cat(trainCat));
-static cl::opt<bool>
-    printIR("print-ir", cl::desc("train: print the training step's graph IR"),
-            cl::cat(trainCat));
-static cl::opt<std::string> memoryBudget(
-    "memory-budget",
-    cl::desc("train: the planned peak of the step's intermediates may not "
-             "exceed SIZE (bytes, or 512MiB, 2GiB, 1e9, 64KB ...); "
-             "recomputes forward values to meet it"),
-    cl::value_desc("SIZE"), cl::init(""), cl::cat(trainCat));
-static cl::opt<std::string> recomputeStrategy(
-    "recompute",
-    cl::desc("train: which forward values the backward recomputes: none, "
-             "all, sqrt or optimal (default: optimal with --memory-budget, "
-             "else none)"),
-    cl::init(""), cl::cat(trainCat));
+    cl::desc("deprecated: --lr-schedule and --pipeline-schedule in one list"),
+    cl::CommaSeparated);
+static cl::opt<bool> printIR("print-ir",
+                             cl::desc("print the training step's graph IR"));
 static cl::opt<std::string>
-    bucketSize("bucket-size",
-               cl::desc("train: gradient bytes per data-parallel bucket "
-                        "(default: chosen from the model)"),
-               cl::value_desc("SIZE"), cl::init(""), cl::cat(trainCat));
-static cl::opt<std::string> reportPath(
-    "report",
-    cl::desc("train: write the decisions of the passes (mixed precision, "
-             "recompute) and the memory plan as JSON to FILE, and a summary "
-             "to stderr"),
-    cl::value_desc("FILE.json"), cl::init(""), cl::cat(trainCat));
+    reportPath("report",
+               cl::desc("the passes' decisions and the memory plan as JSON"));
+static cl::opt<std::string>
+    scheduleCosts("costs",
+                  cl::desc("schedule: also simulate with costs F,I,W[,T]"));
+static cl::opt<bool>
+    printTimeline("print", cl::desc("schedule: draw each rank's timeline"));
 
 static bool fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -285,76 +171,19 @@ static int exitError(const llvm::Twine &message) {
   return 1;
 }
 
-/// Sets `slot` from `parsed`, or prints its error.
-template <typename T> static bool take(T &slot, llvm::Expected<T> parsed) {
-  if (!parsed)
-    return fail(llvm::toString(parsed.takeError()));
-  slot = *parsed;
-  return true;
-}
-
-/// The deprecated --schedule: each name to --lr-schedule or
-/// --pipeline-schedule (unless given), with a warning naming them.
-static bool takeDeprecatedSchedule() {
-  if (deprecatedSchedule.empty())
-    return true;
-  std::string lr, pipe, joined = llvm::join(deprecatedSchedule, ",");
-  for (const std::string &name : deprecatedSchedule) {
-    bool isLr = name == "constant" || name == "cosine";
-    const auto &pipes = loom::pipeline::scheduleNames();
-    bool isPipe = llvm::is_contained(pipes, name);
-    std::string &slot = isLr ? lr : pipe;
-    if ((!isLr && !isPipe) || (isPipe && !slot.empty()) ||
-        (isLr && !slot.empty() && slot != "constant" && slot != name))
-      return fail("--schedule takes one of constant, cosine (the learning "
-                  "rate) and one of gpipe, 1f1b, interleaved, zb-h1 (the "
-                  "pipeline), not '" +
-                  joined + "'");
-    slot = name;
-  }
-  llvm::errs() << "warning: --schedule is deprecated: use"
-               << (pipe.empty() ? "" : " --pipeline-schedule " + pipe)
-               << (lr.empty() ? "" : " --lr-schedule " + lr) << "\n";
-  if (lrSchedule.empty())
-    lrSchedule = lr;
-  if (pipelineSchedule.empty())
-    pipelineSchedule = pipe;
-  return true;
-}
-
-/// The train flags that need parsing, into `train`; then its verify().
+/// The train flags that need parsing, into `train`, which is verified.
 static bool parseTrainFlags() {
-  if (!takeDeprecatedSchedule() ||
-      !take(train.loss, loom::parseLossKind(lossKind)) ||
-      !take(train.optimizer, loom::parseOptimizerKind(optimizerKind)) ||
-      !take(train.precision, loom::parsePrecision(precision)) ||
-      !take(train.recompute, loom::parseRecomputeMode(recomputeStrategy)))
-    return false;
-  if (!lrSchedule.empty() &&
-      !take(train.lrSchedule, loom::parseLrSchedule(lrSchedule)))
-    return false;
-  if (train.precision != loom::Precision::F32 &&
-      !take(train.precisionPolicy, loom::parsePrecisionPolicy(precisionPolicy)))
-    return false;
-  if (llvm::Error e = loom::parseBetas(betas, train.beta1, train.beta2))
-    return fail(llvm::toString(std::move(e)));
-  if (!memoryBudget.empty() &&
-      (train.memoryBudget = loom::parseByteSize(memoryBudget)) <= 0)
-    return fail(train.pipeline.enabled()
-                    ? "--memory-budget takes a size, not '" + memoryBudget + "'"
-                    : "--memory-budget takes a size (4096, 64KiB, 512MiB, "
-                      "2GiB, 1e9), not '" +
-                          memoryBudget + "'");
-  if (!train.pipeline.enabled() && train.dataParallel > 1 &&
-      !bucketSize.empty() &&
-      (train.bucketBytes = loom::parseByteSize(bucketSize)) <= 0)
-    return fail("--bucket-size takes a size (4096, 64KiB, 25MiB), not '" +
-                bucketSize + "'");
-  train.pipeline.schedule = pipelineSchedule;
-  train.target = target;
+  if (!deprecatedSchedule.empty()) {
+    llvm::Expected<std::string> warning = loom::takeDeprecatedSchedule(
+        deprecatedSchedule, trainText, train.pipeline);
+    if (!warning)
+      return fail(llvm::toString(warning.takeError()));
+    llvm::errs() << *warning << "\n";
+  }
+  train.target = codegen.target;
   train.report = !reportPath.empty();
   train.printSummary = printSummary;
-  if (llvm::Error e = train.verify())
+  if (llvm::Error e = loom::parseTrainingOptions(trainText, train))
     return fail(llvm::toString(std::move(e)));
   return true;
 }
@@ -454,8 +283,8 @@ static int runExport(MLIRContext &ctx) {
   if (outputPath == "-")
     return exitError("export needs an output file (-o MODEL.onnx)");
   if (StringRef(inputPath).ends_with(".loom")) {
-    FailureOr<std::string> onnx =
-        loom::exportTrainedModel(ctx, inputPath, checkpointPath, funcName);
+    FailureOr<std::string> onnx = loom::exportTrainedModel(
+        ctx, inputPath, checkpointPath, codegen.funcName);
     return failed(onnx) || !writeOutput(*onnx);
   }
   if (!checkpointPath.empty())
@@ -465,24 +294,19 @@ static int runExport(MLIRContext &ctx) {
   if (!module || failed(verify(*module)))
     return 1;
   loom::onnx_export::ExportOptions options;
-  options.funcName = funcName;
+  options.funcName = codegen.funcName;
   return failed(loom::onnx_export::exportFile(*module, outputPath, options));
 }
 
 /// The code generation flags into `options`; false after an error.
 static bool codegenOptions(loom::CompileOptions &options) {
-  options.target = target;
-  if (failed(loom::tools::setCudaOptions(options, target, emitKind, cudaArchs)))
-    return false;
-  options.cpu.cpu = cpuName;
-  options.cpu.optLevel = optLevel;
-  options.cpu.fusionReport = fusionReport;
-  options.cpu.printFusion = printFusion;
-  options.cpu.timing = timing;
-  options.cuda.fusionReport = fusionReport;
-  options.cuda.printFusion = printFusion;
-  options.cuda.timing = timing;
-  return true;
+  options.target = codegen.target;
+  options.cpu = codegen.cpu;
+  options.cuda.fusionReport = codegen.cpu.fusionReport;
+  options.cuda.printFusion = codegen.cpu.printFusion;
+  options.cuda.timing = codegen.cpu.timing;
+  return succeeded(loom::tools::setCudaOptions(options, codegen.target,
+                                               emitKind, cudaArchs));
 }
 
 /// The artifact, or --emit cuda's source, to -o; --print-memory-plan.
@@ -500,7 +324,7 @@ static int runCompile(MLIRContext &ctx) {
     return exitError("--emit mlir goes with loomc train");
   OwningOpRef<ModuleOp> module = loadModel(ctx);
   loom::CompileOptions options;
-  options.funcName = funcName;
+  options.funcName = codegen.funcName;
   std::string bytes;
   loom::CompileReport report;
   if (!module || !codegenOptions(options) ||
@@ -517,35 +341,20 @@ static int runTrain(MLIRContext &ctx) {
   loom::onnx_import::ImportOptions import;
   import.initializersAsParams = true;
   // --batch is the global batch: each rank and micro-batch gets a piece.
-  int64_t pieces = train.dataParallel *
-                   std::max<int64_t>(1, train.pipeline.enabled()
-                                            ? train.pipeline.microBatches
-                                            : 1);
-  if (isOnnx(inputPath) && batchSize && pieces > 1) {
-    if (batchSize % pieces)
-      return exitError(
-          "--batch " + llvm::Twine(batchSize) +
-          " (the global batch) does not split over --data-parallel " +
-          llvm::Twine(train.dataParallel) + " ranks" +
-          (train.pipeline.enabled()
-               ? " and --micro-batches " +
-                     std::to_string(train.pipeline.microBatches)
-               : std::string()));
-    batchSize = batchSize / pieces;
+  if (isOnnx(inputPath) && batchSize) {
+    llvm::Expected<int64_t> piece = train.microBatchSize(batchSize);
+    if (!piece)
+      return exitError(llvm::toString(piece.takeError()));
+    batchSize = *piece;
   }
   OwningOpRef<ModuleOp> module = loadModel(ctx, import);
   if (!module)
     return 1;
   loom::CompileOptions options;
-  if (StringRef(inputPath).ends_with(".onnx"))
-    if (auto bytes = llvm::MemoryBuffer::getFile(inputPath))
-      options.sourceOnnx = (*bytes)->getBuffer().str();
-  // The inference function, for `loomc export` of a graph-IR model.
-  llvm::raw_string_ostream ir(options.inferenceModule);
-  if (failed(writeBytecodeToFile(*module, ir)))
-    return 1;
   loom::report::Sink sink;
-  if (failed(loom::runTrainingPipeline(*module, train, sink, timing)))
+  if (failed(loom::keepInferenceModel(*module, inputPath, options)) ||
+      failed(
+          loom::runTrainingPipeline(*module, train, sink, codegen.cpu.timing)))
     return 1;
   if (printIR && !train.pipeline.enabled())
     (*module)->print(llvm::outs());
@@ -564,13 +373,9 @@ static int runTrain(MLIRContext &ctx) {
       !writeCompiled(bytes, compiled))
     return 1;
   llvm::Error budget = loom::finishTrainingReport(train, sink, compiled);
-  std::string json;
-  llvm::raw_string_ostream os(json);
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(sink.all())))
-     << "\n";
   std::string error;
   if (!reportPath.empty() &&
-      !loom::tools::writeFileAtomically(reportPath, json, error)) {
+      !loom::tools::writeFileAtomically(reportPath, sink.toJson(), error)) {
     llvm::consumeError(std::move(budget));
     return exitError(error);
   }
@@ -583,32 +388,22 @@ static int runTrain(MLIRContext &ctx) {
 static int runSchedule() {
   // The deprecated --schedule: the last name that is not the learning
   // rate's (an unknown one is reported by the schedule's maker).
-  std::string name =
-      pipelineSchedule.empty() ? "1f1b" : pipelineSchedule.getValue();
   for (const std::string &n : deprecatedSchedule)
-    if (n != "constant" && n != "cosine" && pipelineSchedule.empty())
-      name = n;
+    if (n != "constant" && n != "cosine" &&
+        !pipelineSchedule.getNumOccurrences())
+      train.pipeline.schedule = n;
   if (!deprecatedSchedule.empty())
     llvm::errs() << "warning: --schedule is deprecated: use "
-                    "--pipeline-schedule "
-                 << name << "\n";
-  loom::ScheduleCosts costs;
-  if (!scheduleCosts.empty()) {
-    SmallVector<StringRef> parts;
-    StringRef(scheduleCosts).split(parts, ',');
-    double *v[4] = {&costs.forward, &costs.backwardInput, &costs.backwardWeight,
-                    &costs.transfer};
-    bool ok = parts.size() == 3 || parts.size() == 4;
-    for (size_t i = 0; ok && i < parts.size(); ++i)
-      ok = !parts[i].trim().getAsDouble(*v[i]) && *v[i] >= 0;
-    if (!ok)
-      return exitError("--costs takes F,I,W[,T] (non-negative numbers), not '" +
-                       scheduleCosts + "'");
-  }
+                 << "--pipeline-schedule " << train.pipeline.scheduleOrDefault()
+                 << "\n";
+  auto costs = loom::parseScheduleCosts(scheduleCosts);
+  if (!costs)
+    return exitError(llvm::toString(costs.takeError()));
+  const loom::PipelineParallelOptions &p = train.pipeline;
   llvm::Expected<std::string> text = loom::simulatePipelineSchedule(
-      name, pipelineStages.getNumOccurrences() ? train.pipeline.stages : 2,
-      train.pipeline.microBatches, train.pipeline.virtualStages,
-      scheduleCosts.empty() ? nullptr : &costs, printTimeline);
+      p.scheduleOrDefault(), pipelineStages.getNumOccurrences() ? p.stages : 2,
+      p.microBatches, p.virtualStages, *costs ? &**costs : nullptr,
+      printTimeline);
   if (!text)
     return exitError(llvm::toString(text.takeError()));
   llvm::outs() << *text;
