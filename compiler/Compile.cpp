@@ -5,7 +5,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/TensorBytes.h"
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"

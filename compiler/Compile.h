@@ -4,7 +4,7 @@
 // large constants out of the code into the artifact's weights, records the
 // input/output signature (dtypes, static sizes, named dynamic dims),
 // generates the target's code and serializes everything as one artifact
-// (runtime/artifact/loom_artifact.proto). A training step (`loom.training`
+// (common/schema/loom_artifact.proto). A training step (`loom.training`
 // on the function, docs/training.md) also gets the artifact's Training
 // message: the roles of its inputs and outputs and the state's initial
 // values.

@@ -3,8 +3,8 @@
 #include "compiler/ExportTrained.h"
 
 #include "frontends/onnx/OnnxExporter.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/Checkpoint.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/Checkpoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -1,13 +1,13 @@
 //===- PipelineParallel.cpp - a pipeline-parallel training artifact -------===//
 
 #include "compiler/PipelineParallel.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/Schedule.h"
 #include "passes/PassReport.h"
 #include "passes/Pipeline/Passes.h"
 #include "passes/Pipeline/PipelineUtils.h"
 #include "passes/Sharding/ShardingUtils.h"
 #include "passes/Training/TrainingUtils.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/pipeline/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -7,7 +7,7 @@
 // weight-gradient parts and each rank's optimizer step are built
 // (--loom-pipeline-parts, then --loom-pipeline-update-pipeline), each is
 // compiled into its own artifact, and the artifact of the whole holds them
-// with the schedule (message Pipeline of runtime/artifact/loom_artifact.proto;
+// with the schedule (message Pipeline of common/schema/loom_artifact.proto;
 // docs/pipeline.md). `loomc schedule` simulates a schedule alone.
 //
 //===----------------------------------------------------------------------===//

@@ -3,6 +3,7 @@
 #include "compiler/Pipelines.h"
 
 #include "compiler/Passes.h"
+#include "loom/common/Schedule.h"
 #include "passes/Autodiff/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
@@ -10,7 +11,6 @@
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
-#include "runtime/src/pipeline/Schedule.h"
 
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"

@@ -84,10 +84,10 @@ rm -f "$out/step/mlp".* "$out/step/gpt2.onnx.data" "$out/step/gpt2.pt"
 rm -f "$out/step/gpt2.onnx"
 # What only `loomc export` reads (the inference module and the source ONNX,
 # 26 MB of the 43) does not go to the GPU: stripped, the header rewritten.
-protoc --python_out="$stage" -I "$root" "$root/runtime/artifact/loom_artifact.proto"
+protoc --python_out="$stage" -I "$root" "$root/common/schema/loom_artifact.proto"
 PYTHONPATH="$stage" "$py" - "$out/step/gpt2.cuda.loom" <<'PY'
 import struct, sys
-from runtime.artifact import loom_artifact_pb2 as pb
+from common.schema import loom_artifact_pb2 as pb
 path = sys.argv[1]
 data = open(path, "rb").read()
 a = pb.Artifact()
@@ -95,7 +95,7 @@ a.ParseFromString(data[28:])
 a.training.ClearField("inference_module")
 a.training.ClearField("source_onnx")
 body = a.SerializeToString()
-h = 1469598103934665603  # the basis runtime/src/Artifact.cpp uses
+h = 1469598103934665603  # the basis common/Artifact.cpp uses
 for b in body:
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
 open(path, "wb").write(data[:12] + struct.pack("<QQ", len(body), h) + body)

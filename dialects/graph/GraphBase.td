@@ -160,6 +160,38 @@ def Graph_DataMovement : NativeOpTrait<"DataMovement"> {
   let cppNamespace = "::loom::graph::GraphTrait";
 }
 
+// Op classes. The passes that treat a class of ops alike (fusion, recompute,
+// mixed precision, the backends) ask for these traits instead of listing
+// ops, so a new op is classified where it is defined.
+
+/// Elementwise with numpy broadcasting of its operands: each result element
+/// is computed from the operand elements at its (broadcast) index. The
+/// binary arithmetic ops, `compare` and `where`. (Unary elementwise ops carry
+/// MLIR's `Elementwise` instead: their operand and result shapes agree.)
+def Graph_BroadcastingElementwise : NativeOpTrait<"BroadcastingElementwise"> {
+  let cppNamespace = "::loom::graph::GraphTrait";
+}
+
+/// Reduces its input along the `axes` attribute with one associative
+/// operation (sum, mean, max, min, product).
+def Graph_ReductionTrait : NativeOpTrait<"Reduction"> {
+  let cppNamespace = "::loom::graph::GraphTrait";
+}
+
+/// Normalizes its input along an axis with statistics computed over it
+/// (`softmax`, `log_softmax`, `layer_norm`, `batch_norm`): numerically
+/// sensitive, computed in f32 under mixed precision.
+def Graph_Normalization : NativeOpTrait<"Normalization"> {
+  let cppNamespace = "::loom::graph::GraphTrait";
+}
+
+/// A contraction, multiply-adds over a contracted dimension (`matmul`,
+/// `conv`): the ops that run on tensor cores / BLAS in a low precision
+/// and accumulate in f32.
+def Graph_Contraction : NativeOpTrait<"Contraction"> {
+  let cppNamespace = "::loom::graph::GraphTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//
@@ -184,7 +216,8 @@ class Graph_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
 
 /// Elementwise binary op with NumPy broadcasting of both operands.
 class Graph_BinaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
-    : Graph_InferredOp<mnemonic, !listconcat(traits, [SameOperandsElementType])> {
+    : Graph_InferredOp<mnemonic, !listconcat(traits, [SameOperandsElementType,
+                                                      Graph_BroadcastingElementwise])> {
   let arguments = (ins tensorType:$lhs, tensorType:$rhs);
   let results = (outs tensorType:$result);
   let assemblyFormat =
@@ -203,7 +236,7 @@ class Graph_BinaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
 /// Reduction over `axes` (sorted, unique, normalized), optionally keeping
 /// the reduced dimensions as size 1.
 class Graph_ReduceOp<string mnemonic, Type tensorType, string what>
-    : Graph_InferredOp<mnemonic> {
+    : Graph_InferredOp<mnemonic, [Graph_ReductionTrait]> {
   let summary = "reduces a tensor by " # what # " over axes";
   let description = [{
     Reduces `x` by }] # what # [{ over the dimensions listed in `axes`

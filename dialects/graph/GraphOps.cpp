@@ -316,46 +316,72 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 // Linear algebra, convolution, pooling
 //===----------------------------------------------------------------------===//
 
+FailureOr<MatmulShape> loom::graph::inferMatmulShape(ArrayRef<int64_t> lhsShape,
+                                                     ArrayRef<int64_t> rhsShape,
+                                                     bool transposeLhs,
+                                                     bool transposeRhs,
+                                                     std::string &why) {
+  // matmul_c1: no scalars.
+  if (lhsShape.empty() || rhsShape.empty()) {
+    why = "operands must have rank 1 or more";
+    return failure();
+  }
+  // matmul_c2: transpose flags need a matrix.
+  if ((transposeLhs && lhsShape.size() == 1) ||
+      (transposeRhs && rhsShape.size() == 1)) {
+    why = "a transpose flag needs an operand of rank 2 or more";
+    return failure();
+  }
+  MatmulShape shape;
+  SmallVector<int64_t> lhs(lhsShape), rhs(rhsShape);
+  shape.lhsVector = lhs.size() == 1;
+  shape.rhsVector = rhs.size() == 1;
+  if (shape.lhsVector)
+    lhs.insert(lhs.begin(), 1);
+  if (shape.rhsVector)
+    rhs.push_back(1);
+  if (transposeLhs)
+    std::swap(lhs[lhs.size() - 1], lhs[lhs.size() - 2]);
+  if (transposeRhs)
+    std::swap(rhs[rhs.size() - 1], rhs[rhs.size() - 2]);
+  shape.m = lhs[lhs.size() - 2];
+  shape.k = lhs.back();
+  int64_t k2 = rhs[rhs.size() - 2];
+  shape.n = rhs.back();
+  // matmul_c3: contracting dims agree.
+  if (!dimsCompatible(shape.k, k2)) {
+    why = ("contracting dimensions differ (" + Twine(shape.k) + " vs " +
+           Twine(k2) + ")")
+              .str();
+    return failure();
+  }
+  // matmul_c4: batch dims broadcast.
+  std::string batchWhy;
+  if (!broadcastShapes(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2),
+                       shape.batch, &batchWhy)) {
+    why = "batch dimensions: " + batchWhy;
+    return failure();
+  }
+  shape.result = shape.batch;
+  if (!shape.lhsVector)
+    shape.result.push_back(shape.m);
+  if (!shape.rhsVector)
+    shape.result.push_back(shape.n);
+  return shape;
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  Failure fail{loc, getOperationName()};
   auto lhsT = tensorOf(adaptor.getLhs()), rhsT = tensorOf(adaptor.getRhs());
-  // matmul_c1: no scalars.
-  if (lhsT.getRank() == 0 || rhsT.getRank() == 0)
-    return fail("operands must have rank 1 or more");
-  // matmul_c2: transpose flags need a matrix.
-  if ((adaptor.getTransposeLhs() && lhsT.getRank() == 1) ||
-      (adaptor.getTransposeRhs() && rhsT.getRank() == 1))
-    return fail("a transpose flag needs an operand of rank 2 or more");
-  SmallVector<int64_t> lhs(lhsT.getShape()), rhs(rhsT.getShape());
-  bool lhsVector = lhs.size() == 1, rhsVector = rhs.size() == 1;
-  if (lhsVector)
-    lhs.insert(lhs.begin(), 1);
-  if (rhsVector)
-    rhs.push_back(1);
-  if (adaptor.getTransposeLhs())
-    std::swap(lhs[lhs.size() - 1], lhs[lhs.size() - 2]);
-  if (adaptor.getTransposeRhs())
-    std::swap(rhs[rhs.size() - 1], rhs[rhs.size() - 2]);
-  int64_t m = lhs[lhs.size() - 2], k1 = lhs.back();
-  int64_t k2 = rhs[rhs.size() - 2], n = rhs.back();
-  // matmul_c3: contracting dims agree.
-  if (!dimsCompatible(k1, k2))
-    return fail("contracting dimensions differ (" + Twine(k1) + " vs " +
-                Twine(k2) + ")");
-  // matmul_c4: batch dims broadcast.
-  SmallVector<int64_t> batch;
   std::string why;
-  if (!broadcastShapes(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2),
-                       batch, &why))
-    return fail("batch dimensions: " + why);
-  if (!lhsVector)
-    batch.push_back(m);
-  if (!rhsVector)
-    batch.push_back(n);
-  types.push_back(RankedTensorType::get(batch, lhsT.getElementType()));
+  FailureOr<MatmulShape> shape = inferMatmulShape(
+      lhsT.getShape(), rhsT.getShape(), adaptor.getTransposeLhs(),
+      adaptor.getTransposeRhs(), why);
+  if (failed(shape))
+    return Failure{loc, getOperationName()}(why);
+  types.push_back(RankedTensorType::get(shape->result, lhsT.getElementType()));
   return success();
 }
 

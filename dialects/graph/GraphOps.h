@@ -33,6 +33,23 @@ inferBroadcastResult(std::optional<mlir::Location> loc, llvm::StringRef opName,
                      mlir::ValueRange operands, mlir::Type elementType,
                      llvm::SmallVectorImpl<mlir::Type> &types);
 
+/// The shape rules of graph.matmul, one place for its verifier and the
+/// backends: a rank-1 lhs is a row vector [1, K] and a rank-1 rhs a column
+/// vector [K, 1] (that dim is dropped from the result); the transpose flags
+/// swap an operand's last two dims; batch dims broadcast.
+struct MatmulShape {
+  int64_t m = 0, n = 0, k = 0; ///< k: the contracted size, from the lhs
+  bool lhsVector = false, rhsVector = false;
+  llvm::SmallVector<int64_t> batch;  ///< the broadcast batch dims
+  llvm::SmallVector<int64_t> result; ///< batch, then m and n unless vectors
+};
+
+/// The MatmulShape of `lhs` x `rhs`; fails with the broken constraint
+/// (matmul_c1..c4, tagged in GraphOps.cpp) in `why`.
+llvm::FailureOr<MatmulShape>
+inferMatmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
+                 bool transposeLhs, bool transposeRhs, std::string &why);
+
 /// Result type of a reduction of `input` over `axes`.
 llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,
                                       llvm::StringRef opName, mlir::Type input,
@@ -52,6 +69,21 @@ namespace GraphTrait {
 template <typename ConcreteType>
 class DataMovement
     : public mlir::OpTrait::TraitBase<ConcreteType, DataMovement> {};
+
+/// The op classes of GraphBase.td: elementwise with broadcasting, reduction,
+/// normalization, contraction. Markers only; passes test them with
+/// `op->hasTrait<GraphTrait::Reduction>()`.
+template <typename ConcreteType>
+class BroadcastingElementwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, BroadcastingElementwise> {};
+template <typename ConcreteType>
+class Reduction : public mlir::OpTrait::TraitBase<ConcreteType, Reduction> {};
+template <typename ConcreteType>
+class Normalization
+    : public mlir::OpTrait::TraitBase<ConcreteType, Normalization> {};
+template <typename ConcreteType>
+class Contraction : public mlir::OpTrait::TraitBase<ConcreteType, Contraction> {
+};
 } // namespace GraphTrait
 
 } // namespace loom::graph

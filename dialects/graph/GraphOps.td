@@ -461,7 +461,8 @@ def Graph_ModOp : Graph_BinaryOp<"mod", Graph_NumericTensor> {
   }];
 }
 
-def Graph_CompareOp : Graph_InferredOp<"compare", [SameOperandsElementType]> {
+def Graph_CompareOp : Graph_InferredOp<"compare", [SameOperandsElementType,
+                                                  Graph_BroadcastingElementwise]> {
   let summary = "elementwise comparison with broadcasting";
   let description = [{
     Compares `lhs` and `rhs` elementwise with NumPy broadcasting and
@@ -480,7 +481,8 @@ def Graph_CompareOp : Graph_InferredOp<"compare", [SameOperandsElementType]> {
   }];
 }
 
-def Graph_WhereOp : Graph_InferredOp<"where", [Graph_DataMovement]> {
+def Graph_WhereOp : Graph_InferredOp<"where", [Graph_DataMovement,
+                                              Graph_BroadcastingElementwise]> {
   let summary = "elementwise select with broadcasting";
   let description = [{
     `cond ? x : y` elementwise, with all three operands broadcast together.
@@ -503,7 +505,8 @@ def Graph_WhereOp : Graph_InferredOp<"where", [Graph_DataMovement]> {
 // Linear algebra, convolution, pooling
 //===----------------------------------------------------------------------===//
 
-def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType]> {
+def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType,
+                                                Graph_Contraction]> {
   let summary = "batched matrix product with broadcasting batch dims";
   let description = [{
     NumPy `matmul` semantics: the last two dims are the matrix, leading
@@ -524,7 +527,8 @@ def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType]> {
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType]> {
+def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType,
+                                            Graph_Contraction]> {
   let summary = "1-D or 2-D grouped convolution (NCHW)";
   let description = [{
     Cross-correlation of `input` `[N, C, spatial...]` with `filter`
@@ -619,7 +623,8 @@ def Graph_GlobalAvgPoolOp : Graph_InferredOp<"global_avg_pool"> {
 //===----------------------------------------------------------------------===//
 
 def Graph_BatchNormOp : Graph_InferredOp<"batch_norm",
-                                         [SameOperandsElementType]> {
+                                         [SameOperandsElementType,
+                                          Graph_Normalization]> {
   let summary = "batch normalization, inference form";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel (dim 1),
@@ -642,7 +647,8 @@ def Graph_BatchNormOp : Graph_InferredOp<"batch_norm",
 }
 
 def Graph_LayerNormOp : Graph_InferredOp<"layer_norm",
-                                         [SameOperandsElementType]> {
+                                         [SameOperandsElementType,
+                                          Graph_Normalization]> {
   let summary = "layer normalization over the trailing dims from `axis`";
   let description = [{
     Normalizes `x` over dims `[axis, rank)` to zero mean and unit variance
@@ -664,7 +670,7 @@ def Graph_LayerNormOp : Graph_InferredOp<"layer_norm",
   }];
 }
 
-def Graph_SoftmaxOp : Graph_InferredOp<"softmax"> {
+def Graph_SoftmaxOp : Graph_InferredOp<"softmax", [Graph_Normalization]> {
   let summary = "softmax along one axis";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along `axis`.
@@ -678,7 +684,8 @@ def Graph_SoftmaxOp : Graph_InferredOp<"softmax"> {
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_LogSoftmaxOp : Graph_InferredOp<"log_softmax"> {
+def Graph_LogSoftmaxOp : Graph_InferredOp<"log_softmax",
+                                          [Graph_Normalization]> {
   let summary = "log of softmax along one axis";
   let description = [{
     `x - max - log(sum(exp(x - max)))` along `axis`, computed stably.

@@ -11,7 +11,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/TensorBytes.h"
-#include "runtime/src/FileIO.h"
+#include "loom/common/FileIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"

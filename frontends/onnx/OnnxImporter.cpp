@@ -104,9 +104,18 @@ Value ImportContext::input(int i) {
     return it->second;
   auto k = known.find(name);
   if (k == known.end()) {
-    (void)error("input '" + name +
-                "' is not produced by any node, input or "
-                "initializer");
+    // A shape vector with dynamic entries exists only for the shape
+    // arithmetic that folds it; there is no tensor to give this op.
+    if (symbolic.count(name))
+      (void)error("input '" + name +
+                  "' is a shape vector with dynamic dims, which only shape "
+                  "arithmetic can use; give the dims sizes (loomc compile or "
+                  "train --dim "
+                  "NAME=SIZE or --batch N)");
+    else
+      (void)error("input '" + name +
+                  "' is not produced by any node, input or "
+                  "initializer");
     return {};
   }
   // One constant per distinct value (Identity copies share theirs).
@@ -535,6 +544,17 @@ loom::onnx_import::importModel(MLIRContext &ctx,
     // Every ONNX op lists at least one output; the converters name output 0.
     if (node.output_size() == 0)
       return ic.error("the node lists no outputs (every ONNX op has one)");
+    // Every named input must exist before a converter runs: the converters
+    // build on the values they read, and one that is missing would leave
+    // them working on a null value.
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string &name = node.input(i);
+      if (!name.empty() && !ic.values.count(name) && !ic.known.count(name) &&
+          !ic.symbolic.count(name))
+        return ic.error("input " + Twine(i) + " ('" + name +
+                        "') is not produced by any node, input or "
+                        "initializer");
+    }
     if (foldShapeArithmetic(ic))
       continue;
     if (failed(entry->handler(ic)))

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/OnnxImporterImpl.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace loom;
@@ -300,12 +301,17 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
         s.dims.push_back({0, {}, -1, /*unknown=*/true});
         continue;
       }
-      if (op == "Div" && y.value == 0)
+      if (op == "Div" &&
+          (y.value == 0 || (y.value == -1 && x.value == INT64_MIN)))
         return false;
-      int64_t v = op == "Mul"   ? x.value * y.value
-                  : op == "Add" ? x.value + y.value
-                  : op == "Sub" ? x.value - y.value
-                                : x.value / y.value;
+      // Overflowing 64 bits is not a shape: leave the node to the converter.
+      int64_t v = 0;
+      if (op == "Div")
+        v = x.value / y.value;
+      else if (op == "Mul"   ? llvm::MulOverflow(x.value, y.value, v)
+               : op == "Add" ? llvm::AddOverflow(x.value, y.value, v)
+                             : llvm::SubOverflow(x.value, y.value, v))
+        return false;
       s.dims.push_back({v, {}, -1, false});
     }
     setSymbolicOutput(c, s);

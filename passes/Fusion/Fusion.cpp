@@ -62,14 +62,14 @@ OpClass classify(Operation *op) {
   // element on its own (one parallel loop nest over the result: generators,
   // gathers, inference batch norm), which fuse into their users likewise.
   if (op->hasTrait<OpTrait::Elementwise>() ||
-      isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
-          CompareOp, WhereOp, BroadcastToOp, BatchNormOp, FillLikeOp, IotaOp,
-          GatherOp, GatherElementsOp, EmbeddingOp, TriluOp>(op)) {
+      op->hasTrait<GraphTrait::BroadcastingElementwise>() ||
+      isa<BroadcastToOp, BatchNormOp, FillLikeOp, IotaOp, GatherOp,
+          GatherElementsOp, EmbeddingOp, TriluOp>(op)) {
     c.elementwise = true;
     return c;
   }
-  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
-          ArgMaxOp, ArgMinOp, GlobalAvgPoolOp, MaxPoolOp, AvgPoolOp>(op))
+  if (op->hasTrait<GraphTrait::Reduction>() ||
+      isa<ArgMaxOp, ArgMinOp, GlobalAvgPoolOp, MaxPoolOp, AvgPoolOp>(op))
     c.kind = FusionKind::reduction;
   else if (isa<SoftmaxOp, LogSoftmaxOp>(op))
     c.kind = FusionKind::softmax;

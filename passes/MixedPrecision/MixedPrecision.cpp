@@ -38,10 +38,11 @@ namespace {
 enum class Rule { Low, F32, Follow };
 
 Rule ruleOf(Operation *op) {
-  if (isa<MatmulOp, ConvOp>(op))
+  if (op->hasTrait<GraphTrait::Contraction>())
     return Rule::Low;
-  if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, ReduceSumOp,
-          ReduceMeanOp, ReduceProdOp, CumSumOp, DynamicReduceSumOp,
+  // Sums and products (not max/min, which round nothing) in f32 too.
+  if (op->hasTrait<GraphTrait::Normalization>() ||
+      isa<ReduceSumOp, ReduceMeanOp, ReduceProdOp, CumSumOp, DynamicReduceSumOp,
           DynamicCumSumOp, GlobalAvgPoolOp, AvgPoolOp, ExpOp, LogOp, PowOp,
           SqrtOp, RsqrtOp, CrossEntropyOp, MseLossOp>(op))
     return Rule::F32;

@@ -55,7 +55,7 @@ def PipelinePartsPass : Pass<"loom-pipeline-parts", "mlir::ModuleOp"> {
   let summary = "Build each pipeline stage's forward, backward and update";
   let description = [{
     For each stage function of `--loom-pipeline-stages` builds the parts
-    the runtime schedules (runtime/artifact/loom_artifact.proto, message
+    the runtime schedules (common/schema/loom_artifact.proto, message
     Pipeline, names the inputs and outputs):
 
     * `<stage>_F`: the forward; it returns the sent activations (or the

@@ -5,7 +5,7 @@
 // stage sends (or by the micro-batch's loss weight), and the ops are cut
 // into the forward (F), the input gradients (I) and the weight gradients
 // (W); values one part hands the next become named outputs and inputs
-// (runtime/artifact/loom_artifact.proto, message Pipeline). Then each
+// (common/schema/loom_artifact.proto, message Pipeline). Then each
 // pipeline rank gets the gradient function its optimizer step is built
 // from. See Passes.td.
 //

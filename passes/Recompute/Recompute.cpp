@@ -102,16 +102,13 @@ int64_t flopsOf(Operation *op) {
     return 5 * in;
   if (isa<graph::LayerNormOp, graph::BatchNormOp>(op))
     return 8 * in;
-  if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::ReduceMaxOp,
-          graph::ReduceMinOp, graph::ReduceProdOp, graph::MseLossOp,
-          graph::GlobalAvgPoolOp, graph::CumSumOp>(op))
+  if (op->hasTrait<graph::GraphTrait::Reduction>() ||
+      isa<graph::MseLossOp, graph::GlobalAvgPoolOp, graph::CumSumOp>(op))
     return in;
   if (isa<graph::MaxPoolOp, graph::AvgPoolOp>(op))
     return in;
   if (op->hasTrait<OpTrait::Elementwise>() ||
-      isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::PowOp,
-          graph::MaxOp, graph::MinOp, graph::RemOp, graph::ModOp,
-          graph::CompareOp, graph::WhereOp>(op))
+      op->hasTrait<graph::GraphTrait::BroadcastingElementwise>())
     return out;
   return 0;
 }
@@ -122,10 +119,8 @@ int64_t flopsOf(Operation *op) {
 /// backward.
 bool isCheap(Operation *op) {
   return op->hasTrait<OpTrait::Elementwise>() ||
-         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp,
-             graph::PowOp, graph::MaxOp, graph::MinOp, graph::RemOp,
-             graph::ModOp, graph::CompareOp, graph::WhereOp,
-             graph::BroadcastToOp, graph::FillLikeOp, graph::IotaOp,
+         op->hasTrait<graph::GraphTrait::BroadcastingElementwise>() ||
+         isa<graph::BroadcastToOp, graph::FillLikeOp, graph::IotaOp,
              graph::ReshapeOp, graph::SqueezeOp, graph::UnsqueezeOp,
              graph::FlattenOp, graph::TransposeOp, graph::SliceOp,
              graph::GatherOp, graph::EmbeddingOp, graph::TriluOp>(op);

@@ -3,19 +3,21 @@
 #ifndef LOOM_PASSES_TRANSFORMS_PASSES_H
 #define LOOM_PASSES_TRANSFORMS_PASSES_H
 
+#include "dialects/graph/GraphDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
 
 namespace loom {
 
-/// `--graph-sort-constants`: moves every graph.constant to the top of its
-/// function, ordered by type and value. Two functions that differ only in
-/// where their constants sit then print alike, which is how round-trip
-/// tests compare IR (after --cse, which merges equal constants).
-std::unique_ptr<mlir::Pass> createSortConstantsPass();
-
-void registerTransformsPasses();
+/// Declared in Passes.td: `--loom-sort-constants` (SortConstants.cpp), the
+/// constants of a function in a canonical order, for IR comparison.
+/// registerTransformsPasses() registers them for loom-opt.
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "passes/Transforms/Passes.h.inc"
 
 } // namespace loom
 

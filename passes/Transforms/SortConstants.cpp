@@ -9,18 +9,15 @@
 
 using namespace mlir;
 
+namespace loom {
+#define GEN_PASS_DEF_SORTCONSTANTSPASS
+#include "passes/Transforms/Passes.h.inc"
+} // namespace loom
+
 namespace {
 
 struct SortConstantsPass
-    : PassWrapper<SortConstantsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SortConstantsPass)
-
-  StringRef getArgument() const override { return "graph-sort-constants"; }
-  StringRef getDescription() const override {
-    return "Move graph.constant ops to the top of the function, ordered by "
-           "type and value";
-  }
-
+    : loom::impl::SortConstantsPassBase<SortConstantsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -42,9 +39,3 @@ struct SortConstantsPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> loom::createSortConstantsPass() {
-  return std::make_unique<SortConstantsPass>();
-}
-
-void loom::registerTransformsPasses() { PassRegistration<SortConstantsPass>(); }

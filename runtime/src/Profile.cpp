@@ -2,6 +2,8 @@
 
 #include "runtime/src/Profile.h"
 
+#include "loom/common/CodegenAbi.h"
+
 #include <chrono>
 
 namespace loom::runtime {
@@ -33,11 +35,13 @@ void Recorder::end(int64_t kernel) {
 
 extern "C" {
 // Called by the generated code around each kernel.
-__attribute__((visibility("default"))) void loom_rt_profile_begin(int64_t id) {
+__attribute__((visibility("default"))) void
+LOOM_ABI_RT_PROFILE_BEGIN(int64_t id) {
   if (loom::runtime::active)
     loom::runtime::active->begin(id);
 }
-__attribute__((visibility("default"))) void loom_rt_profile_end(int64_t id) {
+__attribute__((visibility("default"))) void
+LOOM_ABI_RT_PROFILE_END(int64_t id) {
   if (loom::runtime::active)
     loom::runtime::active->end(id);
 }

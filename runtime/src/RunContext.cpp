@@ -2,6 +2,8 @@
 
 #include "runtime/src/RunContext.h"
 
+#include "loom/common/CodegenAbi.h"
+
 #include <cstdlib>
 
 namespace loom::runtime {
@@ -127,7 +129,8 @@ struct Bytes1D {
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) void
-_mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
+LOOM_ABI_CIFACE(LOOM_ABI_RT_SLOT)(Bytes1D *result, int64_t slot,
+                                  int64_t bytes) {
   void *p = RunContext::current().slot(slot, bytes);
   if (!p) {
     // Out of memory: there is no status path out of the generated code;
@@ -141,6 +144,6 @@ _mlir_ciface_loom_rt_slot(Bytes1D *result, int64_t slot, int64_t bytes) {
 /// axis given as an input that the model cannot take): the run's status
 /// carries `message`. The code goes on with safe sizes and returns.
 extern "C" __attribute__((visibility("default"))) void
-loom_rt_fail(const char *message) {
+LOOM_ABI_RT_FAIL(const char *message) {
   RunContext::current().fail(message);
 }

@@ -10,9 +10,9 @@
 
 #include "loom/runtime.h"
 
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/FileIO.h"
 #include "runtime/src/CpuModule.h"
-#include "runtime/src/FileIO.h"
 #include "runtime/src/Profile.h"
 #include "runtime/src/RunContext.h"
 #include "runtime/src/Session.h"

@@ -9,8 +9,8 @@
 #ifndef LOOM_RUNTIME_SESSION_H
 #define LOOM_RUNTIME_SESSION_H
 
+#include "loom/common/Artifact.h"
 #include "loom/runtime.h"
-#include "runtime/src/Artifact.h"
 
 #include <string>
 

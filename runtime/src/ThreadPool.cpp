@@ -2,6 +2,8 @@
 
 #include "runtime/src/ThreadPool.h"
 
+#include "loom/common/CodegenAbi.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -32,8 +34,8 @@ void parallelFor(ChunkFn fn, void *ctx, int64_t n, int64_t grain, int threads) {
 } // namespace loom::runtime
 
 extern "C" __attribute__((visibility("default"))) void
-loom_rt_parallel_for(loom::runtime::ChunkFn fn, void *ctx, int64_t n,
-                     int64_t grain) {
+LOOM_ABI_RT_PARALLEL_FOR(loom::runtime::ChunkFn fn, void *ctx, int64_t n,
+                         int64_t grain) {
   if (n <= 0)
     return;
   int threads = loom::runtime::currentThreads();

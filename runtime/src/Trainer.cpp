@@ -3,15 +3,15 @@
 // A trainer drives a training artifact's step through loom_session_run: it
 // owns the state tensors, passes the micro-step counter and the schedule
 // horizon, and adopts each step's state outputs by swapping the pointers
-// (no copy). Checkpoints are Checkpoint messages (runtime/src/Checkpoint.h)
+// (no copy). Checkpoints are Checkpoint messages (loom/common/Checkpoint.h)
 // written atomically.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime.h"
 
-#include "runtime/src/Checkpoint.h"
-#include "runtime/src/FileIO.h"
+#include "loom/common/Checkpoint.h"
+#include "loom/common/FileIO.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/Trainer.h"
 #include "runtime/src/collectives/RunCollectives.h"

@@ -10,8 +10,8 @@
 #ifndef LOOM_RUNTIME_TRAINER_H
 #define LOOM_RUNTIME_TRAINER_H
 
+#include "loom/common/Checkpoint.h"
 #include "loom/runtime.h"
-#include "runtime/src/Checkpoint.h"
 
 #include <string>
 

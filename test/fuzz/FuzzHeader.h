@@ -1,7 +1,7 @@
 //===- FuzzHeader.h - fuzzing a file behind the header scheme ---*- C++ -*-===//
 //
 // Artifacts and checkpoints start with a header holding the message's
-// length and checksum (runtime/src/Artifact.h): almost every mutation of
+// length and checksum (loom/common/Artifact.h): almost every mutation of
 // a seed fails the checksum. The fuzz targets therefore check each input
 // twice: as it is (the header's checks), and with its message behind a
 // fresh header (the message's own checks).
@@ -11,7 +11,7 @@
 #ifndef LOOM_TEST_FUZZ_FUZZHEADER_H
 #define LOOM_TEST_FUZZ_FUZZHEADER_H
 
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -33,7 +33,7 @@ def field(number, wire, payload):
 
 
 def fnv1a(data):
-    # The runtime's basis (runtime/src/Artifact.cpp), which the format fixes.
+    # The runtime's basis (common/Artifact.cpp), which the format fixes.
     h = 1469598103934665603
     for b in data:
         h ^= b

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/Checkpoint.h"
+#include "loom/common/Checkpoint.h"
 
 #include <gtest/gtest.h>
 

@@ -17,8 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/cuda/CudaExecutor.h"
+#include "loom/common/Artifact.h"
 #include "loom/runtime.h"
-#include "runtime/src/Artifact.h"
 #include "runtime/src/cuda/CudaApi.h"
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/FileIO.h"
+#include "loom/common/FileIO.h"
 #include "runtime/src/cuda/CudaApi.h"
 #include "runtime/src/cuda/NvrtcCompiler.h"
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/src/pipeline/Schedule.h"
+#include "loom/common/Schedule.h"
 
 #include <gtest/gtest.h>
 

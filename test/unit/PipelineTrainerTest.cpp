@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/common/Artifact.h"
+#include "loom/common/Checkpoint.h"
 #include "loom/runtime.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/Checkpoint.h"
 
 #include <gtest/gtest.h>
 

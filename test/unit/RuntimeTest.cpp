@@ -5,7 +5,7 @@
 #include "compiler/InitAll.h"
 #include "examples/models/Models.h"
 #include "frontends/builder/GraphBuilder.h"
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/FileSystem.h"

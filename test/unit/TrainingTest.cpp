@@ -9,8 +9,8 @@
 
 #include "compiler/Compile.h"
 #include "compiler/InitAll.h"
+#include "loom/common/Checkpoint.h"
 #include "loom/runtime.hpp"
-#include "runtime/src/Checkpoint.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -16,12 +16,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/artifact/loom_artifact.pb.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/FileIO.h"
+#include "common/schema/loom_artifact.pb.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/FileIO.h"
+#include "loom/common/SourceChunks.h"
 #include "runtime/src/cuda/CudaApi.h"
 #include "runtime/src/cuda/NvrtcCompiler.h"
-#include "runtime/src/cuda/SourceChunks.h"
 
 #include <chrono>
 #include <cstdio>

@@ -9,7 +9,7 @@
 
 #include "tools/loom-run/Train.h"
 
-#include "tools/loom-run/TensorFiles.h"
+#include "tools/loom-run/Tensors.h"
 
 #include <unistd.h>
 

@@ -29,9 +29,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/common/FileHeader.h"
 #include "loom/runtime.h"
-#include "runtime/src/Artifact.h"
-#include "tools/loom-run/TensorFiles.h"
+#include "tools/loom-run/Tensors.h"
 #include "tools/loom-run/Train.h"
 
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 //===- Protocol.cpp - the Open Inference Protocol v2's JSON ---------------===//
 
 #include "tools/loom-serve/Protocol.h"
-#include "runtime/src/Float16.h"
+#include "loom/common/Float16.h"
 
 #include <nlohmann/json.hpp>
 

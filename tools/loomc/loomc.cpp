@@ -18,7 +18,8 @@
 #include "compiler/Training.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
-#include "tools/loom-run/TensorFiles.h"
+#include "loom/common/FileIO.h"
+#include "loom/common/TensorFiles.h"
 #include "tools/loomc/CudaTarget.h"
 
 #include "mlir/IR/Verifier.h"
@@ -205,11 +206,11 @@ static bool importOptions(loom::onnx_import::ImportOptions &options) {
     if (eq == std::string::npos || eq == 0)
       return fail("--bind takes NAME=FILE, not '" + b + "'");
     std::string name = b.substr(0, eq), error;
-    loom_tensor *t = loom::tools::readTensorFile(b.substr(eq + 1), error);
-    if (!t)
+    loom::files::HostTensor t;
+    if (!loom::files::readTensorFile(b.substr(eq + 1), t, error))
       return fail("--bind " + name + ": " + error);
-    options.bindings[name] = loom::tools::tensorProtoBytes(name, t);
-    loom_tensor_release(t);
+    options.bindings[name] =
+        loom::files::tensorProtoBytes(name, loom::files::viewOf(t));
   }
   return true;
 }
@@ -256,7 +257,7 @@ loadModel(MLIRContext &ctx, loom::onnx_import::ImportOptions options = {}) {
 
 static bool writeOutput(StringRef bytes) {
   std::string error;
-  return loom::tools::writeFileAtomically(outputPath, bytes.str(), error) ||
+  return loom::files::writeFileAtomically(outputPath, bytes.str(), error) ||
          fail(error);
 }
 
@@ -375,7 +376,7 @@ static int runTrain(MLIRContext &ctx) {
   llvm::Error budget = loom::finishTrainingReport(train, sink, compiled);
   std::string error;
   if (!reportPath.empty() &&
-      !loom::tools::writeFileAtomically(reportPath, sink.toJson(), error)) {
+      !loom::files::writeFileAtomically(reportPath, sink.toJson(), error)) {
     llvm::consumeError(std::move(budget));
     return exitError(error);
   }

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
+#include "loom/common/DType.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -27,45 +29,36 @@ namespace loom::codegen {
 
 namespace {
 
-/// The ABI's kinds (docs/distributed.md).
-enum Kind : int64_t {
-  kAllReduce = 0,
-  kAllGather = 1,
-  kReduceScatter = 2,
-  kBroadcast = 3,
-  kAllSlice = 4
-};
-
 /// The ABI's dtype (loom_dtype, ONNX's numbering) and function suffix of
 /// an element type; nullopt when the runtime has none.
 std::optional<std::pair<int64_t, StringRef>> dtypeOf(Type t) {
   if (t.isF32())
-    return std::pair<int64_t, StringRef>{1, "f32"};
+    return std::pair<int64_t, StringRef>{dtypes::kF32, "f32"};
   if (t.isF16())
-    return std::pair<int64_t, StringRef>{10, "f16"};
+    return std::pair<int64_t, StringRef>{dtypes::kF16, "f16"};
   if (t.isBF16())
-    return std::pair<int64_t, StringRef>{16, "bf16"};
+    return std::pair<int64_t, StringRef>{dtypes::kBF16, "bf16"};
   if (t.isF64())
-    return std::pair<int64_t, StringRef>{11, "f64"};
+    return std::pair<int64_t, StringRef>{dtypes::kF64, "f64"};
   if (t.isInteger(64))
-    return std::pair<int64_t, StringRef>{7, "i64"};
+    return std::pair<int64_t, StringRef>{dtypes::kI64, "i64"};
   if (t.isInteger(32))
-    return std::pair<int64_t, StringRef>{6, "i32"};
+    return std::pair<int64_t, StringRef>{dtypes::kI32, "i32"};
   if (t.isInteger(8))
-    return std::pair<int64_t, StringRef>{3, "i8"};
+    return std::pair<int64_t, StringRef>{dtypes::kI8, "i8"};
   return std::nullopt;
 }
 
 int64_t reductionCode(mesh::ReductionKind kind) {
   switch (kind) {
   case mesh::ReductionKind::Sum:
-    return 0;
+    return abi::kReduceSum;
   case mesh::ReductionKind::Max:
-    return 1;
+    return abi::kReduceMax;
   case mesh::ReductionKind::Min:
-    return 2;
+    return abi::kReduceMin;
   case mesh::ReductionKind::Product:
-    return 3;
+    return abi::kReduceProduct;
   default:
     return -1;
   }
@@ -109,28 +102,28 @@ struct CpuCollectivesPass : impl::CpuCollectivesPassBase<CpuCollectivesPass> {
     int64_t kind = 0, code = 0;
     ArrayRef<int16_t> axes;
     if (auto r = dyn_cast<mesh::AllReduceOp>(op)) {
-      kind = kAllReduce;
+      kind = abi::kAllReduce;
       code = reductionCode(r.getReduction());
       axes = r.getMeshAxes();
     } else if (auto r = dyn_cast<mesh::ReduceScatterOp>(op)) {
-      kind = kReduceScatter;
+      kind = abi::kReduceScatter;
       code = reductionCode(r.getReduction());
       axes = r.getMeshAxes();
       if (r.getScatterAxis().getSExtValue() != 0)
         return op->emitError("the CPU backend scatters dim 0 only");
     } else if (auto g = dyn_cast<mesh::AllGatherOp>(op)) {
-      kind = kAllGather;
+      kind = abi::kAllGather;
       axes = g.getMeshAxes();
       if (g.getGatherAxis().getSExtValue() != 0)
         return op->emitError("the CPU backend gathers along dim 0 only");
     } else if (auto s = dyn_cast<mesh::AllSliceOp>(op)) {
-      kind = kAllSlice;
+      kind = abi::kAllSlice;
       axes = s.getMeshAxes();
       if (s.getSliceAxis().getSExtValue() != 0)
         return op->emitError("the CPU backend slices dim 0 only");
     } else {
       auto bc = cast<mesh::BroadcastOp>(op);
-      kind = kBroadcast;
+      kind = abi::kBroadcast;
       axes = bc.getMeshAxes();
       ArrayRef<int64_t> root = bc.getRoot();
       if (root.size() != 1 || !bc.getRootDynamic().empty())
@@ -161,8 +154,8 @@ struct CpuCollectivesPass : impl::CpuCollectivesPassBase<CpuCollectivesPass> {
     auto outMem = MemRefType::get(outType.getShape(), outType.getElementType());
     auto unranked = UnrankedMemRefType::get(inType.getElementType(), 0);
     Type i64 = b.getI64Type();
-    std::string start = ("loom_rt_collective_start_" + dtype->second).str();
-    std::string wait = ("loom_rt_collective_wait_" + dtype->second).str();
+    std::string start = (abi::kRtCollectiveStartPrefix + dtype->second).str();
+    std::string wait = (abi::kRtCollectiveWaitPrefix + dtype->second).str();
     declareRuntimeFunction(
         module, start,
         b.getFunctionType({unranked, unranked, i64, i64, i64, i64}, {i64}),

@@ -59,18 +59,15 @@ using namespace mlir;
 
 namespace loom::codegen {
 
+#define GEN_PASS_DEF_COPYTOLINALGPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 /// memref.copy (from bufferization and buffer clones) becomes linalg.copy,
 /// which lowers to loops like every other linalg op. The upstream lowering
 /// of a non-contiguous memref.copy calls `memrefCopy` from MLIR's runner
 /// utilities, a library the runtime does not have.
-struct CopyToLinalgPass
-    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
-  StringRef getArgument() const final { return "loom-copy-to-linalg"; }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
-  }
+struct CopyToLinalgPass : impl::CopyToLinalgPassBase<CopyToLinalgPass> {
   void runOnOperation() override {
     getOperation().walk([](memref::CopyOp copy) {
       OpBuilder b(copy);
@@ -120,7 +117,7 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
-  pm.addPass(std::make_unique<CopyToLinalgPass>());
+  pm.addPass(createCopyToLinalgPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCpuMemoryPlanPass());
   pm.addPass(createExecToCpuPass());
@@ -162,7 +159,6 @@ void registerCpuCodegenDialects(DialectRegistry &registry) {
 
 void registerCpuCodegenPipelines() {
   registerCpuPasses();
-  PassRegistration<CopyToLinalgPass>();
   PassPipelineRegistration<>(
       "loom-cpu-lowering",
       "graph IR to the LLVM dialect: the CPU code path of loomc compile",

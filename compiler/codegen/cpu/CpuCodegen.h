@@ -1,6 +1,6 @@
 //===- CpuCodegen.h - graph IR to a CPU shared object -----------*- C++ -*-===//
 //
-// The CPU code path: graph ops -> linalg on tensors (--graph-to-linalg) ->
+// The CPU code path: graph ops -> linalg on tensors (--loom-graph-to-linalg) ->
 // elementwise fusion -> one-shot bufferization -> loops -> LLVM dialect ->
 // LLVM IR, optimized for the chosen CPU -> an object file -> a shared
 // object (linked with ld.lld), which the runtime loads without a linker.
@@ -42,7 +42,7 @@ struct CpuCodegenOptions {
 };
 
 /// The shared object and what the runtime needs to check and call it: see
-/// CpuCode in runtime/artifact/loom_artifact.proto.
+/// CpuCode in common/schema/loom_artifact.proto.
 struct CpuCode {
   std::string sharedObject;
   std::string entrySymbol;

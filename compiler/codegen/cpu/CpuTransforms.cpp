@@ -1,6 +1,7 @@
 //===- CpuTransforms.cpp - passes of the CPU code path --------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "dialects/kernel/KernelOps.h"
 
@@ -9,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -21,6 +23,15 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPUMATHAPPROXIMATIONPASS
+#define GEN_PASS_DEF_CPUFUSIONPASS
+#define GEN_PASS_DEF_CPULIBRARYCALLSPASS
+#define GEN_PASS_DEF_CPUPROFILEHOOKSPASS
+#define GEN_PASS_DEF_CPUINLINEKERNELSPASS
+#define GEN_PASS_DEF_CPUSCALARACCUMULATORSPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
 /// Whether `op`'s body is `out + a * b` (either operand order).
@@ -52,7 +63,7 @@ bool isDim(AffineExpr e, int64_t d) {
 }
 
 /// The kernel's flags (see loom_cpu_matmul_f32) when `op` is the matmul
-/// contraction --graph-to-linalg emits: loops (batch..., [m], [n], k),
+/// contraction --loom-graph-to-linalg emits: loops (batch..., [m], [n], k),
 /// output (batch..., [m], [n]), each operand's batch dims right-aligned
 /// (a broadcast size-1 dim reads index 0), then its matrix dims.
 std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
@@ -81,7 +92,8 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   if (batch < 0)
     return std::nullopt;
   int64_t m = batch, n = batch + !lhsVec;
-  int64_t flags = (lhsVec ? 4 : 0) | (rhsVec ? 8 : 0);
+  int64_t flags = (lhsVec ? abi::kMatmulLhsVector : 0) |
+                  (rhsVec ? abi::kMatmulRhsVector : 0);
 
   // Batch exprs of an operand with `own` batch dims.
   auto batchOk = [&](AffineMap map, int64_t matrixDims) {
@@ -113,7 +125,7 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   } else {
     if (!batchOk(lhs, 2) || !matrix(lhs, m, k, trans))
       return std::nullopt;
-    flags |= trans ? 1 : 0;
+    flags |= trans ? abi::kMatmulTransposeLhs : 0;
   }
   if (rhsVec) {
     if (!isDim(rhs.getResult(0), k))
@@ -121,19 +133,13 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
   } else {
     if (!batchOk(rhs, 2) || !matrix(rhs, k, n, trans))
       return std::nullopt;
-    flags |= trans ? 2 : 0;
+    flags |= trans ? abi::kMatmulTransposeRhs : 0;
   }
   return flags;
 }
 
 struct CpuMathApproximationPass
-    : PassWrapper<CpuMathApproximationPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuMathApproximationPass)
-  StringRef getArgument() const final { return "loom-cpu-math-approximation"; }
-  StringRef getDescription() const final {
-    return "transcendental math ops as inline polynomials; fast-math flags "
-           "(contract; reassoc in reductions) in linalg bodies";
-  }
+    : impl::CpuMathApproximationPassBase<CpuMathApproximationPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
@@ -162,13 +168,7 @@ struct CpuMathApproximationPass
   }
 };
 
-struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuFusionPass)
-  StringRef getArgument() const final { return "loom-cpu-fusion"; }
-  StringRef getDescription() const final {
-    return "fuse elementwise linalg ops, never into a matmul nor across a "
-           "kernel.fusion boundary";
-  }
+struct CpuFusionPass : impl::CpuFusionPassBase<CpuFusionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
@@ -191,12 +191,7 @@ struct CpuFusionPass : PassWrapper<CpuFusionPass, OperationPass<>> {
 };
 
 struct CpuLibraryCallsPass
-    : PassWrapper<CpuLibraryCallsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuLibraryCallsPass)
-  StringRef getArgument() const final { return "loom-cpu-library-calls"; }
-  StringRef getDescription() const final {
-    return "f32 matmuls and convolutions to the runtime's kernels";
-  }
+    : impl::CpuLibraryCallsPassBase<CpuLibraryCallsPass> {
   /// Replaces `op` by a call of `name(memref<*xf32> x3, i64 x ints)` on
   /// its three memref operands (as unranked memrefs) and `ints`.
   static void replaceByCall(ModuleOp module, Operation *op, StringRef name,
@@ -236,11 +231,11 @@ struct CpuLibraryCallsPass
           auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
           if (fill && fill.output() == generic.getDpsInits()[0] &&
               matchPattern(fill.value(), m_AnyZeroFloat())) {
-            *flags |= 16;
+            *flags |= abi::kMatmulOverwrite;
             fill->erase();
           }
           calls.push_back({op, {*flags}});
-          names.push_back("loom_cpu_matmul_f32");
+          names.push_back(abi::kCpuMatmulF32);
         }
       } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
         if (!conv.hasPureBufferSemantics() || !allF32Memrefs(op))
@@ -248,7 +243,7 @@ struct CpuLibraryCallsPass
         auto s = conv.getStrides().getValues<int64_t>();
         auto d = conv.getDilations().getValues<int64_t>();
         calls.push_back({op, {s[0], s[1], d[0], d[1]}});
-        names.push_back("loom_cpu_conv2d_nchw_f32");
+        names.push_back(abi::kCpuConv2dNchwF32);
       }
     });
     for (auto [call, name] : llvm::zip(calls, names))
@@ -315,7 +310,7 @@ std::string kernelName(Operation *op) {
   if (!region.empty())
     os << region << ": ";
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    os << call.getCallee().drop_front(strlen("loom_cpu_"));
+    os << call.getCallee().drop_front(strlen(abi::kCpuKernelPrefix));
   } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
     // The body's arithmetic, e.g. "generic(addf,maximumf)".
     os << "generic(";
@@ -362,21 +357,16 @@ bool isKernel(Operation *op) {
   if (isa<linalg::LinalgOp, memref::CopyOp>(op))
     return true;
   auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee().starts_with("loom_cpu_");
+  return call && call.getCallee().starts_with(abi::kCpuKernelPrefix);
 }
 
 struct CpuProfileHooksPass
-    : PassWrapper<CpuProfileHooksPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuProfileHooksPass)
-  StringRef getArgument() const final { return "loom-cpu-profile-hooks"; }
-  StringRef getDescription() const final {
-    return "bracket each kernel with the runtime's profiling hooks";
-  }
+    : impl::CpuProfileHooksPassBase<CpuProfileHooksPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     Type i64 = b.getI64Type();
-    for (StringRef hook : {"loom_rt_profile_begin", "loom_rt_profile_end"})
+    for (StringRef hook : {abi::kRtProfileBegin, abi::kRtProfileEnd})
       declareRuntimeFunction(module, hook, b.getFunctionType({i64}, {}),
                              /*cInterface=*/false);
     SmallVector<Attribute> names;
@@ -392,11 +382,11 @@ struct CpuProfileHooksPass
         OpBuilder at(op);
         Value id =
             at.create<arith::ConstantIntOp>(op->getLoc(), names.size() - 1, 64);
-        at.create<func::CallOp>(op->getLoc(), "loom_rt_profile_begin",
-                                TypeRange{}, id);
+        at.create<func::CallOp>(op->getLoc(), abi::kRtProfileBegin, TypeRange{},
+                                id);
         at.setInsertionPointAfter(op);
-        at.create<func::CallOp>(op->getLoc(), "loom_rt_profile_end",
-                                TypeRange{}, id);
+        at.create<func::CallOp>(op->getLoc(), abi::kRtProfileEnd, TypeRange{},
+                                id);
       }
     }
     module->setAttr(kKernelNamesAttr, b.getArrayAttr(names));
@@ -404,13 +394,7 @@ struct CpuProfileHooksPass
 };
 
 struct CpuInlineKernelsPass
-    : PassWrapper<CpuInlineKernelsPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuInlineKernelsPass)
-  StringRef getArgument() const final { return "loom-cpu-inline-kernels"; }
-  StringRef getDescription() const final {
-    return "inline each kernel.fusion body into its parent, its ops' "
-           "locations tagged with the region's name";
-  }
+    : impl::CpuInlineKernelsPassBase<CpuInlineKernelsPass> {
   void runOnOperation() override {
     SmallVector<kernel::FusionOp> fusions;
     getOperation()->walk([&](kernel::FusionOp op) { fusions.push_back(op); });
@@ -434,13 +418,7 @@ struct CpuInlineKernelsPass
 };
 
 struct CpuScalarAccumulatorsPass
-    : PassWrapper<CpuScalarAccumulatorsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuScalarAccumulatorsPass)
-  StringRef getArgument() const final { return "loom-cpu-scalar-accumulators"; }
-  StringRef getDescription() const final {
-    return "reduce into a stack scalar (copied in and out) instead of a "
-           "rank-0 buffer of the arena, so the sum stays in a register";
-  }
+    : impl::CpuScalarAccumulatorsPassBase<CpuScalarAccumulatorsPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isDeclaration())
@@ -474,40 +452,6 @@ struct CpuScalarAccumulatorsPass
 
 } // namespace
 
-void registerCpuPasses() {
-  PassRegistration<CpuFusionPass>();
-  PassRegistration<CpuInlineKernelsPass>();
-  PassRegistration<CpuMathApproximationPass>();
-  PassRegistration<CpuLibraryCallsPass>();
-  PassRegistration<CpuProfileHooksPass>();
-  PassRegistration<CpuScalarAccumulatorsPass>();
-  registerCpuCodegenPasses();
-  registerCpuParallelLoopsPass();
-  registerCpuRuntimeChecksPass();
-}
-
-std::unique_ptr<Pass> createCpuProfileHooksPass() {
-  return std::make_unique<CpuProfileHooksPass>();
-}
-
-std::unique_ptr<Pass> createCpuMathApproximationPass() {
-  return std::make_unique<CpuMathApproximationPass>();
-}
-
-std::unique_ptr<Pass> createCpuFusionPass() {
-  return std::make_unique<CpuFusionPass>();
-}
-
-std::unique_ptr<Pass> createCpuInlineKernelsPass() {
-  return std::make_unique<CpuInlineKernelsPass>();
-}
-
-std::unique_ptr<Pass> createCpuLibraryCallsPass() {
-  return std::make_unique<CpuLibraryCallsPass>();
-}
-
-std::unique_ptr<Pass> createCpuScalarAccumulatorsPass() {
-  return std::make_unique<CpuScalarAccumulatorsPass>();
-}
+void registerCpuPasses() { registerCpuCodegenPasses(); }
 
 } // namespace loom::codegen

@@ -2,7 +2,7 @@
 //
 // Each function's exec.buffers become views of the slots that the runtime
 // keeps per run context, `loom_rt_slot(slot, bytes) -> memref<?xi8>`
-// (runtime/src/RunContext.cpp):
+// (loom/common/CodegenAbi.h):
 //
 //   %arena = call @loom_rt_slot(%c0_i64, %arena_bytes)    // top of function
 //   %a = memref.view %arena[%offset][] : memref<?xi8> to memref<64x64xf32>
@@ -19,6 +19,7 @@
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
 #include "dialects/exec/ExecOps.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,7 +34,7 @@ namespace loom::codegen {
 
 namespace {
 
-constexpr const char *kSlotHook = "loom_rt_slot";
+constexpr const char *kSlotHook = abi::kRtSlot;
 
 struct ExecToCpuPass : impl::ExecToCpuPassBase<ExecToCpuPass> {
   void runOnOperation() override {

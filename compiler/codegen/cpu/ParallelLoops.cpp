@@ -14,13 +14,14 @@
 // it packs the operands' descriptor pointers into a context and calls the
 // runtime's `loom_rt_parallel_for(trampoline, ctx, n, grain)`, which runs
 // `trampoline(ctx, lo, hi)` over chunks of [0, n) on its thread pool
-// (runtime/src/ThreadPool.cpp); the trampoline unpacks the context and
+// (loom/common/CodegenAbi.h); the trampoline unpacks the context and
 // calls @loom_par_N's C interface. `grain` is the elements of work per
 // index of the loop, for the runtime to decide whether threads pay off.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -34,6 +35,10 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPUPARALLELLOOPSPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
 constexpr const char *kBodyPrefix = "loom_par_";
@@ -140,13 +145,7 @@ void generalizeCopies(func::FuncOp func) {
 }
 
 struct CpuParallelLoopsPass
-    : PassWrapper<CpuParallelLoopsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuParallelLoopsPass)
-  StringRef getArgument() const final { return "loom-cpu-parallel-loops"; }
-  StringRef getDescription() const final {
-    return "outline loop nests with a parallel outer loop for the runtime's "
-           "thread pool";
-  }
+    : impl::CpuParallelLoopsPassBase<CpuParallelLoopsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -270,14 +269,6 @@ struct CpuParallelLoopsPass
 
 } // namespace
 
-std::unique_ptr<Pass> createCpuParallelLoopsPass() {
-  return std::make_unique<CpuParallelLoopsPass>();
-}
-
-void registerCpuParallelLoopsPass() {
-  PassRegistration<CpuParallelLoopsPass>();
-}
-
 LogicalResult addParallelDispatchers(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
@@ -301,8 +292,8 @@ LogicalResult addParallelDispatchers(ModuleOp module) {
              << index << " is broken";
     Location loc = dispatch.getLoc();
     b.setInsertionPointToEnd(module.getBody());
-    if (!module.lookupSymbol<LLVM::LLVMFuncOp>("loom_rt_parallel_for"))
-      b.create<LLVM::LLVMFuncOp>(loc, "loom_rt_parallel_for", runtimeType);
+    if (!module.lookupSymbol<LLVM::LLVMFuncOp>(abi::kRtParallelFor))
+      b.create<LLVM::LLVMFuncOp>(loc, abi::kRtParallelFor, runtimeType);
     unsigned numOperands = dispatch.getNumArguments() - 2;
 
     // The trampoline: ctx holds the operands' descriptor pointers.
@@ -335,7 +326,7 @@ LogicalResult addParallelDispatchers(ModuleOp module) {
         db.create<LLVM::StoreOp>(loc, block->getArgument(i + 2), slot);
       }
       Value fn = db.create<LLVM::AddressOfOp>(loc, ptr, trampoline.getName());
-      db.create<LLVM::CallOp>(loc, TypeRange{}, "loom_rt_parallel_for",
+      db.create<LLVM::CallOp>(loc, TypeRange{}, abi::kRtParallelFor,
                               ValueRange{fn, context, block->getArgument(0),
                                          block->getArgument(1)});
       db.create<LLVM::ReturnOp>(loc, ValueRange{});

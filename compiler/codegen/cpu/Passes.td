@@ -1,7 +1,8 @@
 //===- Passes.td - passes of the CPU code path -------------*- tablegen -*-===//
 //
-// 16-bit floats, the memory plan and its CPU lowering. The other CPU passes
-// are declared in CpuTransforms.h.
+// Every pass of the CPU code path, in pipeline order where it matters
+// (CpuCodegen.cpp's buildCpuLoweringPipeline says why each is there). Each
+// has a lit test named after its flag in test/compiler/codegen/cpu/.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,7 +137,7 @@ def ExecToCpuPass : Pass<"loom-exec-to-cpu", "mlir::ModuleOp"> {
   let description = [{
     Lowers each `exec.buffer` to a `memref.view` of a slot that the runtime
     hands out with `loom_rt_slot(slot, bytes) -> memref<?xi8>`
-    (runtime/src/RunContext.cpp): one call for the arena (slot 0) at the
+    (loom/common/CodegenAbi.h): one call for the arena (slot 0) at the
     top of each function, shared by its static-size buffers, and one call
     per dynamic-size buffer where it is made, with that buffer's bytes, so
     the runtime grows the slot to the largest of them. Then erases the
@@ -147,6 +148,129 @@ def ExecToCpuPass : Pass<"loom-exec-to-cpu", "mlir::ModuleOp"> {
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
   ];
+}
+
+def CpuFusionPass : Pass<"loom-cpu-fusion"> {
+  let summary = "fuse elementwise linalg ops, never into a matmul nor across "
+                "a kernel.fusion boundary";
+  let description = [{
+    On tensors: fuses elementwise `linalg.generic` producers into their
+    consumers (an elementwise chain, or a chain feeding a reduction, becomes
+    one loop nest), except into a matmul contraction, which stays a library
+    call. A producer with several users is computed once and stored, not
+    recomputed inside each. `kernel.fusion` regions are isolated from above,
+    so nothing fuses across their boundaries; a region whose body folds away
+    is replaced by the operands it forwards.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def CpuInlineKernelsPass : Pass<"loom-cpu-inline-kernels"> {
+  let summary = "inline each kernel.fusion body into its parent, its ops' "
+                "locations tagged with the region's name";
+  let description = [{
+    Inlines the body of each `kernel.fusion` into its parent, once the ops
+    of each region are lowered and fused among themselves; each inlined op's
+    location becomes a `FusedLoc` whose metadata is the region's name, so
+    the profile hooks can name kernels after their region.
+  }];
+}
+
+def CpuMathApproximationPass : Pass<"loom-cpu-math-approximation"> {
+  let summary = "transcendental math ops as inline polynomials; fast-math "
+                "flags (contract; reassoc in reductions) in linalg bodies";
+  let description = [{
+    Replaces tanh, exp, log, erf and the other transcendental math ops by
+    MLIR's polynomial approximations (inline arithmetic that LLVM can
+    vectorize, accurate to a few ulp in f32) instead of scalar libm calls.
+    In `linalg.generic` bodies, arithmetic gets the `contract` fast-math
+    flag, and `reassoc` too in reductions (so LLVM vectorizes them);
+    float conversions get none (extf(truncf(x)) must not fold to x).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def CpuLibraryCallsPass : Pass<"loom-cpu-library-calls", "mlir::ModuleOp"> {
+  let summary = "f32 matmuls and convolutions to the runtime's kernels";
+  let description = [{
+    On buffers: replaces each f32 matmul contraction that loom-graph-to-linalg
+    emits, and each f32 `linalg.conv_2d_nchw_fchw`, by a call to the
+    runtime's kernels (`loom_cpu_matmul_f32`, `loom_cpu_conv2d_nchw_f32` in
+    loom/common/CodegenAbi.h; OpenBLAS behind them).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def CpuProfileHooksPass : Pass<"loom-cpu-profile-hooks", "mlir::ModuleOp"> {
+  let summary = "bracket each kernel with the runtime's profiling hooks";
+  let description = [{
+    On buffers, in each public function: brackets each kernel (a linalg op,
+    a library call, a `memref.copy`) with calls to the runtime's profiling
+    hooks `loom_rt_profile_begin/end(i64 id)`, and records the kernels'
+    names (op, fused body, shape, source location) in the module attribute
+    `loom.kernels`, indexed by id.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def CpuScalarAccumulatorsPass
+    : Pass<"loom-cpu-scalar-accumulators", "mlir::ModuleOp"> {
+  let summary = "reduce into a stack scalar (copied in and out) instead of "
+                "a rank-0 buffer of the arena, so the sum stays in a register";
+  let description = [{
+    On buffers: a reduction into a rank-0 buffer (a full sum, a squared
+    norm) accumulates in a stack scalar of its own, copied in before and
+    out after. The arena buffer and the input it reduces share one base
+    pointer, so LLVM stored and reloaded the sum at every element and
+    vectorized nothing (1 ms instead of 0.1 ms for 800 K floats); an
+    alloca it keeps in a register.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def CpuParallelLoopsPass : Pass<"loom-cpu-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "outline loop nests with a parallel outer loop for the "
+                "runtime's thread pool";
+  let description = [{
+    On buffers: outlines each `linalg.generic` whose outer loop is parallel
+    into a function over a range of that loop, called through the runtime's
+    thread pool (`loom_rt_parallel_for`); fills of a constant and
+    transposes become such generics first. After lowering to LLVM,
+    `addParallelDispatchers()` defines the dispatchers. See
+    ParallelLoops.cpp.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def CpuRuntimeChecksPass : Pass<"loom-cpu-runtime-checks", "mlir::ModuleOp"> {
+  let summary = "turn cf.assert into calls of the runtime's loom_rt_fail";
+  let description = [{
+    Turns each `cf.assert` (a run-time check of a lowering) into a call of
+    the runtime's `loom_rt_fail(message)` when it fails: the run returns an
+    error status instead of aborting the process. See RuntimeChecks.cpp.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def CopyToLinalgPass : Pass<"loom-copy-to-linalg", "mlir::ModuleOp"> {
+  let summary = "memref.copy to linalg.copy";
+  let description = [{
+    `memref.copy` (from bufferization and buffer clones) becomes
+    `linalg.copy`, which lowers to loops like every other linalg op. The
+    upstream lowering of a non-contiguous `memref.copy` calls `memrefCopy`
+    from MLIR's runner utilities, a library the runtime does not have.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 #endif // LOOM_COMPILER_CODEGEN_CPU_PASSES_TD

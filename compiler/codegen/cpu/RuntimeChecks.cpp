@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "loom/common/CodegenAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -21,21 +22,16 @@
 using namespace mlir;
 
 namespace loom::codegen {
+
+#define GEN_PASS_DEF_CPURUNTIMECHECKSPASS
+#include "compiler/codegen/cpu/Passes.h.inc"
+
 namespace {
 
-constexpr const char *kFailHook = "loom_rt_fail";
+constexpr const char *kFailHook = abi::kRtFail;
 
 struct CpuRuntimeChecksPass
-    : PassWrapper<CpuRuntimeChecksPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuRuntimeChecksPass)
-  StringRef getArgument() const final { return "loom-cpu-runtime-checks"; }
-  StringRef getDescription() const final {
-    return "turn cf.assert into calls of the runtime's loom_rt_fail";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, LLVM::LLVMDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+    : impl::CpuRuntimeChecksPassBase<CpuRuntimeChecksPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -78,13 +74,5 @@ struct CpuRuntimeChecksPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createCpuRuntimeChecksPass() {
-  return std::make_unique<CpuRuntimeChecksPass>();
-}
-
-void registerCpuRuntimeChecksPass() {
-  PassRegistration<CpuRuntimeChecksPass>();
-}
 
 } // namespace loom::codegen

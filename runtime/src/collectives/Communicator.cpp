@@ -2,7 +2,7 @@
 
 #include "runtime/src/collectives/Communicator.h"
 
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -2,8 +2,8 @@
 
 #include "runtime/src/collectives/GlooCommunicator.h"
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/Float16.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/Float16.h"
 #include "runtime/src/collectives/TcpStore.h"
 
 #include <gloo/allgather.h>

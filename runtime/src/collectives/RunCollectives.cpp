@@ -2,7 +2,7 @@
 
 #include "runtime/src/collectives/RunCollectives.h"
 
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 #include "runtime/src/RunContext.h"
 
 #include <cstring>

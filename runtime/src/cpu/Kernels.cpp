@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/common/CodegenAbi.h"
 #include "runtime/src/ThreadPool.h"
 
 #include <cblas.h>
@@ -122,11 +123,14 @@ extern "C" {
 /// (the generated code drops its zero fill). Batch dims broadcast
 /// NumPy-style (right-aligned, size 1 widens).
 __attribute__((visibility("default"))) void
-_mlir_ciface_loom_cpu_matmul_f32(Unranked *lhsU, Unranked *rhsU, Unranked *outU,
-                                 int64_t flags) {
+LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
+                                         Unranked *outU, int64_t flags) {
+  using namespace loom::abi;
   bool oneDnn = gemmOnOneDnn();
-  bool transL = flags & 1, transR = flags & 2;
-  bool lhsVec = flags & 4, rhsVec = flags & 8, overwrite = flags & 16;
+  bool transL = flags & kMatmulTransposeLhs,
+       transR = flags & kMatmulTransposeRhs;
+  bool lhsVec = flags & kMatmulLhsVector, rhsVec = flags & kMatmulRhsVector,
+       overwrite = flags & kMatmulOverwrite;
   float beta = overwrite ? 0.0f : 1.0f;
   View L = view(lhsU), R = view(rhsU), O = view(outU);
   int64_t lm = lhsVec ? 1 : 2, rm = rhsVec ? 1 : 2;
@@ -257,9 +261,10 @@ extern "C" {
 ///                      * filter[f, c, kh, kw], f32 (the input is already
 /// padded). im2col, then one GEMM per image.
 __attribute__((visibility("default"))) void
-_mlir_ciface_loom_cpu_conv2d_nchw_f32(Unranked *inU, Unranked *filterU,
-                                      Unranked *outU, int64_t sh, int64_t sw,
-                                      int64_t dh, int64_t dw) {
+LOOM_ABI_CIFACE(LOOM_ABI_CPU_CONV2D_NCHW_F32)(Unranked *inU, Unranked *filterU,
+                                              Unranked *outU, int64_t sh,
+                                              int64_t sw, int64_t dh,
+                                              int64_t dw) {
   bool oneDnn = gemmOnOneDnn();
   View I = view(inU), W = view(filterU), O = view(outU);
   int64_t N = O.sizes[0], F = O.sizes[1], OH = O.sizes[2], OW = O.sizes[3];

@@ -2,9 +2,9 @@
 
 #include "runtime/src/cuda/CudaExecutor.h"
 
+#include "loom/common/SourceChunks.h"
 #include "runtime/src/cuda/CudaApi.h"
 #include "runtime/src/cuda/NvrtcCompiler.h"
-#include "runtime/src/cuda/SourceChunks.h"
 
 #include <algorithm>
 #include <cctype>
@@ -49,7 +49,7 @@ bool isIdentifier(const std::string &s) {
 /// The number of parameters of `LOOM_KERNEL void NAME(...)` in `source`;
 /// -1 when the declaration is not there.
 int declaredParams(const std::string &source, const std::string &name) {
-  std::string head = "LOOM_KERNEL void " + name + "(";
+  std::string head = kKernelDecl + name + "(";
   size_t at = source.find(head);
   if (at == std::string::npos)
     return -1;

@@ -25,7 +25,7 @@
 #ifndef LOOM_RUNTIME_CUDA_CUDAEXECUTOR_H
 #define LOOM_RUNTIME_CUDA_CUDAEXECUTOR_H
 
-#include "runtime/src/Artifact.h"
+#include "loom/common/Artifact.h"
 
 #include <cstdint>
 #include <memory>

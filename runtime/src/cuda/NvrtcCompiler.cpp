@@ -2,8 +2,8 @@
 
 #include "runtime/src/cuda/NvrtcCompiler.h"
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/FileIO.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/FileIO.h"
 #include "runtime/src/cuda/CudaApi.h"
 
 #include <algorithm>

@@ -19,9 +19,9 @@
 #ifndef LOOM_RUNTIME_PIPELINE_EXECUTOR_H
 #define LOOM_RUNTIME_PIPELINE_EXECUTOR_H
 
+#include "loom/common/Artifact.h"
+#include "loom/common/Schedule.h"
 #include "loom/runtime.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/pipeline/Schedule.h"
 
 #include <cstdio>
 #include <map>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Round trips ONNX -> IR -> ONNX -> IR for every backend node test that
 # imports (node-import-expected.txt) and for the PyTorch models under
-# test/models, and compares the two IRs after --cse --graph-sort-constants
+# test/models, and compares the two IRs after --cse --loom-sort-constants
 # (which only merge equal constants and put them in one order). `loomc
 # export` runs the ONNX checker with strict shape inference itself; the
 # exported models are checked again by python3-onnx's onnx.checker.
@@ -17,7 +17,7 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 if [ -n "$keep" ]; then rm -rf "$keep"; mkdir -p "$keep"; fi
 equal=0; differ=0
 
-normalize() { "$opt" --canonicalize --cse --graph-sort-constants "$1"; }
+normalize() { "$opt" --canonicalize --cse --loom-sort-constants "$1"; }
 
 # roundtrip NAME MODEL: prints why on failure.
 roundtrip() {

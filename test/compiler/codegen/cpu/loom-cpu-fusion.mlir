@@ -1,4 +1,4 @@
-// RUN: loom-opt --graph-to-linalg --loom-cpu-fusion %s | FileCheck %s
+// RUN: loom-opt --loom-graph-to-linalg --loom-cpu-fusion %s | FileCheck %s
 
 // An elementwise chain becomes one generic; the chain feeding a matmul
 // does not fuse into it (the matmul stays a library call), but the bias
@@ -35,7 +35,7 @@ func.func @shared(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
 }
 
 // kernel.fusion regions (from --loom-fusion) are lowered in place by
-// --graph-to-linalg and bound the fusion: a chain fuses within its region,
+// --loom-graph-to-linalg and bound the fusion: a chain fuses within its region,
 // never across two (each region is isolated from above).
 // CHECK-LABEL: func.func @regions
 // CHECK: %[[A:.*]] = kernel.fusion "fusion_0" elementwise

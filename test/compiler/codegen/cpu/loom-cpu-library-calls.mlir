@@ -1,6 +1,6 @@
 // RUN: loom-opt --loom-cpu-library-calls --split-input-file %s | FileCheck %s
 
-// The matmul contraction --graph-to-linalg emits (batch broadcast on the
+// The matmul contraction --loom-graph-to-linalg emits (batch broadcast on the
 // rhs, rhs transposed) becomes one call of the GEMM kernel, flags = 2.
 // CHECK-LABEL: func.func @batched_transposed
 // CHECK: %[[L:.*]] = memref.cast %arg0 : memref<?x5x3xf32> to memref<*xf32>

@@ -1,0 +1,429 @@
+//===- Artifact.cpp - reading .loom files ---------------------------------===//
+//
+// Checks everything in a file before the runtime trusts it: magic,
+// version, the protobuf, dtypes, ranks, weight sizes against their dims.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/common/Artifact.h"
+#include "loom/common/DType.h"
+#include "loom/common/Schedule.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace loom::artifact {
+
+size_t dtypeSize(int dtype) { return dtypes::sizeOf(dtype); }
+
+/// The largest rank a signature may have.
+static constexpr int kMaxRank = 16;
+
+static bool checkSignature(const TensorSignature &sig, const char *what,
+                           int index, std::string &error) {
+  std::string where = std::string(what) + " " + std::to_string(index) + " ('" +
+                      sig.name() + "')";
+  if (dtypeSize(sig.dtype()) == 0) {
+    error = where + " has an unknown dtype " + std::to_string(sig.dtype());
+    return false;
+  }
+  if (sig.dims_size() > kMaxRank) {
+    error = where + " has rank " + std::to_string(sig.dims_size()) +
+            ", more than " + std::to_string(kMaxRank);
+    return false;
+  }
+  for (const Dim &d : sig.dims()) {
+    if (d.size() < -1) {
+      error = where + " has a negative dim " + std::to_string(d.size());
+      return false;
+    }
+  }
+  return true;
+}
+
+const char *dtypeName(int dtype) { return dtypes::nameOf(dtype); }
+
+std::string typeString(int dtype, const int64_t *dims, size_t rank) {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+bool tensorBytes(int dtype, const int64_t *dims, size_t rank, uint64_t maxBytes,
+                 const std::string &where, uint64_t &bytes,
+                 std::string &error) {
+  size_t elemSize = dtypeSize(dtype);
+  if (elemSize == 0) {
+    error = where + " has an unknown dtype " + std::to_string(dtype);
+    return false;
+  }
+  if (rank > static_cast<size_t>(kMaxRank)) {
+    error = where + " has " + std::to_string(rank) + " dims, more than " +
+            std::to_string(kMaxRank);
+    return false;
+  }
+  for (size_t i = 0; i < rank; ++i)
+    if (dims[i] < 0) {
+      error = where + " has a negative dim " + std::to_string(dims[i]);
+      return false;
+    }
+  // Overflow-safe: the size only grows while it stays within maxBytes.
+  uint64_t size = elemSize;
+  bool zero = false;
+  for (size_t i = 0; i < rank; ++i)
+    zero |= dims[i] == 0;
+  for (size_t i = 0; i < rank && !zero; ++i) {
+    uint64_t d = static_cast<uint64_t>(dims[i]);
+    if (size > maxBytes / d) {
+      error = where + " is " + typeString(dtype, dims, rank) +
+              ", more than the limit of " + std::to_string(maxBytes) +
+              " bytes per tensor";
+      return false;
+    }
+    size *= d;
+  }
+  bytes = zero ? 0 : size;
+  if (bytes > maxBytes) {
+    error = where + " is " + typeString(dtype, dims, rank) +
+            ", more than the limit of " + std::to_string(maxBytes) +
+            " bytes per tensor";
+    return false;
+  }
+  return true;
+}
+
+bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
+                     const std::string &where, std::string &error,
+                     uint64_t maxBytes) {
+  uint64_t need = 0;
+  if (!tensorBytes(dtype, dims, rank, maxBytes, where, need, error))
+    return false;
+  if (need != bytes) {
+    error = where + " holds " + std::to_string(bytes) +
+            " bytes, its dims need " + std::to_string(need);
+    return false;
+  }
+  return true;
+}
+
+/// The static dims of `sig`, or false when one is dynamic.
+static bool staticDims(const TensorSignature &sig, std::vector<int64_t> &dims) {
+  dims.clear();
+  for (const Dim &d : sig.dims()) {
+    if (d.size() < 0)
+      return false;
+    dims.push_back(d.size());
+  }
+  return true;
+}
+
+/// A training artifact's Training message against its signature: every
+/// index in range and used once, the scalars' types, each state's input
+/// and output of one static type, initial values of the right size.
+static bool checkTraining(const Artifact &a, const Limits &limits,
+                          std::string &error) {
+  const Training &t = a.training();
+  error = "training: ";
+  if (t.accumulate() < 1) {
+    error += "accumulate is " + std::to_string(t.accumulate()) +
+             ", it must be at least 1";
+    return false;
+  }
+  if (t.total_steps() < 0) {
+    error += "total_steps is negative";
+    return false;
+  }
+  std::vector<int> inputUse(a.inputs_size(), 0), outputUse(a.outputs_size(), 0);
+  // An input (or output) `index` that must exist, be unused so far, and
+  // when `dtype` is set be a scalar of that dtype.
+  auto use = [&](bool input, int64_t index, const std::string &what,
+                 int dtype) {
+    int count = input ? a.inputs_size() : a.outputs_size();
+    if (index < 0 || index >= count) {
+      error += what + " is " + (input ? "input " : "output ") +
+               std::to_string(index) + ", out of range (" +
+               std::to_string(count) + ")";
+      return false;
+    }
+    if ((input ? inputUse : outputUse)[index]++) {
+      error += what + " uses " + (input ? "input " : "output ") +
+               std::to_string(index) + ", which another role uses too";
+      return false;
+    }
+    const TensorSignature &sig = input ? a.inputs(index) : a.outputs(index);
+    if (dtype != DTYPE_UNDEFINED &&
+        (sig.dtype() != dtype || sig.dims_size() != 0)) {
+      error += what + " ('" + sig.name() + "') is " + dtypeName(sig.dtype()) +
+               " of rank " + std::to_string(sig.dims_size()) + ", not a " +
+               dtypeName(dtype) + " scalar";
+      return false;
+    }
+    return true;
+  };
+  if (a.has_pipeline()) {
+    // The step is in the stages and updates: no state and no step input
+    // here, one micro-batch per step (the pipeline's m are inside it).
+    if (t.accumulate() != 1 || t.state_size() != 0) {
+      error += "a pipeline artifact's training has accumulate 1 and no "
+               "state (it has accumulate " +
+               std::to_string(t.accumulate()) + " and " +
+               std::to_string(t.state_size()) + " state tensor(s))";
+      return false;
+    }
+  } else if (!use(true, t.step_input(), "the step counter", I64) ||
+             (t.total_steps_input() != -1 &&
+              !use(true, t.total_steps_input(), "the schedule horizon", I64)) ||
+             !use(false, t.loss_output(), "the loss", F32) ||
+             !use(false, t.grad_norm_output(), "the gradient norm", F32) ||
+             !use(false, t.lr_output(), "the learning rate", F32) ||
+             (t.has_loss_scale_output() &&
+              !use(false, t.loss_scale_output(), "the loss scale", F32))) {
+    return false;
+  }
+  std::vector<std::string> names;
+  for (const TrainingState &s : t.state()) {
+    std::string what = "state '" + s.name() + "'";
+    if (s.name().empty() || s.kind().empty()) {
+      error += "a state has no name or no kind";
+      return false;
+    }
+    if (std::find(names.begin(), names.end(), s.name()) != names.end()) {
+      error += what + " appears twice";
+      return false;
+    }
+    names.push_back(s.name());
+    if (!use(true, s.input(), what, DTYPE_UNDEFINED) ||
+        !use(false, s.output(), what + "'s next value", DTYPE_UNDEFINED))
+      return false;
+    const TensorSignature &in = a.inputs(s.input());
+    const TensorSignature &out = a.outputs(s.output());
+    std::vector<int64_t> dims, outDims;
+    if (!staticDims(in, dims)) {
+      error += what + " has a dynamic shape";
+      return false;
+    }
+    if (in.dtype() != out.dtype() || !staticDims(out, outDims) ||
+        dims != outDims) {
+      error += what + " is " +
+               typeString(in.dtype(), dims.data(), dims.size()) +
+               " but its next value (output " + std::to_string(s.output()) +
+               ") is another type";
+      return false;
+    }
+    // A tensor-parallel piece: the whole tensor's dims but for one, which
+    // divides into the pieces; its initial value is the whole tensor.
+    std::vector<int64_t> initialDims = dims;
+    if (s.has_shard() && s.shard().has_dim()) {
+      const StateShard &sh = s.shard();
+      size_t d = static_cast<size_t>(sh.dim());
+      bool ok = sh.dim() >= 0 && d < dims.size() &&
+                sh.full_dims_size() == static_cast<int>(dims.size()) &&
+                sh.groups() >= 1;
+      for (size_t i = 0; ok && i < dims.size(); ++i)
+        ok = i == d ? dims[i] > 0 &&
+                          sh.full_dims(static_cast<int>(i)) % dims[i] == 0
+                    : sh.full_dims(static_cast<int>(i)) == dims[i];
+      if (ok) { // full % (groups * count), without overflow
+        int64_t full = sh.full_dims(sh.dim()), count = full / dims[d];
+        ok = full % sh.groups() == 0 && (full / sh.groups()) % count == 0;
+      }
+      if (!ok) {
+        error += what + " is " +
+                 typeString(in.dtype(), dims.data(), dims.size()) +
+                 ", not a piece of its split (dim " + std::to_string(sh.dim()) +
+                 ", " + std::to_string(sh.groups()) + " group(s)) of " +
+                 typeString(in.dtype(), sh.full_dims().data(),
+                            static_cast<size_t>(sh.full_dims_size()));
+        return false;
+      }
+      initialDims.assign(sh.full_dims().begin(), sh.full_dims().end());
+    }
+    // Zero-filled when it has no initial value: its size is checked
+    // against the limit either way (a piece's initial value is whole).
+    uint64_t bytes = 0;
+    if (!tensorBytes(in.dtype(), initialDims.data(), initialDims.size(),
+                     limits.maxTensorBytes, "training: " + what, bytes,
+                     error) ||
+        (!s.initial().empty() &&
+         !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
+                          s.initial().size(),
+                          "training: " + what + "'s initial value", error)))
+      return false;
+  }
+  if (!t.labels().empty()) {
+    bool found = false;
+    for (int i = 0; i < a.inputs_size(); ++i)
+      found |= !inputUse[i] && a.inputs(i).name() == t.labels();
+    if (!found) {
+      error += "the labels '" + t.labels() + "' are not a batch input";
+      return false;
+    }
+  }
+  error.clear();
+  return true;
+}
+
+/// The mesh: at least one axis, each of size >= 1 and a known name ("data",
+/// "tensor", "pipe"), at most 65536 ranks, ZeRO stage 0, 1 or 2.
+static bool checkMesh(const Mesh &m, std::string &error) {
+  error = "mesh: ";
+  if (m.shape_size() == 0 || m.shape_size() != m.axes_size()) {
+    error += "it has " + std::to_string(m.shape_size()) + " sizes and " +
+             std::to_string(m.axes_size()) + " axis names";
+    return false;
+  }
+  int64_t ranks = 1;
+  for (int i = 0; i < m.shape_size(); ++i) {
+    if (m.shape(i) < 1 || m.shape(i) > 65536 || (ranks *= m.shape(i)) > 65536) {
+      error += "axis " + std::to_string(i) + " has size " +
+               std::to_string(m.shape(i)) + " (at most 65536 ranks in all)";
+      return false;
+    }
+    if (m.axes(i) != "data" && m.axes(i) != "tensor" && m.axes(i) != "pipe") {
+      error += "axis " + std::to_string(i) + " is named '" + m.axes(i) +
+               "', not 'data', 'tensor' or 'pipe'";
+      return false;
+    }
+  }
+  if (m.zero_stage() < 0 || m.zero_stage() > 2) {
+    error +=
+        "ZeRO stage " + std::to_string(m.zero_stage()) + " is not 0, 1 or 2";
+    return false;
+  }
+  error.clear();
+  return true;
+}
+
+/// A pipeline artifact's Pipeline (docs/pipeline.md): the counts at least
+/// 1, S * v stages, one update per pipe rank, a known schedule and loss, the
+/// mesh [D, S] over ("data", "pipe") when there is more than one rank, and
+/// training but no code of its own. The parts themselves are checked when
+/// a trainer loads them (each is a whole .loom file).
+static bool checkPipeline(const Artifact &a, std::string &error) {
+  const Pipeline &p = a.pipeline();
+  error = "pipeline: ";
+  auto atLeastOne = [&](int64_t v, const char *what) {
+    if (v >= 1)
+      return true;
+    error += std::string(what) + " is " + std::to_string(v) +
+             ", it must be at least 1";
+    return false;
+  };
+  if (!atLeastOne(p.ranks(), "ranks") ||
+      !atLeastOne(p.virtual_stages(), "virtual_stages") ||
+      !atLeastOne(p.micro_batches(), "micro_batches") ||
+      !atLeastOne(p.data_parallel(), "data_parallel"))
+    return false;
+  int64_t stages = int64_t(p.ranks()) * p.virtual_stages();
+  if (p.stages_size() != stages) {
+    error += "it has " + std::to_string(p.stages_size()) + " stages, not " +
+             std::to_string(p.ranks()) + " ranks x " +
+             std::to_string(p.virtual_stages()) + " virtual stages";
+    return false;
+  }
+  if (p.updates_size() != p.ranks()) {
+    error += "it has " + std::to_string(p.updates_size()) +
+             " update artifacts, not one per rank (" +
+             std::to_string(p.ranks()) + ")";
+    return false;
+  }
+  const auto &names = loom::pipeline::scheduleNames();
+  if (std::find(names.begin(), names.end(), p.schedule()) == names.end()) {
+    error += "unknown schedule '" + p.schedule() + "' (known:";
+    for (const std::string &n : names)
+      error += " " + n;
+    error += ")";
+    return false;
+  }
+  if (p.loss() != "cross_entropy" && p.loss() != "mse") {
+    error += "unknown loss '" + p.loss() + "' (cross_entropy or mse)";
+    return false;
+  }
+  if (p.memory_budget() < 0) {
+    error += "the memory budget is negative";
+    return false;
+  }
+  for (int s = 0; s < p.stages_size(); ++s) {
+    const PipelineStage &st = p.stages(s);
+    if (st.forward().empty() ||
+        (st.backward_input().empty() && st.backward_weight().empty()) ||
+        st.saved_bytes() < 0) {
+      error += "stage " + std::to_string(s) +
+               " has no forward, no backward part, or negative saved_bytes";
+      return false;
+    }
+  }
+  const Mesh &m = a.mesh();
+  int64_t ranks = int64_t(p.ranks()) * p.data_parallel();
+  bool meshOk = m.shape_size() == 2 && m.axes_size() == 2 &&
+                m.shape(0) == p.data_parallel() && m.shape(1) == p.ranks() &&
+                m.axes(0) == "data" && m.axes(1) == "pipe";
+  if (ranks > 1 && !meshOk) {
+    error += "the mesh must be [" + std::to_string(p.data_parallel()) + ", " +
+             std::to_string(p.ranks()) + "] over (data, pipe)";
+    return false;
+  }
+  if (!a.has_training()) {
+    error += "the artifact has no training message (a pipeline artifact "
+             "trains)";
+    return false;
+  }
+  if (!a.cpu().shared_object().empty() || a.has_cuda()) {
+    error += "a pipeline artifact has no code of its own (its stages have)";
+    return false;
+  }
+  error.clear();
+  return true;
+}
+
+bool parse(const void *data, size_t size, Artifact &out, std::string &error,
+           const Limits &limits) {
+  const char *body = nullptr;
+  size_t bodySize = 0;
+  if (!checkHeader(data, size, kArtifactFile, body, bodySize, error,
+                   limits.maxFileBytes))
+    return false;
+  if (!out.ParseFromArray(body, static_cast<int>(bodySize))) {
+    error = "artifact is truncated or corrupt (its message does not parse)";
+    return false;
+  }
+  if (out.outputs_size() == 0 && !out.has_pipeline()) {
+    error = "artifact has no outputs";
+    return false;
+  }
+  for (int i = 0; i < out.inputs_size(); ++i)
+    if (!checkSignature(out.inputs(i), "input", i, error))
+      return false;
+  for (int i = 0; i < out.outputs_size(); ++i)
+    if (!checkSignature(out.outputs(i), "output", i, error))
+      return false;
+  for (int i = 0; i < out.weights_size(); ++i) {
+    const Weight &w = out.weights(i);
+    if (!checkTensorData(w.dtype(), w.dims().data(),
+                         static_cast<size_t>(w.dims_size()), w.data().size(),
+                         "weight " + std::to_string(i) + " ('" + w.name() +
+                             "')",
+                         error, limits.maxTensorBytes))
+      return false;
+  }
+  if (out.has_training() && !checkTraining(out, limits, error))
+    return false;
+  if (out.has_mesh() && !checkMesh(out.mesh(), error))
+    return false;
+  if (out.has_pipeline())
+    return checkPipeline(out, error);
+  // The CPU code or the CUDA program (checked by the CUDA device when it
+  // loads it: cuda::validateProgram).
+  bool cpu =
+      !out.cpu().shared_object().empty() && !out.cpu().entry_symbol().empty();
+  if (!cpu && !out.has_cuda()) {
+    error = "artifact has no code (neither CPU code nor a CUDA program)";
+    return false;
+  }
+  return true;
+}
+
+} // namespace loom::artifact

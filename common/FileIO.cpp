@@ -1,0 +1,146 @@
+//===- FileIO.cpp - reading files whole, writing them atomically ----------===//
+
+#include "loom/common/FileIO.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace loom::files {
+
+namespace {
+
+/// Closes a descriptor when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  /// Closes now; false (errno set) when close reports an error.
+  bool close() {
+    int f = fd;
+    fd = -1;
+    return f < 0 || ::close(f) == 0;
+  }
+};
+
+std::string reason() { return std::strerror(errno); }
+
+} // namespace
+
+bool readFile(const std::string &path, std::string &bytes, std::string &error,
+              const std::string &what, uint64_t maxBytes) {
+  std::string named = (what.empty() ? "" : what + " ") + "'" + path + "'";
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (f.fd < 0 || ::fstat(f.fd, &st) != 0) {
+    error = "cannot open " + named + ": " + reason();
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    error = "cannot read " + named + ": it is a directory";
+    return false;
+  }
+  auto tooLarge = [&] {
+    error = named + " is too large (more than " + std::to_string(maxBytes) +
+            " bytes)";
+    bytes.clear();
+    return false;
+  };
+  if (st.st_size > 0 && static_cast<uint64_t>(st.st_size) > maxBytes)
+    return tooLarge();
+  bytes.clear();
+  if (st.st_size > 0)
+    bytes.reserve(static_cast<size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(f.fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = "cannot read " + named + ": " + reason();
+      return false;
+    }
+    if (n == 0)
+      return true;
+    if (static_cast<uint64_t>(n) > maxBytes - bytes.size())
+      return tooLarge();
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+static bool writeAll(int fd, const std::string &bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error) {
+  static std::atomic<unsigned> counter{0};
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "."
+                    : slash == 0               ? "/"
+                                               : path.substr(0, slash);
+  // A name no other process or call uses; O_EXCL makes sure.
+  std::string temp;
+  Fd f;
+  for (int attempt = 0; attempt < 100 && f.fd < 0; ++attempt) {
+    temp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
+           std::to_string(counter++);
+    f.fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f.fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (f.fd < 0) {
+    error = "cannot create '" + temp + "': " + reason();
+    return false;
+  }
+  bool ok = writeAll(f.fd, bytes) && ::fsync(f.fd) == 0;
+  ok = f.close() && ok;
+  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
+    error = "writing '" + path + "' failed: " + reason();
+    ::unlink(temp.c_str());
+    return false;
+  }
+  // The rename is durable once the directory is on disk.
+  Fd d;
+  d.fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d.fd < 0 || ::fsync(d.fd) != 0) {
+    error = "'" + path + "' was written, but syncing its directory '" + dir +
+            "' failed: " + reason();
+    return false;
+  }
+  return true;
+}
+
+bool makeDirectory(const std::string &path, std::string &error) {
+  if (::mkdir(path.c_str(), 0777) == 0)
+    return true;
+  int err = errno;
+  struct stat st;
+  if (err == EEXIST && ::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return true;
+    error = "cannot create the directory '" + path +
+            "': a file of that name exists";
+    return false;
+  }
+  error = "cannot create the directory '" + path + "': " + std::strerror(err);
+  return false;
+}
+
+} // namespace loom::files

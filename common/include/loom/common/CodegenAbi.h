@@ -1,0 +1,128 @@
+//===- CodegenAbi.h - what the generated CPU code and the runtime share ---===//
+//
+// The artifact's CPU code calls back into libloom_runtime.so by name: the
+// runtime's hooks (`loom_rt_*`: memory slots, failures, profiling, the
+// parallel loop, collectives) and its library kernels (`loom_cpu_*`). The
+// CPU code generator (compiler/codegen/cpu) declares and calls them, the
+// runtime defines them; both spell each name and number from here, so
+// neither can drift from the other. Header only, no MLIR, no runtime.
+//
+// A function the code calls through MLIR's C interface (its memrefs passed
+// as pointers to descriptors) is defined by the runtime as
+// `LOOM_ABI_CIFACE(symbol)`, `_mlir_ciface_` + the name; the others are
+// plain C functions of the name itself. Each name is a macro (for the
+// runtime's definitions) and a string (for the code generator).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_COMMON_CODEGENABI_H
+#define LOOM_COMMON_CODEGENABI_H
+
+#include <cstdint>
+
+#define LOOM_ABI_PASTE_(a, b) a##b
+#define LOOM_ABI_PASTE(a, b) LOOM_ABI_PASTE_(a, b)
+#define LOOM_ABI_STRING_(x) #x
+#define LOOM_ABI_STRING(x) LOOM_ABI_STRING_(x)
+/// The name MLIR's C interface (`llvm.emit_c_interface`) gives `symbol`.
+#define LOOM_ABI_CIFACE(symbol) LOOM_ABI_PASTE(_mlir_ciface_, symbol)
+
+// ---- The runtime's hooks (runtime/src/RunContext, Profile, ThreadPool,
+// collectives/RunCollectives) ----
+
+/// C interface: `memref<?xi8> loom_rt_slot(i64 slot, i64 bytes)`: the
+/// run's buffer `slot` of at least `bytes` (slot 0: the arena of the
+/// compiler's memory plan).
+#define LOOM_ABI_RT_SLOT loom_rt_slot
+/// `void loom_rt_fail(const char *message)`: a run-time check failed; the
+/// run's status carries `message`, the code goes on with safe sizes.
+#define LOOM_ABI_RT_FAIL loom_rt_fail
+/// `void loom_rt_profile_begin(i64 id)` / `_end`: around kernel `id` (an
+/// index into the CpuCode's kernel names) when profiling.
+#define LOOM_ABI_RT_PROFILE_BEGIN loom_rt_profile_begin
+#define LOOM_ABI_RT_PROFILE_END loom_rt_profile_end
+/// `void loom_rt_parallel_for(void (*fn)(void *ctx, i64 lo, i64 hi),
+/// void *ctx, i64 n, i64 grain)`: [0, n) in chunks of at least `grain`.
+#define LOOM_ABI_RT_PARALLEL_FOR loom_rt_parallel_for
+/// C interface, one pair per element type T (f32, f16, bf16, f64, i64,
+/// i32, i8): `i64 loom_rt_collective_start_T(memref<*xT> in, memref<*xT>
+/// out, i64 kind, i64 dtype, i64 op, i64 axes)` returns a handle that
+/// `loom_rt_collective_wait_T(i64 handle, memref<*xT> in, memref<*xT>
+/// out)` completes (docs/distributed.md).
+#define LOOM_ABI_RT_COLLECTIVE_START_ loom_rt_collective_start_
+#define LOOM_ABI_RT_COLLECTIVE_WAIT_ loom_rt_collective_wait_
+
+// ---- The runtime's library kernels (runtime/src/cpu/Kernels.cpp) ----
+
+/// C interface: `loom_cpu_matmul_f32(memref<*xf32> lhs, rhs, out, i64
+/// flags)`, `out (+)= lhs x rhs` with loom::abi::MatmulFlags.
+#define LOOM_ABI_CPU_MATMUL_F32 loom_cpu_matmul_f32
+/// C interface: `loom_cpu_conv2d_nchw_f32(memref<*xf32> in, filter, out,
+/// i64 strideH, strideW, dilationH, dilationW)`, accumulating into `out`.
+#define LOOM_ABI_CPU_CONV2D_NCHW_F32 loom_cpu_conv2d_nchw_f32
+
+namespace loom::abi {
+
+inline constexpr const char kRtSlot[] = LOOM_ABI_STRING(LOOM_ABI_RT_SLOT);
+inline constexpr const char kRtFail[] = LOOM_ABI_STRING(LOOM_ABI_RT_FAIL);
+inline constexpr const char kRtProfileBegin[] =
+    LOOM_ABI_STRING(LOOM_ABI_RT_PROFILE_BEGIN);
+inline constexpr const char kRtProfileEnd[] =
+    LOOM_ABI_STRING(LOOM_ABI_RT_PROFILE_END);
+inline constexpr const char kRtParallelFor[] =
+    LOOM_ABI_STRING(LOOM_ABI_RT_PARALLEL_FOR);
+/// Followed by the element type's suffix ("f32", ...).
+inline constexpr const char kRtCollectiveStartPrefix[] =
+    LOOM_ABI_STRING(LOOM_ABI_RT_COLLECTIVE_START_);
+inline constexpr const char kRtCollectiveWaitPrefix[] =
+    LOOM_ABI_STRING(LOOM_ABI_RT_COLLECTIVE_WAIT_);
+
+/// Every library kernel's name starts with this (the profiler names a
+/// kernel call by what follows it).
+inline constexpr const char kCpuKernelPrefix[] = "loom_cpu_";
+inline constexpr const char kCpuMatmulF32[] =
+    LOOM_ABI_STRING(LOOM_ABI_CPU_MATMUL_F32);
+inline constexpr const char kCpuConv2dNchwF32[] =
+    LOOM_ABI_STRING(LOOM_ABI_CPU_CONV2D_NCHW_F32);
+
+/// The `flags` of loom_cpu_matmul_f32, or-ed together.
+enum MatmulFlags : int64_t {
+  /// lhs holds [k, m] (transposed).
+  kMatmulTransposeLhs = 1,
+  /// rhs holds [n, k] (transposed).
+  kMatmulTransposeRhs = 2,
+  /// lhs is a vector [k] (no m dim).
+  kMatmulLhsVector = 4,
+  /// rhs is a vector [k] (no n dim).
+  kMatmulRhsVector = 8,
+  /// out is overwritten (=) instead of accumulated into (+=): the
+  /// generated code drops the zero fill before the call.
+  kMatmulOverwrite = 16,
+};
+
+/// The `kind` of a collective call.
+enum CollectiveKind : int64_t {
+  kAllReduce = 0,
+  kAllGather = 1,
+  kReduceScatter = 2,
+  kBroadcast = 3,
+  kAllSlice = 4,
+};
+inline constexpr int64_t kNumCollectiveKinds = 5;
+
+/// The `op` of an all-reduce or a reduce-scatter (a broadcast's `op` is
+/// its root's index in the group).
+enum ReductionOp : int64_t {
+  kReduceSum = 0,
+  kReduceMax = 1,
+  kReduceMin = 2,
+  kReduceProduct = 3,
+};
+
+/// A collective's `dtype` is the element type's loom_dtype
+/// (loom/common/DType.h); its `axes` the mesh axes of the group, bit a for
+/// axis a.
+
+} // namespace loom::abi
+
+#endif // LOOM_COMMON_CODEGENABI_H

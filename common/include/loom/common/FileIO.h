@@ -1,0 +1,42 @@
+//===- FileIO.h - reading files whole, writing them atomically ------------===//
+//
+// The one file reader and atomic writer of the runtime and its tools
+// (artifacts, checkpoints, traces, loom-run's outputs, loomc's artifacts).
+// No protobuf, MLIR or LLVM: a static library that the runtime and the
+// tools both link.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_COMMON_FILEIO_H
+#define LOOM_COMMON_FILEIO_H
+
+#include <cstdint>
+#include <string>
+
+namespace loom::files {
+
+/// Reads the whole file at `path` into `bytes`. On failure returns false
+/// with `error` naming the file and the reason: "cannot open WHAT 'PATH':
+/// No such file or directory" (`what` may be empty: "cannot open 'PATH'...").
+/// A file of more than `maxBytes` (a regular file by its size, anything
+/// else, like a device or a pipe, as it is read) is refused:
+/// "WHAT 'PATH' is too large (more than N bytes)".
+bool readFile(const std::string &path, std::string &bytes, std::string &error,
+              const std::string &what = "", uint64_t maxBytes = UINT64_MAX);
+
+/// Writes `bytes` to `path` so that a reader (or a crash at any point)
+/// sees the old file or the whole new one, never a part: a temporary file
+/// beside it (unique per process and call), written, fsynced, renamed over
+/// `path`, then the directory fsynced so the rename itself is durable.
+/// Safe to call from several threads (for different paths).
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error);
+
+/// Creates the directory `path` unless it exists (one level; its parent
+/// must exist). False with `error` when it cannot, or when `path` is a
+/// file.
+bool makeDirectory(const std::string &path, std::string &error);
+
+} // namespace loom::files
+
+#endif // LOOM_COMMON_FILEIO_H

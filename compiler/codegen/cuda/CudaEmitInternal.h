@@ -1,0 +1,341 @@
+//===- CudaEmitInternal.h - what the CUDA emitter's files share -*- C++ -*-===//
+//
+// Private to compiler/codegen/cuda/. The CUDA emitter is split by op family:
+//
+// * CudaEmitter.cpp: the driver. Walks the function's kernel.fusion
+//   regions, picks the kernel kind of each region (a whole-region emitter,
+//   a row kernel, or a map kernel), assembles the kernels and plans the
+//   buffers;
+// * CudaKernelText.cpp: KernelText, the text of one kernel being built,
+//   and the C++ spelling of types and literals;
+// * CudaEmitElementwise.cpp, CudaEmitDataMovement.cpp,
+//   CudaEmitReductions.cpp, CudaEmitGemm.cpp: the op emitters of each
+//   family, each registered once in the OpEmitterTable through its
+//   register<Family>Emitters function.
+//
+// A new op goes in its family's file: an emitter for its value at an
+// index (and, for an op that takes a whole region, a region emitter),
+// plus one line in that family's register function.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_COMPILER_CODEGEN_CUDA_CUDAEMITINTERNAL_H
+#define LOOM_COMPILER_CODEGEN_CUDA_CUDAEMITINTERNAL_H
+
+#include "compiler/codegen/cuda/CudaProgram.h"
+#include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/KernelOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cassert>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace loom::codegen::cuda::detail {
+
+/// A multi-index into a tensor: one C++ expression per dim ("0" for a dim
+/// of size 1 or a broadcast one).
+using Idx = llvm::SmallVector<std::string, 4>;
+
+/// The threads per block of map and scatter kernels, and the most blocks a
+/// grid-stride loop is launched with.
+inline constexpr int64_t kBlock = 256;
+inline constexpr int64_t kMaxGrid = 4096;
+/// Elements per iteration of a vectorized map loop.
+inline constexpr int kVectorWidth = 4;
+
+//===----------------------------------------------------------------------===//
+// Shapes, types and literals
+//===----------------------------------------------------------------------===//
+
+/// The shape and the element type of a ranked tensor value.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
+mlir::Type elemOf(mlir::Value value);
+/// The number of elements of `shape`.
+int64_t numel(llvm::ArrayRef<int64_t> shape);
+
+/// The C++ type a value of element type `type` computes in ("float" for
+/// the 16-bit floats, "loom::i64", ...).
+std::string computeType(mlir::Type type);
+/// The C++ type a value of element type `type` is stored in ("__half",
+/// "__nv_bfloat16", "signed char", ...).
+std::string storageType(mlir::Type type);
+/// The bytes of one stored element of `type`.
+int64_t storageBytes(mlir::Type type);
+/// Whether the CUDA target takes tensors of element type `type`.
+bool supportedElement(mlir::Type type);
+
+/// A C++ literal of `value` in the compute type of `type`.
+std::string literal(double value, mlir::Type type);
+/// The value of element `index` of a constant as a double.
+double elementAsDouble(mlir::ElementsAttr attr, int64_t index);
+
+/// The multi-index of `index` (an index of a value of shape `from`) in an
+/// operand of shape `to` under NumPy broadcasting.
+Idx broadcastIdx(const Idx &index, llvm::ArrayRef<int64_t> from,
+                 llvm::ArrayRef<int64_t> to);
+/// The row-major linear offset of `index` in `shape`.
+std::string linearize(const Idx &index, llvm::ArrayRef<int64_t> shape);
+
+/// A grid for a grid-stride loop of `iterations` with `block` threads.
+int64_t gridFor(int64_t iterations, int64_t block);
+
+/// Reports `op` as not supported by the CUDA target (with `why`, when
+/// given), naming its location; always failure.
+mlir::FailureOr<std::string> emitUnsupported(mlir::Operation *op,
+                                             llvm::StringRef why = "");
+
+class RegionEmitter;
+
+//===----------------------------------------------------------------------===//
+// KernelText: one kernel being built
+//===----------------------------------------------------------------------===//
+
+/// The text of one kernel being built: its parameters, its body, and the
+/// values it has computed (per scope, so that a value computed inside a
+/// loop or branch is not used outside it).
+class KernelText {
+public:
+  KernelText(RegionEmitter &region, std::string name)
+      : region(region), name(std::move(name)) {}
+
+  /// Computes a value at an index some other way than its op does (a row
+  /// statistic, a vector lane, the matmul result read back).
+  using Override =
+      std::function<mlir::FailureOr<std::string>(const Idx &index)>;
+
+  RegionEmitter &region;
+  std::string name;
+  std::string body;
+  /// The indentation depth of the next line, in steps of two spaces.
+  int depth = 1;
+  /// The number of the next fresh local.
+  int counter = 0;
+  /// The pointer parameters: (declaration, buffer).
+  llvm::SmallVector<std::pair<std::string, int>> params;
+  llvm::DenseMap<int, std::string> paramOfBuffer;
+  /// Per open scope: the local holding each (value, index) computed in it.
+  llvm::SmallVector<std::map<std::string, std::string>> scopes{{}};
+  /// Values the kernel computes some other way, called with the index.
+  llvm::DenseMap<mlir::Value, Override> overrides;
+  /// Set when an override could not serve the index it was asked for (a
+  /// row kernel asked for another row's statistic).
+  bool refused = false;
+  /// In a vectorized loop: the index of the lane being computed.
+  Idx laneIdx;
+
+  /// Appends one line of body at the current depth.
+  void line(const llvm::Twine &text) {
+    body.append(2 * depth, ' ');
+    body += text.str();
+    body += "\n";
+  }
+  /// Opens a block (`text {`) and a scope.
+  void open(const llvm::Twine &text) {
+    line(text + " {");
+    ++depth;
+    scopes.emplace_back();
+  }
+  /// Closes the innermost block and its scope.
+  void close(llvm::StringRef suffix = "") {
+    --depth;
+    scopes.pop_back();
+    line("}" + suffix.str());
+  }
+  /// A new local name: `prefix` and a number.
+  std::string fresh(llvm::StringRef prefix = "v") {
+    return prefix.str() + std::to_string(counter++);
+  }
+  /// Declares a fresh local of C++ type `type` holding `expr`; its name.
+  std::string let(llvm::StringRef type, const llvm::Twine &expr,
+                  llvm::StringRef prefix = "v") {
+    std::string local = fresh(prefix);
+    line(type + " " + local + " = " + expr + ";");
+    return local;
+  }
+  /// The pointer parameter for buffer `buffer` of element type `type`.
+  std::string param(int buffer, mlir::Type type, bool output);
+  /// Row-major div/mod of `flat` over `shape`: one index per dim ("0" for
+  /// size-1 dims), each a fresh local named with `prefix`.
+  Idx decompose(llvm::StringRef flat, llvm::ArrayRef<int64_t> shape,
+                llvm::StringRef prefix);
+
+  /// The expression of `value` at `index`: a local computed earlier in an
+  /// enclosing scope, an override, a load of a region operand, or what
+  /// the emitter of its op writes.
+  mlir::FailureOr<std::string> eval(mlir::Value value, const Idx &index);
+  /// The expression of `operand` of an op at `index`, an index of the op's
+  /// `result` (NumPy broadcasting).
+  mlir::FailureOr<std::string>
+  evalBroadcast(mlir::Value operand, mlir::Value result, const Idx &index) {
+    return eval(operand,
+                broadcastIdx(index, shapeOf(result), shapeOf(operand)));
+  }
+
+  /// The `__global__` function's text.
+  std::string definition() const;
+
+private:
+  mlir::FailureOr<std::string> evalOp(mlir::Operation *op, mlir::Value value,
+                                      const Idx &index);
+};
+
+/// A local holding `expr` rounded as the 16-bit float type `type` says
+/// (for other types, as computed).
+std::string rounded(KernelText &kernel, mlir::Type type,
+                    const std::string &expr);
+
+//===----------------------------------------------------------------------===//
+// RegionEmitter: one kernel.fusion region
+//===----------------------------------------------------------------------===//
+
+/// What a region's emission reads and writes.
+class RegionEmitter {
+public:
+  RegionEmitter(kernel::FusionOp region, Program &program,
+                std::string &constants)
+      : fusion(region), program(program), constants(constants) {}
+
+  /// The region being emitted.
+  kernel::FusionOp fusion;
+  /// The buffer of each region operand and result.
+  llvm::SmallVector<int> operandBuffers, resultBuffers;
+  /// A new scratch buffer of `type` and `shape`, named for `what`.
+  std::function<int(mlir::Type type, llvm::ArrayRef<int64_t> shape,
+                    llvm::StringRef what)>
+      newScratch;
+  Program &program;
+  /// Where the region's __device__ constant arrays go.
+  std::string &constants;
+  int kernelCounter = 0;
+
+  /// The region's name, kind, ops and location, for comments.
+  std::string description();
+  /// The next kernel's name: the region's, numbered after the first.
+  std::string kernelName();
+  int bufferOfArg(mlir::BlockArgument arg) {
+    return operandBuffers[arg.getArgNumber()];
+  }
+  /// A small constant of the region as a __device__ array; its name.
+  std::string constantArray(graph::ConstantOp constant);
+  /// Appends `kernel` to the program's source and launches it.
+  void addKernel(KernelText &kernel, int64_t grid, int64_t block,
+                 llvm::StringRef what = "");
+
+  /// Emits the region: a whole-region emitter, a row kernel or a map
+  /// kernel.
+  mlir::LogicalResult emit();
+  /// A map kernel computing `values` into `buffers`; `readBack` values are
+  /// read from their buffer instead of computed.
+  mlir::LogicalResult emitMap(llvm::ArrayRef<mlir::Value> values,
+                              llvm::ArrayRef<int> buffers,
+                              const llvm::DenseMap<mlir::Value, int> &readBack);
+  mlir::LogicalResult emitMap(llvm::ArrayRef<mlir::Value> values,
+                              llvm::ArrayRef<int> buffers) {
+    return emitMap(values, buffers, llvm::DenseMap<mlir::Value, int>());
+  }
+
+private:
+  llvm::DenseMap<mlir::Operation *, std::string> constantNames;
+};
+
+//===----------------------------------------------------------------------===//
+// The op emitter table
+//===----------------------------------------------------------------------===//
+
+/// Writes into `kernel` the computation of `result` (a result of `op`) at
+/// `index`; the expression holding it (usually a local).
+using ValueEmitter = std::function<mlir::FailureOr<std::string>(
+    KernelText &kernel, mlir::Operation *op, mlir::Value result,
+    const Idx &index)>;
+/// Emits a whole region for `op`, an op that does not compute element by
+/// element (a matmul's cuBLASLt call, a scatter).
+using RegionOpEmitter = std::function<mlir::LogicalResult(RegionEmitter &region,
+                                                          mlir::Operation *op)>;
+/// Emits a region as a row kernel rooted at `root`: false when a row
+/// kernel does not apply (the map kernel then computes the region).
+using RowKernelEmitter = mlir::FailureOr<bool> (*)(RegionEmitter &region,
+                                                   mlir::Operation *root);
+
+/// How the emitter handles one op.
+struct OpEmitter {
+  /// Its value at an index of a map or row kernel.
+  ValueEmitter value;
+  /// Set for an op that takes the whole region it is in.
+  RegionOpEmitter wholeRegion;
+  /// Set for an op that can root a row kernel.
+  RowKernelEmitter rowKernel = nullptr;
+};
+
+/// The emitters of the ops, keyed by op class; filled once by the
+/// register<Family>Emitters functions.
+class OpEmitterTable {
+public:
+  /// Registers `emit` for the values of `OpT`.
+  template <typename OpT>
+  void add(mlir::FailureOr<std::string> (*emit)(KernelText &, OpT, mlir::Value,
+                                                const Idx &)) {
+    addValue<OpT>([emit](KernelText &kernel, mlir::Operation *op,
+                         mlir::Value result, const Idx &index) {
+      return emit(kernel, mlir::cast<OpT>(op), result, index);
+    });
+  }
+  /// Registers one emitter for the values of each of `OpTs`.
+  template <typename... OpTs> void addValue(const ValueEmitter &emit) {
+    (setValue(mlir::TypeID::get<OpTs>(), emit), ...);
+  }
+  /// Registers `emit` as the emitter of any region holding an `OpT`.
+  template <typename OpT>
+  void addWholeRegion(mlir::LogicalResult (*emit)(RegionEmitter &, OpT)) {
+    entries[mlir::TypeID::get<OpT>()].wholeRegion =
+        [emit](RegionEmitter &region, mlir::Operation *op) {
+          return emit(region, mlir::cast<OpT>(op));
+        };
+  }
+  /// Registers `emit` as the row kernel of regions rooted at each of
+  /// `OpTs`.
+  template <typename... OpTs> void addRowKernel(RowKernelEmitter emit) {
+    ((entries[mlir::TypeID::get<OpTs>()].rowKernel = emit), ...);
+  }
+
+  /// The emitters of `op`'s class; null when it has none.
+  const OpEmitter *lookup(mlir::Operation *op) const {
+    auto it = entries.find(op->getName().getTypeID());
+    return it == entries.end() ? nullptr : &it->second;
+  }
+
+private:
+  void setValue(mlir::TypeID id, const ValueEmitter &emit) {
+    assert(!entries[id].value && "two value emitters for one op");
+    entries[id].value = emit;
+  }
+
+  llvm::DenseMap<mlir::TypeID, OpEmitter> entries;
+};
+
+/// "sum", "mean", "max", "min" or "prod" for the reduce ops; "" for any
+/// other op.
+llvm::StringRef reductionKind(mlir::Operation *op);
+/// The row kernel of a reduction, softmax or layer norm whose reduced dims
+/// include the last one (CudaEmitRowKernel.cpp).
+mlir::FailureOr<bool> emitRowKernel(RegionEmitter &region,
+                                    mlir::Operation *root);
+
+/// The table every emission uses, filled on first use.
+const OpEmitterTable &opEmitters();
+
+/// The families: each registers its ops' emitters in `table`.
+void registerElementwiseEmitters(OpEmitterTable &table);
+void registerDataMovementEmitters(OpEmitterTable &table);
+void registerReductionEmitters(OpEmitterTable &table);
+void registerGemmEmitters(OpEmitterTable &table);
+
+} // namespace loom::codegen::cuda::detail
+
+#endif // LOOM_COMPILER_CODEGEN_CUDA_CUDAEMITINTERNAL_H

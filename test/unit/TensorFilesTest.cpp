@@ -1,0 +1,102 @@
+//===- TensorFilesTest.cpp - common's .npy and .pb tensor files -----------===//
+//
+// loom/common/TensorFiles.h on its own (LoomTensorFiles: no runtime, no
+// compiler): .npy and TensorProto round trips, bf16 as float32 in .npy,
+// and the refusals of files whose data does not fit their shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/common/TensorFiles.h"
+#include "loom/common/DType.h"
+#include "loom/common/FileIO.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <unistd.h>
+
+using namespace loom::files;
+
+namespace {
+
+std::string tempPath(const std::string &name) {
+  return ::testing::TempDir() + "/loom-tensorfiles-" +
+         std::to_string(getpid()) + "-" + name;
+}
+
+HostTensor f32Tensor(std::vector<int64_t> shape, std::vector<float> values) {
+  HostTensor t;
+  t.dtype = loom::dtypes::kF32;
+  t.shape = std::move(shape);
+  t.bytes.assign(reinterpret_cast<const char *>(values.data()),
+                 values.size() * sizeof(float));
+  return t;
+}
+
+TEST(TensorFiles, NpyRoundTrip) {
+  HostTensor t = f32Tensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string path = tempPath("a.npy"), error;
+  ASSERT_TRUE(writeNpy(path, viewOf(t), error)) << error;
+  HostTensor back;
+  ASSERT_TRUE(readNpy(path, back, error)) << error;
+  EXPECT_EQ(back.dtype, t.dtype);
+  EXPECT_EQ(back.shape, t.shape);
+  EXPECT_EQ(back.bytes, t.bytes);
+  HostTensor byExtension;
+  ASSERT_TRUE(readTensorFile(path, byExtension, error)) << error;
+  EXPECT_EQ(byExtension.bytes, t.bytes);
+  unlink(path.c_str());
+}
+
+TEST(TensorFiles, TensorProtoRoundTrip) {
+  HostTensor t = f32Tensor({4}, {0.5f, -1, 2, 8});
+  std::string path = tempPath("a.pb"), error, name;
+  ASSERT_TRUE(writeTensorProto(path, "x", viewOf(t), error)) << error;
+  HostTensor back;
+  ASSERT_TRUE(readTensorProto(path, name, back, error)) << error;
+  EXPECT_EQ(name, "x");
+  EXPECT_EQ(back.shape, t.shape);
+  EXPECT_EQ(back.bytes, t.bytes);
+  EXPECT_GT(tensorProtoBytes("x", viewOf(t)).size(), t.bytes.size());
+  unlink(path.c_str());
+}
+
+TEST(TensorFiles, Bf16IsWrittenAsFloat32) {
+  HostTensor f = f32Tensor({3}, {1.0f, -2.5f, 1.00390625f});
+  HostTensor bf16;
+  std::string error;
+  ASSERT_TRUE(convertBf16(viewOf(f), bf16, error)) << error;
+  EXPECT_EQ(bf16.dtype, loom::dtypes::kBF16);
+  ASSERT_EQ(bf16.bytes.size(), 6u);
+  uint16_t last;
+  std::memcpy(&last, bf16.bytes.data() + 4, 2);
+  EXPECT_EQ(last, 0x3f80); // 1 + 2^-8 rounds to nearest even: 1.0
+  std::string path = tempPath("bf16.npy");
+  ASSERT_TRUE(writeNpy(path, viewOf(bf16), error)) << error;
+  HostTensor back;
+  ASSERT_TRUE(readNpy(path, back, error)) << error;
+  EXPECT_EQ(back.dtype, loom::dtypes::kF32);
+  HostTensor want = f32Tensor({3}, {1.0f, -2.5f, 1.0f});
+  EXPECT_EQ(back.bytes, want.bytes);
+  unlink(path.c_str());
+}
+
+TEST(TensorFiles, DataThatDoesNotFitTheShapeIsRefused) {
+  HostTensor t = f32Tensor({2, 2}, {1, 2, 3, 4});
+  std::string path = tempPath("short.npy"), error, bytes;
+  ASSERT_TRUE(writeNpy(path, viewOf(t), error)) << error;
+  ASSERT_TRUE(readFile(path, bytes, error)) << error;
+  bytes.resize(bytes.size() - 4);
+  ASSERT_TRUE(writeFileAtomically(path, bytes, error)) << error;
+  HostTensor back;
+  EXPECT_FALSE(readNpy(path, back, error));
+  EXPECT_NE(error.find("holds 12 data bytes, its shape needs 16"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(convertBf16(TensorView{loom::dtypes::kI32, nullptr, 0, nullptr},
+                           back, error));
+  EXPECT_EQ(error, "cannot convert a i32 tensor to or from bf16");
+  unlink(path.c_str());
+}
+
+} // namespace
