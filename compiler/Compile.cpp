@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
+#include <map>
 
 using namespace mlir;
 
@@ -611,6 +612,28 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return module.emitError("serializing the artifact failed (over 2 GiB?)");
   bytes = artifact::header(body) + body;
   return success();
+}
+
+void summarizeModule(ModuleOp module, llvm::raw_ostream &os) {
+  std::map<std::string, int64_t> ops;
+  int64_t params = 0, bytes = 0, tensors = 0;
+  module.walk([&](Operation *op) {
+    if (!isa<graph::GraphDialect>(op->getDialect()))
+      return;
+    ++ops[op->getName().getStringRef().str()];
+    if (auto c = dyn_cast<graph::ConstantOp>(op)) {
+      auto type = cast<RankedTensorType>(c.getType());
+      ++tensors;
+      params += type.getNumElements();
+      unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+      bytes += type.getNumElements() * ((bits + 7) / 8);
+    }
+  });
+  os << "ops:\n";
+  for (auto &[name, count] : ops)
+    os << "  " << name << ": " << count << "\n";
+  os << "parameters: " << params << " in " << tensors << " tensors, " << bytes
+     << " bytes\n";
 }
 
 } // namespace loom

@@ -84,6 +84,10 @@ mlir::LogicalResult fillSignature(artifact::TensorSignature &sig,
                                   mlir::ArrayAttr dimNames,
                                   mlir::Operation *where, llvm::StringRef what);
 
+/// Prints the graph ops by name with their counts, and the constants as
+/// parameters (count and bytes): `loomc import --print-summary`.
+void summarizeModule(mlir::ModuleOp module, llvm::raw_ostream &os);
+
 } // namespace loom
 
 #endif // LOOM_COMPILER_COMPILE_H

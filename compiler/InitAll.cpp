@@ -7,6 +7,7 @@
 
 #include "compiler/InitAll.h"
 
+#include "compiler/Pipelines.h"
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
@@ -64,4 +65,6 @@ void loom::registerAllPasses() {
   loom::registerShardingPasses();
   loom::registerPipelinePasses();
   loom::codegen::registerCpuCodegenPipelines();
+  // --loom-training-pipeline, --loom-inference-pipeline, ...
+  loom::registerLoomPipelines();
 }

@@ -37,7 +37,7 @@ build/bin/loom-example-gpt2 --layers 2 --embed 64 --heads 4 --vocab 128 \
   --seq 64 --stride 2
 echo "== loomc train: cross entropy, AdamW, warmup + cosine, clipping"
 build/bin/loomc train "$out/char.mlir" --loss cross_entropy --logits logits \
-  --labels labels --optimizer adamw --lr 3e-3 --warmup 50 --schedule cosine \
+  --labels labels --optimizer adamw --lr 3e-3 --warmup 50 --lr-schedule cosine \
   --clip-norm 1.0 -o "$out/char.loom"
 echo "== loom-run: train 1000 steps"
 build/bin/loom-run "$out/char.loom" --data "$out/text.npz" --steps 1000 \

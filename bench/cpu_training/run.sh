@@ -53,7 +53,7 @@ if [ ! -f "$out/gpt2.npz" ] || [ "$here/make_training_models.py" -nt "$out/gpt2.
 fi
 train_flags=(--loss cross_entropy --logits logits --labels labels
              --optimizer adamw --lr 1e-4 --weight-decay 0.01
-             --schedule constant --clip-norm 1.0)
+             --lr-schedule constant --clip-norm 1.0)
 declare -A batch=([mlp]=64 [gpt2]=8)
 for m in mlp gpt2; do
   if [ ! -f "$out/$m.loom" ] || [ "$out/$m.onnx" -nt "$out/$m.loom" ] ||

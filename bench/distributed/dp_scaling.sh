@@ -35,7 +35,7 @@ if [ ! -f "$models/gpt2.npz" ]; then
 fi
 train_flags=(--loss cross_entropy --logits logits --labels labels
              --optimizer adamw --lr 1e-4 --weight-decay 0.01
-             --schedule constant --clip-norm 1.0)
+             --lr-schedule constant --clip-norm 1.0)
 declare -A batch=([mlp]=64 [gpt2]=8)
 for m in mlp gpt2; do
   "$bin/loomc" train "$models/$m.onnx" "${train_flags[@]}" --batch "${batch[$m]}" \

@@ -79,7 +79,7 @@ mkdir -p "$out/step"
 rm -f "$out/step/mlp".* "$out/step/gpt2.onnx.data" "$out/step/gpt2.pt"
 "$build/bin/loomc" train "$out/step/gpt2.onnx" --loss cross_entropy \
     --logits logits --labels labels --optimizer adamw --lr 1e-4 \
-    --weight-decay 0.01 --schedule constant --clip-norm 1.0 --batch 8 \
+    --weight-decay 0.01 --lr-schedule constant --clip-norm 1.0 --batch 8 \
     --target cuda -o "$out/step/gpt2.cuda.loom"
 rm -f "$out/step/gpt2.onnx"
 # What only `loomc export` reads (the inference module and the source ONNX,

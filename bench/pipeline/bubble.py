@@ -2,7 +2,7 @@
 """Measured pipeline bubble per schedule against its analytic value.
 
 Makes a deep MLP (LAYERS Gemm+Relu layers of WIDTH, ONNX), compiles it
-with `loomc train --pipeline-stages S --micro-batches M --schedule NAME`
+with `loomc train --pipeline-stages S --micro-batches M --pipeline-schedule NAME`
 for each schedule, trains STEPS steps under `loom-launch --nproc S` with
 LOOM_PIPELINE_TRACE set (each rank writes when each F, B, I and W started
 and ended), and for each step after the first computes
@@ -127,7 +127,7 @@ def main():
         art = os.path.join(a.work, name + ".loom")
         run([loomc, "train", model, "-o", art, "--batch", str(a.batch),
              "--pipeline-stages", str(a.stages), "--micro-batches",
-             str(a.micro_batches), "--schedule", name, "--optimizer", "sgd",
+             str(a.micro_batches), "--pipeline-schedule", name, "--optimizer", "sgd",
              "--lr", "0.01"])
         prefix = os.path.join(a.work, name + ".trace")
         for f in glob.glob(prefix + ".rank*.jsonl"):
@@ -147,7 +147,7 @@ def main():
                  for k in ("F", "I", "W")}
         costs = ",".join("%.6f" % (1000 * parts[k]) for k in ("F", "I", "W"))
         sched = run([loomc, "schedule", "--pipeline-stages", str(a.stages),
-                     "--micro-batches", str(a.micro_batches), "--schedule",
+                     "--micro-batches", str(a.micro_batches), "--pipeline-schedule",
                      name, "--costs", costs])
         # One simulation with unit costs (beside the analytic bubble), one
         # with the measured ones.

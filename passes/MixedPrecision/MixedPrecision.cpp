@@ -439,6 +439,8 @@ struct Rewriter {
 struct MixedPrecisionPass
     : loom::impl::MixedPrecisionPassBase<MixedPrecisionPass> {
   using MixedPrecisionPassBase::MixedPrecisionPassBase;
+  /// Where the report goes instead of `report`.
+  report::Sink *sink = nullptr;
 
   void runOnOperation() override {
     if (failed(run()))
@@ -485,12 +487,20 @@ struct MixedPrecisionPass
 
     if (summary)
       r.printSummary(llvm::errs());
-    if (!report.empty() &&
-        failed(loom::report::writeJson(module, "loom-mixed-precision", report,
-                                       r.toJson())))
+    if ((sink || !report.empty()) &&
+        failed(loom::report::emit(sink, "mixed_precision", module,
+                                  "loom-mixed-precision", report, r.toJson())))
       return failure();
     return success();
   }
 };
 
 } // namespace
+
+std::unique_ptr<mlir::Pass>
+loom::createMixedPrecisionPass(const MixedPrecisionPassOptions &options,
+                               report::Sink *sink) {
+  auto pass = std::make_unique<MixedPrecisionPass>(options);
+  pass->sink = sink;
+  return pass;
+}

@@ -16,6 +16,15 @@ namespace loom {
 #define GEN_PASS_REGISTRATION
 #include "passes/Recompute/Passes.h.inc"
 
+namespace report {
+class Sink;
+} // namespace report
+
+/// --loom-recompute whose JSON report goes to `sink` (loomc train --report)
+/// instead of its `report` file.
+std::unique_ptr<mlir::Pass>
+createRecomputePass(const RecomputePassOptions &options, report::Sink *sink);
+
 } // namespace loom
 
 #endif // LOOM_PASSES_RECOMPUTE_PASSES_H

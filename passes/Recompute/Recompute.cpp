@@ -426,6 +426,8 @@ struct Candidate {
 
 struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
   using RecomputePassBase::RecomputePassBase;
+  /// Where the report goes instead of `report` (createRecomputePass).
+  report::Sink *sink = nullptr;
 
   void runOnOperation() override {
     if (failed(run()))
@@ -601,9 +603,8 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
       forwardFlops += flopsOf(op);
     llvm::json::Object out =
         toJson(*g, chosen, none, done, forwardFlops, solveMs, tried);
-    if (!report.empty() &&
-        failed(loom::report::writeJson(*func, "loom-recompute", report,
-                                       llvm::json::Value(std::move(out)))))
+    if (failed(loom::report::emit(sink, "recompute", *func, "loom-recompute",
+                                  report, llvm::json::Value(std::move(out)))))
       return failure();
     if (summary)
       printSummary(llvm::errs(), *g, chosen, none, done, forwardFlops, solveMs);
@@ -790,3 +791,11 @@ struct RecomputePass : loom::impl::RecomputePassBase<RecomputePass> {
 };
 
 } // namespace
+
+std::unique_ptr<mlir::Pass>
+loom::createRecomputePass(const RecomputePassOptions &options,
+                          report::Sink *sink) {
+  auto pass = std::make_unique<RecomputePass>(options);
+  pass->sink = sink;
+  return pass;
+}

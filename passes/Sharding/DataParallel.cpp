@@ -50,6 +50,8 @@ struct Bucket {
 
 struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
   using DataParallelPassBase::DataParallelPassBase;
+  /// Where the report goes instead of `report`.
+  report::Sink *sink = nullptr;
 
   void runOnOperation() override {
     if (failed(run()))
@@ -379,7 +381,7 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
     }
     if (summary)
       llvm::errs() << text;
-    if (report.empty())
+    if (!sink && report.empty())
       return success();
     llvm::json::Object out{
         {"mesh",
@@ -393,9 +395,17 @@ struct DataParallelPass : loom::impl::DataParallelPassBase<DataParallelPass> {
         {"loss", loss ? "all_reduce, divided by the ranks (the mean of the "
                         "ranks' losses)"
                       : "none"}};
-    return report::writeJson(f, "loom-data-parallel", report,
-                             llvm::json::Value(std::move(out)));
+    return report::emit(sink, "sharding", f, "loom-data-parallel", report,
+                        llvm::json::Value(std::move(out)));
   }
 };
 
 } // namespace
+
+std::unique_ptr<mlir::Pass>
+loom::createDataParallelPass(const DataParallelPassOptions &options,
+                             report::Sink *sink) {
+  auto pass = std::make_unique<DataParallelPass>(options);
+  pass->sink = sink;
+  return pass;
+}

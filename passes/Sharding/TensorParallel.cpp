@@ -515,6 +515,8 @@ RankedTensorType localType(Type type, Split s, int64_t ranks) {
 struct TensorParallelPass
     : loom::impl::TensorParallelPassBase<TensorParallelPass> {
   using TensorParallelPassBase::TensorParallelPassBase;
+  /// Where the report goes instead of `report`.
+  report::Sink *sink = nullptr;
 
   void runOnOperation() override {
     if (failed(run()))
@@ -741,16 +743,24 @@ struct TensorParallelPass
     }
     if (summary)
       llvm::errs() << text;
-    if (report.empty())
+    if (!sink && report.empty())
       return success();
     llvm::json::Object out{{"ranks", (int64_t)ranks},
                            {"axis", "tensor"},
                            {"parameters", std::move(params)},
                            {"collectives", std::move(collectives)},
                            {"replicated", std::move(replicated)}};
-    return report::writeJson(f, "loom-tensor-parallel", report,
-                             llvm::json::Value(std::move(out)));
+    return report::emit(sink, "tensor_parallel", f, "loom-tensor-parallel",
+                        report, llvm::json::Value(std::move(out)));
   }
 };
 
 } // namespace
+
+std::unique_ptr<mlir::Pass>
+loom::createTensorParallelPass(const TensorParallelPassOptions &options,
+                               report::Sink *sink) {
+  auto pass = std::make_unique<TensorParallelPass>(options);
+  pass->sink = sink;
+  return pass;
+}

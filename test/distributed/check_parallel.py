@@ -54,7 +54,7 @@ FLAGS = {
     # constant added to a row of scores), which Adam would scale up to
     # steps of lr in a random direction on either side.
     "gpt2": ["--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05",
-             "--weight-decay", "0.01", "--warmup", "2", "--schedule", "cosine",
+             "--weight-decay", "0.01", "--warmup", "2", "--lr-schedule", "cosine",
              "--total-steps", "5", "--clip-norm", "1.0", "--accumulate", "2",
              "--batch", "4"],
 }
@@ -105,7 +105,7 @@ def config_flags(config):
              "--zero", str(zero)]
     if schedule:
         flags += ["--pipeline-stages", str(pp), "--micro-batches",
-                  str(micro), "--schedule", schedule]
+                  str(micro), "--pipeline-schedule", schedule]
     return flags
 
 

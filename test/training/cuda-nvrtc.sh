@@ -14,7 +14,7 @@ ce="--loss cross_entropy --labels labels --batch 4 --target cuda --emit cuda"
 "$bin/loomc" train "$here/mlp.onnx" $ce --logits logits --optimizer adam \
     -o "$tmp/mlp_adam.cu"
 "$bin/loomc" train "$here/gpt2.onnx" $ce --logits logits --optimizer adamw \
-    --lr 0.003 --schedule cosine --warmup 2 --total-steps 10 \
+    --lr 0.003 --lr-schedule cosine --warmup 2 --total-steps 10 \
     -o "$tmp/gpt2_adamw.cu"
 "$bin/loomc" train "$here/gpt2.onnx" $ce --logits logits --optimizer adamw \
     --precision bf16 -o "$tmp/gpt2_bf16.cu"

@@ -315,7 +315,7 @@ def loomc_flags(cfg):
         flags += ["--weight-decay", num(cfg["weight_decay"])]
     if "warmup" in cfg:
         flags += ["--warmup", str(cfg["warmup"])]
-    flags += ["--schedule", cfg["schedule"], "--total-steps", str(STEPS)]
+    flags += ["--lr-schedule", cfg["schedule"], "--total-steps", str(STEPS)]
     if "clip" in cfg:
         flags += ["--clip-norm", num(cfg["clip"])]
     if "accumulate" in cfg:

@@ -16,8 +16,8 @@ mlir::LogicalResult setCudaOptions(CompileOptions &options,
     llvm::errs() << "error: " << message << "\n";
     return mlir::failure();
   };
-  if (emit != "artifact" && emit != "cuda")
-    return fail("--emit takes artifact or cuda, not '" + emit + "'");
+  if (emit != "artifact" && emit != "cuda" && emit != "mlir")
+    return fail("--emit takes artifact, cuda or mlir, not '" + emit + "'");
   if (emit == "cuda" && target != "cuda")
     return fail("--emit cuda needs --target cuda");
   if (!archs.empty() && target != "cuda")

@@ -1,8 +1,9 @@
-//===- Pipeline.cpp - a pipeline-parallel training artifact ---------------===//
+//===- PipelineParallel.cpp - a pipeline-parallel training artifact -------===//
 
-#include "compiler/Pipeline.h"
+#include "compiler/PipelineParallel.h"
 #include "loom/common/Artifact.h"
 #include "loom/common/Schedule.h"
+#include "passes/PassReport.h"
 #include "passes/Pipeline/Passes.h"
 #include "passes/Pipeline/PipelineUtils.h"
 #include "passes/Sharding/ShardingUtils.h"
@@ -31,30 +32,53 @@ static OwningOpRef<ModuleOp> moduleOf(ModuleOp from, func::FuncOp f,
   return m;
 }
 
-/// Runs canonicalization and CSE on `m`, then `extra` first when given.
-static LogicalResult
-simplify(ModuleOp m,
-         const std::function<void(PassManager &)> &extra = nullptr) {
+/// Runs canonicalization and CSE on `m`.
+static LogicalResult simplify(ModuleOp m) {
   PassManager pm(m.getContext());
-  if (extra)
-    extra(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   return pm.run(m);
 }
 
-LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
-                              const CompileOptions &options,
-                              std::string &bytes) {
+namespace {
+/// The pipeline's settings, resolved from the training options.
+struct Settings {
+  int64_t ranks, virtualStages, microBatches, dataRanks;
+  std::string schedule, boundaries, freeze;
+  int64_t memoryBudget;
+  std::string loss;
+  int64_t ignoreIndex;
+  std::string description, labels;
+  int64_t totalSteps;
+  bool summary;
+
+  explicit Settings(const TrainingOptions &t)
+      : ranks(t.pipeline.stages),
+        virtualStages(t.pipeline.virtualStagesOrDefault()),
+        microBatches(t.pipeline.microBatches), dataRanks(t.dataParallel),
+        schedule(t.pipeline.scheduleOrDefault()),
+        boundaries(t.pipeline.boundaries), freeze(t.freeze),
+        memoryBudget(t.memoryBudget), loss(toString(t.loss).str()),
+        ignoreIndex(t.ignoreIndex), description(t.description()),
+        labels(t.labels), totalSteps(t.totalSteps), summary(t.printSummary) {}
+};
+} // namespace
+
+LogicalResult compilePipelineParallel(ModuleOp module,
+                                      const TrainingOptions &training,
+                                      const CompileOptions &options,
+                                      report::Sink *sink, std::string &bytes) {
+  const Settings p(training);
   auto error = [&]() { return module.emitError("pipeline: "); };
   if (p.ranks < 1 || p.virtualStages < 1 || p.microBatches < 1 ||
       p.dataRanks < 1)
     return error() << "the stage, virtual stage, micro-batch and "
                       "data-parallel counts must be >= 1";
   if (p.schedule == "interleaved" ? p.virtualStages < 2 : p.virtualStages != 1)
-    return error() << "--virtual-stages " << p.virtualStages
-                   << " goes with --schedule interleaved only (and it needs "
-                      "2 or more)";
+    return error()
+           << "--virtual-stages " << p.virtualStages
+           << " goes with --pipeline-schedule interleaved only (and it needs "
+              "2 or more)";
   // The schedule is checked here too, so that a bad one fails the compile
   // rather than the run.
   std::string why;
@@ -178,10 +202,9 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
     if (!f)
       return error() << "rank " << r << " has no update function";
     OwningOpRef<ModuleOp> m = moduleOf(module, f, true);
-    if (failed(simplify(*m, [&](PassManager &upm) {
-          if (p.addUpdatePasses)
-            p.addUpdatePasses(upm, r);
-        })))
+    PassManager upm(m->getContext());
+    buildPipelineUpdatePassPipeline(upm, training, r);
+    if (failed(upm.run(*m)))
       return failure();
     partOptions.funcName = "train_step";
     std::string code;
@@ -197,50 +220,45 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
     pipeline::VerifyResult result;
     if (!pipeline::verify(schedule, verify, result, why))
       return error() << "schedule " << p.schedule << ": " << why;
-    if (!p.report.empty()) {
+    if (training.report && sink) {
       pipeline::Timeline t = pipeline::simulate(schedule, pipeline::Costs{});
-      llvm::json::Object root{
-          {"pipeline",
-           llvm::json::Object{
-               {"schedule", p.schedule},
-               {"ranks", p.ranks},
-               {"virtual_stages", p.virtualStages},
-               {"micro_batches", p.microBatches},
-               {"data_parallel", p.dataRanks},
-               {"partition", p.boundaries.empty()
-                                 ? "balanced by the cost model (FLOPs + 4 x "
-                                   "bytes)"
-                                 : "at the boundaries " + p.boundaries},
-               {"stages", std::move(stageReports)},
-               {"peak_micro_batches_per_rank",
-                llvm::json::Array(result.peakLive)},
-               {"peak_saved_bytes_per_rank",
-                llvm::json::Array(result.peakBytes)},
-               {"memory_budget", p.memoryBudget},
-               {"bubble_simulated_unit_costs", t.bubble},
-               {"bubble_analytic",
-                pipeline::analyticBubble(p.schedule, static_cast<int>(p.ranks),
-                                         static_cast<int>(p.microBatches),
-                                         static_cast<int>(p.virtualStages))}}}};
-      std::error_code ec;
-      llvm::raw_fd_ostream os(p.report, ec);
-      if (ec)
-        return error() << "cannot write the report '" << p.report
-                       << "': " << ec.message();
-      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+      sink->add(
+          "pipeline",
+          llvm::json::Object{
+              {"schedule", p.schedule},
+              {"ranks", p.ranks},
+              {"virtual_stages", p.virtualStages},
+              {"micro_batches", p.microBatches},
+              {"data_parallel", p.dataRanks},
+              {"partition", p.boundaries.empty()
+                                ? "balanced by the cost model (FLOPs + 4 x "
+                                  "bytes)"
+                                : "at the boundaries " + p.boundaries},
+              {"stages", std::move(stageReports)},
+              {"peak_micro_batches_per_rank",
+               llvm::json::Array(result.peakLive)},
+              {"peak_saved_bytes_per_rank",
+               llvm::json::Array(result.peakBytes)},
+              {"memory_budget", p.memoryBudget},
+              {"bubble_simulated_unit_costs", t.bubble},
+              {"bubble_analytic",
+               pipeline::analyticBubble(p.schedule, static_cast<int>(p.ranks),
+                                        static_cast<int>(p.microBatches),
+                                        static_cast<int>(p.virtualStages))}});
     }
   }
 
-  artifact::Training *training = out.mutable_training();
-  training->set_accumulate(1);
-  training->set_total_steps(p.totalSteps);
-  training->set_total_steps_input(-1);
-  training->set_description(p.description + "; pipeline " + p.schedule +
-                            " over " + std::to_string(p.ranks) + " ranks, " +
-                            std::to_string(p.microBatches) + " micro-batches");
-  training->set_labels(p.labels);
-  training->set_inference_module(options.inferenceModule);
-  training->set_source_onnx(options.sourceOnnx);
+  artifact::Training *outTraining = out.mutable_training();
+  outTraining->set_accumulate(1);
+  outTraining->set_total_steps(p.totalSteps);
+  outTraining->set_total_steps_input(-1);
+  outTraining->set_description(p.description + "; pipeline " + p.schedule +
+                               " over " + std::to_string(p.ranks) + " ranks, " +
+                               std::to_string(p.microBatches) +
+                               " micro-batches");
+  outTraining->set_labels(p.labels);
+  outTraining->set_inference_module(options.inferenceModule);
+  outTraining->set_source_onnx(options.sourceOnnx);
   if (p.ranks * p.dataRanks > 1) {
     artifact::Mesh *mesh = out.mutable_mesh();
     mesh->add_shape(p.dataRanks);
@@ -253,6 +271,75 @@ LogicalResult compilePipeline(ModuleOp module, const PipelineOptions &p,
     return error() << "serializing the artifact failed (over 2 GiB?)";
   bytes = artifact::header(body) + body;
   return success();
+}
+
+llvm::Expected<std::optional<ScheduleCosts>>
+parseScheduleCosts(llvm::StringRef text) {
+  if (text.empty())
+    return std::nullopt;
+  ScheduleCosts costs;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  double *v[4] = {&costs.forward, &costs.backwardInput, &costs.backwardWeight,
+                  &costs.transfer};
+  bool ok = parts.size() == 3 || parts.size() == 4;
+  for (size_t i = 0; ok && i < parts.size(); ++i)
+    ok = !parts[i].trim().getAsDouble(*v[i]) && *v[i] >= 0;
+  if (!ok)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--costs takes F,I,W[,T] (non-negative numbers), not '" + text + "'");
+  return costs;
+}
+
+llvm::Expected<std::string>
+simulatePipelineSchedule(const std::string &name, int64_t ranks,
+                         int64_t microBatches, int64_t virtualStages,
+                         const ScheduleCosts *costs, bool timeline) {
+  int64_t v = virtualStages > 0 ? virtualStages : name == "interleaved" ? 2 : 1;
+  std::string error;
+  pipeline::Schedule s = pipeline::makeSchedule(name, static_cast<int>(ranks),
+                                                static_cast<int>(microBatches),
+                                                static_cast<int>(v), error);
+  if (!error.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  pipeline::VerifyOptions options;
+  pipeline::VerifyResult result;
+  if (!pipeline::verify(s, options, result, error))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "schedule " + name + ": " + error);
+  pipeline::Timeline t = pipeline::simulate(s, pipeline::Costs{});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "schedule " << name << ": " << s.ranks << " stages"
+     << (v > 1 ? " x " + std::to_string(v) + " chunks" : "") << ", "
+     << s.microBatches
+     << " micro-batches: verified (each computation once after its inputs, "
+        "every send received, no cyclic wait)\n";
+  os << llvm::formatv(
+      "simulated with F = I = W = 1: makespan {0}, bubble "
+      "{1:P1} (analytic {2:P1})\n",
+      t.makespan, t.bubble,
+      pipeline::analyticBubble(name, s.ranks, s.microBatches, s.virtualStages));
+  if (costs) {
+    pipeline::Costs c;
+    c.forward = costs->forward;
+    c.backwardInput = costs->backwardInput;
+    c.backwardWeight = costs->backwardWeight;
+    c.transfer = costs->transfer;
+    pipeline::Timeline m = pipeline::simulate(s, c);
+    os << llvm::formatv("simulated with F = {0}, I = {1}, W = {2}, transfer "
+                        "{3}: makespan {4}, bubble {5:P1}\n",
+                        c.forward, c.backwardInput, c.backwardWeight,
+                        c.transfer, m.makespan, m.bubble);
+  }
+  os << "peak micro-batches holding activations, per rank:";
+  for (int n : result.peakLive)
+    os << " " << n;
+  os << "\n";
+  if (timeline)
+    os << pipeline::drawTimeline(s, t);
+  return text;
 }
 
 } // namespace loom

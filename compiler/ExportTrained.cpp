@@ -1,0 +1,169 @@
+//===- ExportTrained.cpp - a trained model back to ONNX -------------------===//
+
+#include "compiler/ExportTrained.h"
+
+#include "frontends/onnx/OnnxExporter.h"
+#include "loom/common/Artifact.h"
+#include "loom/common/Checkpoint.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+
+namespace loom {
+
+namespace {
+using Values = std::map<std::string, onnx_export::InitializerValue>;
+
+/// The initial value, dtype and whole dims of each parameter `a` trains.
+void addParams(const artifact::Artifact &a, Values &values) {
+  for (const auto &s : a.training().state())
+    if (s.kind() == "param") {
+      const auto &sig = a.inputs(s.input());
+      std::vector<int64_t> dims;
+      for (const auto &d : sig.dims())
+        dims.push_back(d.size());
+      // A tensor-parallel piece: the initial value and checkpoints hold
+      // the whole tensor.
+      if (s.has_shard() && s.shard().has_dim())
+        dims.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
+      values[s.name()] = {sig.dtype(), dims, s.initial()};
+    }
+}
+
+/// Replaces `values`' data by the checkpoint's, which must hold exactly
+/// these parameters with the same dtypes and shapes.
+LogicalResult readTrained(Location loc, StringRef artifactPath,
+                          StringRef checkpointPath, Values &values) {
+  std::string error;
+  artifact::Checkpoint ck;
+  if (!artifact::readCheckpoint(checkpointPath.str(), ck, error))
+    return emitError(loc) << error;
+  std::set<std::string> found;
+  for (const auto &t : ck.state()) {
+    if (t.kind() != "param")
+      continue;
+    auto it = values.find(t.name());
+    if (it == values.end())
+      return emitError(loc)
+             << checkpointPath << " has a parameter '" << t.name() << "' that "
+             << artifactPath
+             << " does not train: a checkpoint of another model?";
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    if (t.dtype() != it->second.dataType || dims != it->second.dims)
+      return emitError(loc)
+             << checkpointPath << ": parameter '" << t.name()
+             << "' has another dtype or shape than in " << artifactPath;
+    it->second.rawData = t.data();
+    found.insert(t.name());
+  }
+  for (const auto &[name, v] : values)
+    if (!found.count(name))
+      return emitError(loc)
+             << checkpointPath << " lacks parameter '" << name << "' of "
+             << artifactPath << ": a checkpoint of another model?";
+  return success();
+}
+
+/// A graph-IR model with `values` as its parameters' initializers.
+FailureOr<std::string> exportGraphModel(MLIRContext &ctx, StringRef ir,
+                                        StringRef artifactPath,
+                                        StringRef funcName,
+                                        const Values &values) {
+  Location loc = UnknownLoc::get(&ctx);
+  ParserConfig config(&ctx);
+  auto module = parseSourceString<ModuleOp>(ir, config);
+  if (!module)
+    return emitError(loc) << artifactPath
+                          << " holds no readable inference model";
+  for (auto func : module->getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "graph.param");
+      auto it = name ? values.find(name.str()) : values.end();
+      if (it == values.end())
+        continue;
+      auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+      bool splat = false;
+      ArrayRef<char> raw(it->second.rawData.data(), it->second.rawData.size());
+      if (raw.empty()) {
+        func.setArgAttr(
+            i, "graph.initial_value",
+            DenseElementsAttr::get(
+                type, Builder(&ctx).getZeroAttr(type.getElementType())));
+        continue;
+      }
+      if (!DenseElementsAttr::isValidRawBuffer(type, raw, splat))
+        return emitError(loc) << "parameter '" << name.getValue()
+                              << "' has data of the wrong size";
+      func.setArgAttr(i, "graph.initial_value",
+                      DenseElementsAttr::getFromRawBuffer(type, raw));
+    }
+  onnx_export::ExportOptions options;
+  options.funcName = funcName.str();
+  options.paramsAsInitializers = true;
+  onnx::ModelProto model;
+  if (failed(onnx_export::exportModel(*module, model, options)))
+    return failure();
+  std::string problem = onnx_export::checkModel(model);
+  if (!problem.empty())
+    return module->emitError("the exported model fails onnx.checker: ")
+           << problem;
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return module->emitError("cannot serialize the model (over 2 GiB?)");
+  return bytes;
+}
+} // namespace
+
+FailureOr<std::string> exportTrainedModel(MLIRContext &ctx,
+                                          StringRef artifactPath,
+                                          StringRef checkpointPath,
+                                          StringRef funcName) {
+  Location loc = UnknownLoc::get(&ctx);
+  std::string error;
+  auto file = llvm::MemoryBuffer::getFile(artifactPath);
+  if (!file)
+    return emitError(loc) << "cannot read '" << artifactPath << "'";
+  artifact::Artifact art;
+  if (!artifact::parse((*file)->getBufferStart(), (*file)->getBufferSize(), art,
+                       error))
+    return emitError(loc) << artifactPath << ": " << error;
+  if (!art.has_training())
+    return emitError(loc) << artifactPath
+                          << " is not a training artifact (loomc train makes "
+                             "one)";
+  Values values;
+  addParams(art, values);
+  // A pipeline artifact: each rank's update artifact trains its stages'.
+  for (const std::string &update : art.pipeline().updates()) {
+    artifact::Artifact u;
+    if (!artifact::parse(update.data(), update.size(), u, error))
+      return emitError(loc) << artifactPath << ": a pipeline update: " << error;
+    addParams(u, values);
+  }
+  if (!checkpointPath.empty() &&
+      failed(readTrained(loc, artifactPath, checkpointPath, values)))
+    return failure();
+  const artifact::Training &tr = art.training();
+  if (tr.source_onnx().empty())
+    return exportGraphModel(ctx, tr.inference_module(), artifactPath, funcName,
+                            values);
+  std::string bytes;
+  std::string problem =
+      onnx_export::replaceInitializers(tr.source_onnx(), values, bytes);
+  if (!problem.empty())
+    return emitError(loc) << problem;
+  return bytes;
+}
+
+} // namespace loom
