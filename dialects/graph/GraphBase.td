@@ -14,6 +14,7 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/graph/GraphInterfaces.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -196,8 +197,10 @@ def Graph_Contraction : NativeOpTrait<"Contraction"> {
 // Base op classes
 //===----------------------------------------------------------------------===//
 
+/// Every graph op has a cost estimate (GraphInterfaces.td).
 class Graph_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Graph_Dialect, mnemonic, traits>;
+    : Op<Graph_Dialect, mnemonic,
+         !listconcat(traits, [Graph_CostOpInterface])>;
 
 /// An op whose result type is computed by a C++ `inferReturnTypes`; the
 /// inference also checks the operands and attributes, so it doubles as the

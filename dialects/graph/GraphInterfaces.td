@@ -5,6 +5,11 @@
 // rule per op); the autodiff pass (passes/Autodiff) calls it op by op, in
 // reverse order, to build the backward graph.
 //
+// CostOpInterface: a rough FLOPs and bytes estimate of one op for the cost
+// models (recomputation's, ...). Every graph op has it (Graph_Op), with
+// the estimate computed from the op's class traits and static shapes
+// (dialects/graph/GraphCost.cpp).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_DIALECTS_GRAPH_GRAPHINTERFACES_TD
@@ -37,6 +42,30 @@ def Graph_VjpOpInterface : OpInterface<"VjpOpInterface"> {
       operands never are; some float operands are not either (batch norm's
       running statistics, which are frozen in the inference form).
     }], "bool", "isDifferentiableOperand", (ins "unsigned":$index)>,
+  ];
+}
+
+def Graph_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::loom::graph";
+  let description = [{
+    A rough cost of one op, for the cost models that weigh recomputation,
+    fusion and scheduling choices: its floating-point operations and the
+    bytes it reads and writes. Estimates from static shapes; an op with a
+    dynamic dim counts 0.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      Floating-point operations, roughly: 2 per multiply-add of a
+      contraction (matmul, convolution), a few per element of a
+      normalization or softmax, one per element of elementwise math, a
+      reduction or pooling, none for data movement.
+    }], "int64_t", "estimateFlops", (ins), [{}],
+    [{ return ::loom::graph::detail::estimateFlops($_op.getOperation()); }]>,
+    InterfaceMethod<[{
+      Bytes read and written if the op ran alone: each operand and result
+      once. A reshape-like op (a view of its operand) moves none.
+    }], "int64_t", "estimateBytes", (ins), [{}],
+    [{ return ::loom::graph::detail::estimateBytes($_op.getOperation()); }]>,
   ];
 }
 

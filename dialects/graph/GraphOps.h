@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -87,6 +88,12 @@ class Contraction : public mlir::OpTrait::TraitBase<ConcreteType, Contraction> {
 } // namespace GraphTrait
 
 } // namespace loom::graph
+
+namespace loom::graph::detail {
+/// CostOpInterface's estimates of any graph op (GraphCost.cpp).
+int64_t estimateFlops(mlir::Operation *op);
+int64_t estimateBytes(mlir::Operation *op);
+} // namespace loom::graph::detail
 
 #include "dialects/graph/GraphInterfaces.h.inc"
 

@@ -38,12 +38,11 @@ double loom::pipeline::opFlops(Operation *op) {
     auto r = dyn_cast<RankedTensorType>(t);
     return r && r.hasStaticShape() ? double(r.getNumElements()) : 0.0;
   };
-  if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
-    // 2 * (result elements) * (contracted size).
-    auto lhs = cast<RankedTensorType>(mm->getOperand(0).getType());
-    double k = lhs.getRank() ? double(lhs.getShape().back()) : 1.0;
-    return 2.0 * numel(mm->getResult(0).getType()) * k;
-  }
+  // Contractions count their multiply-adds as the graph ops estimate them
+  // (CostOpInterface: the contracted size honours transpose_lhs), the same
+  // figure the recompute pass weighs.
+  if (op->hasTrait<graph::GraphTrait::Contraction>())
+    return double(cast<graph::CostOpInterface>(op).estimateFlops());
   double n = 0;
   for (Value v : op->getOperands())
     n = std::max(n, numel(v.getType()));

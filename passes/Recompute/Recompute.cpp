@@ -66,50 +66,16 @@ int64_t tensorBytes(Type t) {
   return tensor.getNumElements() * elementBytes(t);
 }
 
-int64_t numElements(Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  return tensor && tensor.hasStaticShape() ? tensor.getNumElements() : 0;
-}
-
 bool isView(Operation *op) {
   return isa<graph::ReshapeOp, graph::SqueezeOp, graph::UnsqueezeOp,
              graph::FlattenOp>(op);
 }
 
-/// Floating-point operations of one op, roughly: 2 per multiply-add of a
-/// contraction, a few per element of a normalization, one per element of
-/// elementwise math and reductions, none for data movement.
+/// Floating-point operations of one op: the graph ops' own estimate
+/// (CostOpInterface), none for anything else.
 int64_t flopsOf(Operation *op) {
-  if (op->getNumResults() == 0)
-    return 0;
-  int64_t out = numElements(op->getResult(0).getType());
-  int64_t in =
-      op->getNumOperands() ? numElements(op->getOperand(0).getType()) : out;
-  if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
-    auto lhs = cast<RankedTensorType>(mm->getOperand(0).getType());
-    int64_t k = lhs.getRank() == 1 ? lhs.getDimSize(0)
-                : mm->hasAttr("transpose_lhs")
-                    ? lhs.getDimSize(lhs.getRank() - 2)
-                    : lhs.getDimSize(lhs.getRank() - 1);
-    return 2 * out * k;
-  }
-  if (isa<graph::ConvOp>(op)) {
-    auto w = cast<RankedTensorType>(op->getOperand(1).getType());
-    return 2 * out *
-           (w.getNumElements() / std::max<int64_t>(1, w.getDimSize(0)));
-  }
-  if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp, graph::CrossEntropyOp>(op))
-    return 5 * in;
-  if (isa<graph::LayerNormOp, graph::BatchNormOp>(op))
-    return 8 * in;
-  if (op->hasTrait<graph::GraphTrait::Reduction>() ||
-      isa<graph::MseLossOp, graph::GlobalAvgPoolOp, graph::CumSumOp>(op))
-    return in;
-  if (isa<graph::MaxPoolOp, graph::AvgPoolOp>(op))
-    return in;
-  if (op->hasTrait<OpTrait::Elementwise>() ||
-      op->hasTrait<graph::GraphTrait::BroadcastingElementwise>())
-    return out;
+  if (auto cost = dyn_cast<graph::CostOpInterface>(op))
+    return cost.estimateFlops();
   return 0;
 }
 
