@@ -246,6 +246,63 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return getResult();
 }
 
+/// Whether `perm` swaps the last two dims and keeps the others in place.
+static bool swapsLastTwo(ArrayRef<int64_t> perm) {
+  int64_t rank = perm.size();
+  if (rank < 2 || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1)
+    return false;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (perm[i] != i)
+      return false;
+  return true;
+}
+
+LogicalResult TransposeOp::canonicalize(TransposeOp op,
+                                        PatternRewriter &rewriter) {
+  // (A B)^T = B^T A^T: the product computed in the transposed layout,
+  // when the transpose is its only user (else both layouts would exist).
+  auto mm = op.getX().getDefiningOp<MatmulOp>();
+  if (!mm || !mm->hasOneUse() || !swapsLastTwo(op.getPerm()))
+    return failure();
+  auto lhs = cast<ShapedType>(mm.getLhs().getType());
+  auto rhs = cast<ShapedType>(mm.getRhs().getType());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return failure();
+  std::string why;
+  FailureOr<MatmulShape> shape =
+      inferMatmulShape(rhs.getShape(), lhs.getShape(), !mm.getTransposeRhs(),
+                       !mm.getTransposeLhs(), why);
+  if (failed(shape) || ArrayRef<int64_t>(shape->result) !=
+                           cast<ShapedType>(op.getType()).getShape())
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(mm);
+  auto swapped =
+      rewriter.create<MatmulOp>(mm.getLoc(), mm.getRhs(), mm.getLhs(),
+                                !mm.getTransposeRhs(), !mm.getTransposeLhs());
+  rewriter.replaceOp(op, swapped.getResult());
+  rewriter.eraseOp(mm);
+  return success();
+}
+
+OpFoldResult MatmulOp::fold(FoldAdaptor) {
+  // A transpose of an operand's last two dims becomes its flag: the
+  // product reads the operand in place instead of a transposed copy.
+  bool changed = false;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto t = getOperand(i).getDefiningOp<TransposeOp>();
+    if (!t || !swapsLastTwo(t.getPerm()))
+      continue;
+    setOperand(i, t.getX());
+    if (i == 0)
+      setTransposeLhs(!getTransposeLhs());
+    else
+      setTransposeRhs(!getTransposeRhs());
+    changed = true;
+  }
+  return changed ? getResult() : OpFoldResult();
+}
+
 OpFoldResult BroadcastToOp::fold(FoldAdaptor) {
   // Same type means every dim is kept (a static target dim never yields a
   // dynamic result dim), so this is the identity.

@@ -513,7 +513,9 @@ def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType,
     dims are batch dims broadcast against each other. A 1-D `lhs` is a row
     vector and a 1-D `rhs` a column vector; the added dim is removed from
     the result. `transpose_lhs` / `transpose_rhs` swap the last two dims of
-    an operand of rank 2 or more before the product.
+    an operand of rank 2 or more before the product. An operand made by a
+    `graph.transpose` of its last two dims folds into the flag, so GEMMs
+    read it in place instead of a transposed copy.
 
     ```mlir
     %y = graph.matmul %a, %b {transpose_rhs}
@@ -525,6 +527,7 @@ def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType,
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType,
@@ -786,7 +789,9 @@ def Graph_TransposeOp : Graph_InferredOp<"transpose", [Graph_DataMovement]> {
   let summary = "permutes the dims of a tensor";
   let description = [{
     Result dim `i` is operand dim `perm[i]`. Transpose of transpose folds
-    into one transpose; the identity permutation folds away.
+    into one transpose; the identity permutation folds away. A transpose of
+    the last two dims of a matmul's only use becomes the swapped product
+    (`(A B)^T = B^T A^T`), computed in the transposed layout directly.
 
     ```mlir
     %y = graph.transpose %x [0, 2, 1, 3]
@@ -797,6 +802,7 @@ def Graph_TransposeOp : Graph_InferredOp<"transpose", [Graph_DataMovement]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$x $perm attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 def Graph_BroadcastToOp

@@ -417,7 +417,20 @@ LogicalResult vjp(MatmulOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   d = g.reshape(d, dShape);
   // A_eff = ta ? A^T : A (same for B); Y = A_eff B_eff.
   Value da = ta ? g.matmul(b2, d, tb, true) : g.matmul(d, b2, false, !tb);
-  Value db = tb ? g.matmul(d, a2, true, ta) : g.matmul(a2, d, !ta, false);
+  Value db;
+  ArrayRef<int64_t> aShape = Grad::type(a2).getShape();
+  if (Grad::type(b2).getRank() == 2 && aShape.size() > 2 && !ta &&
+      Grad::type(a2).hasStaticShape() && Grad::type(d).hasStaticShape()) {
+    // x[..., M, K] . W[K, N]: W's gradient sums x^T d over the batch. As
+    // one GEMM over every row (x as [rows, K], d as [rows, N]) it needs no
+    // per-sample [batch, K, N] products and no batch sum.
+    int64_t rows = product(aShape.drop_back());
+    Value x = g.reshape(a2, {rows, aShape.back()});
+    Value dd = g.reshape(d, {rows, Grad::type(d).getShape().back()});
+    db = tb ? g.matmul(dd, x, true, false) : g.matmul(x, dd, true, false);
+  } else {
+    db = tb ? g.matmul(d, a2, true, ta) : g.matmul(a2, d, !ta, false);
+  }
   dx[0] = g.reshape(g.sumTo(da, a2), Grad::type(a).getShape());
   dx[1] = g.reshape(g.sumTo(db, b2), Grad::type(b).getShape());
   return success();

@@ -319,15 +319,18 @@ int64_t plannedPeak(func::FuncOp fused, int64_t alignment) {
       bufferOf[op.getResult(0)] = it == bufferOf.end() ? -1 : it->second;
       continue;
     }
-    // A matmul or convolution whose region rounds its result (a cast in
-    // its epilogue: the 16-bit rounding of a widened op) writes into a
-    // buffer of its own first, which the epilogue reads (the CPU code does
-    // not round in place). It lives while the region runs.
-    bool rounds =
+    // A matmul or convolution with an epilogue in its region (a bias, an
+    // activation, the 16-bit rounding of a widened op, a gradient
+    // accumulation) writes its product into a buffer of its own first,
+    // which the epilogue reads (the CPU code runs the epilogue as its own
+    // loop). It lives while the region runs.
+    bool epilogue =
         fusion && llvm::any_of(fusion.getBody().front(), [](Operation &inner) {
-          return isa<graph::CastOp>(inner);
+          return !isa<graph::MatmulOp, graph::ConvOp, graph::ConstantOp>(
+                     inner) &&
+                 !isView(&inner) && !inner.hasTrait<OpTrait::IsTerminator>();
         });
-    if (rounds)
+    if (epilogue)
       for (Operation &inner : fusion.getBody().front())
         if (isa<graph::MatmulOp, graph::ConvOp>(inner)) {
           int64_t bytes = tensorBytes(inner.getResult(0).getType());

@@ -523,6 +523,66 @@ func.func @transpose_transpose_cancel(%x: tensor<2x16x12x64xf32>) -> tensor<2x16
 
 // -----
 
+// A transpose of a matmul operand's last two dims becomes its flag, so the
+// GEMM reads the operand in place (a tied LM head: x . wte^T).
+// CHECK-LABEL: func.func @matmul_transposed_operand
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x32xf32>, %[[W:.*]]: tensor<100x32xf32>)
+// CHECK-NEXT: %[[R:.*]] = graph.matmul %[[X]], %[[W]] {transpose_rhs} : (tensor<2x8x32xf32>, tensor<100x32xf32>) -> tensor<2x8x100xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @matmul_transposed_operand(%x: tensor<2x8x32xf32>, %w: tensor<100x32xf32>) -> tensor<2x8x100xf32> {
+  %t = graph.transpose %w [1, 0] : (tensor<100x32xf32>) -> tensor<32x100xf32>
+  %0 = graph.matmul %x, %t : (tensor<2x8x32xf32>, tensor<32x100xf32>) -> tensor<2x8x100xf32>
+  return %0 : tensor<2x8x100xf32>
+}
+
+// -----
+
+// Both operands, and a flag already set (toggled off); a permutation that
+// moves a batch dim stays a transpose.
+// CHECK-LABEL: func.func @matmul_transposed_operands
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8x16xf32>, %[[B:.*]]: tensor<4x32x8xf32>, %[[C:.*]]: tensor<8x4x16xf32>)
+// CHECK-NEXT: %[[P:.*]] = graph.matmul %[[A]], %[[B]] {transpose_lhs, transpose_rhs} : (tensor<4x8x16xf32>, tensor<4x32x8xf32>) -> tensor<4x16x32xf32>
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[C]] [1, 0, 2]
+// CHECK-NEXT: %[[Q:.*]] = graph.matmul %[[T]], %[[A]] {transpose_rhs}
+// CHECK-NEXT: return %[[P]], %[[Q]]
+func.func @matmul_transposed_operands(%a: tensor<4x8x16xf32>, %b: tensor<4x32x8xf32>, %c: tensor<8x4x16xf32>) -> (tensor<4x16x32xf32>, tensor<4x8x8xf32>) {
+  %at = graph.transpose %a [0, 2, 1] : (tensor<4x8x16xf32>) -> tensor<4x16x8xf32>
+  %0 = graph.matmul %at, %b {transpose_rhs} : (tensor<4x16x8xf32>, tensor<4x32x8xf32>) -> tensor<4x16x32xf32>
+  %ct = graph.transpose %c [1, 0, 2] : (tensor<8x4x16xf32>) -> tensor<4x8x16xf32>
+  %bt = graph.transpose %at [0, 2, 1] : (tensor<4x16x8xf32>) -> tensor<4x8x16xf32>
+  %1 = graph.matmul %ct, %bt {transpose_rhs} : (tensor<4x8x16xf32>, tensor<4x8x16xf32>) -> tensor<4x8x8xf32>
+  return %0, %1 : tensor<4x16x32xf32>, tensor<4x8x8xf32>
+}
+
+// -----
+
+// (A B)^T = B^T A^T: the product in the transposed layout, when the
+// transpose is the matmul's only user.
+// CHECK-LABEL: func.func @transpose_of_matmul
+// CHECK-SAME: (%[[X:.*]]: tensor<6x32xf32>, %[[D:.*]]: tensor<6x100xf32>)
+// CHECK-NEXT: %[[R:.*]] = graph.matmul %[[D]], %[[X]] {transpose_lhs} : (tensor<6x100xf32>, tensor<6x32xf32>) -> tensor<100x32xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @transpose_of_matmul(%x: tensor<6x32xf32>, %d: tensor<6x100xf32>) -> tensor<100x32xf32> {
+  %0 = graph.matmul %x, %d {transpose_lhs} : (tensor<6x32xf32>, tensor<6x100xf32>) -> tensor<32x100xf32>
+  %1 = graph.transpose %0 [1, 0] : (tensor<32x100xf32>) -> tensor<100x32xf32>
+  return %1 : tensor<100x32xf32>
+}
+
+// -----
+
+// A product that is also used as it is keeps its layout.
+// CHECK-LABEL: func.func @transpose_of_shared_matmul
+// CHECK: %[[M:.*]] = graph.matmul
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[M]] [1, 0]
+// CHECK-NEXT: return %[[M]], %[[T]]
+func.func @transpose_of_shared_matmul(%x: tensor<6x32xf32>, %d: tensor<6x100xf32>) -> (tensor<32x100xf32>, tensor<100x32xf32>) {
+  %0 = graph.matmul %x, %d {transpose_lhs} : (tensor<6x32xf32>, tensor<6x100xf32>) -> tensor<32x100xf32>
+  %1 = graph.transpose %0 [1, 0] : (tensor<32x100xf32>) -> tensor<100x32xf32>
+  return %0, %1 : tensor<32x100xf32>, tensor<100x32xf32>
+}
+
+// -----
+
 // A permutation and its inverse (not an involution) cancel too.
 // CHECK-LABEL: func.func @transpose_transpose_inverse
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)

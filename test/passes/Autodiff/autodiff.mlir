@@ -53,3 +53,26 @@ func.func @shared(%t: tensor<5x2xf32> {graph.param = "table"},
   %s = graph.reduce_sum %p axes = [0, 1] : (tensor<3x2xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// x[B, T, K] · W[K, N]: W's gradient is one GEMM over the B·T rows (x and
+// the output gradient seen as [rows, K] and [rows, N]), no per-sample
+// [B, K, N] products and no batch sum. A transposed weight (x · W^T, the
+// tied LM head) gets its [N, K] gradient the same way.
+
+// CHECK-LABEL: func.func @linear_3d_grad(
+// CHECK-NOT: graph.reduce_sum {{.*}}axes = [0]
+// CHECK: %[[E:.*]] = graph.matmul %{{.*}}, %{{.*}} {transpose_lhs} : (tensor<6x5xf32>, tensor<6x4xf32>) -> tensor<5x4xf32>
+// CHECK-DAG: %[[X:.*]] = graph.reshape %arg0 [6, 3] : (tensor<2x3x3xf32>) -> tensor<6x3xf32>
+// CHECK-DAG: %[[D:.*]] = graph.reshape %{{.*}} [6, 4] : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+// CHECK: %[[W:.*]] = graph.matmul %[[X]], %[[D]] {transpose_lhs} : (tensor<6x3xf32>, tensor<6x4xf32>) -> tensor<3x4xf32>
+// CHECK: return %{{.*}}, %[[W]], %[[E]]
+func.func @linear_3d(%x: tensor<2x3x3xf32> {graph.input = "x"},
+                     %w: tensor<3x4xf32> {graph.param = "w"},
+                     %e: tensor<5x4xf32> {graph.param = "e"}) -> tensor<f32> {
+  %h = graph.matmul %x, %w : (tensor<2x3x3xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  %l = graph.matmul %h, %e {transpose_rhs} : (tensor<2x3x4xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
+  %s = graph.reduce_sum %l axes = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}

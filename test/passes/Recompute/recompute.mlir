@@ -1,13 +1,15 @@
 // RUN: loom-opt %s --loom-recompute=strategy=none | FileCheck %s --check-prefix=NONE
 // RUN: loom-opt %s --loom-recompute=strategy=all | FileCheck %s --check-prefix=ALL
 // RUN: loom-opt %s --loom-recompute=strategy=sqrt | FileCheck %s --check-prefix=SQRT
-// RUN: loom-opt %s --loom-recompute="strategy=optimal budget=384 summary report=%t.json" 2>%t.summary | FileCheck %s --check-prefix=OPT
+// RUN: loom-opt %s --loom-recompute="strategy=optimal budget=512 summary report=%t.json" 2>%t.summary | FileCheck %s --check-prefix=OPT
 // RUN: FileCheck %s --check-prefix=SUMMARY < %t.summary
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 
 // Three tanh layers and a hand-written backward (loss = sum(tanh(...))).
 // The backward reads a1, a2 and a3 (saved values); x is an argument.
-// Buffers are 128 bytes: without recomputation the plan peaks at 512.
+// Buffers are 128 bytes: without recomputation the plan peaks at 640 (a
+// matmul fused with its tanh writes its product into a buffer of its own
+// first, which lives while the region runs).
 
 // NONE-LABEL: func.func @step
 // NONE-NOT: loom.recompute
@@ -45,7 +47,7 @@
 // SQRT-NEXT: graph.mul %[[A1B]], %[[A1B]]
 // SQRT-NOT: loom.recompute
 
-// optimal at sqrt's peak (384 bytes) keeps a2 too: only a1 is recomputed,
+// optimal at sqrt's peak (512 bytes) keeps a2 too: only a1 is recomputed,
 // fewer FLOPs than sqrt's.
 // OPT-LABEL: func.func @step
 // OPT: graph.reduce_sum
@@ -56,15 +58,15 @@
 // OPT: graph.tanh %[[H1]] {loom.recompute}
 // OPT-NOT: loom.recompute
 
-// SUMMARY: loom-recompute: step, strategy optimal (chose {{.*}}), budget 384 bytes
-// SUMMARY-NEXT: planned peak: 512 -> 384 bytes
+// SUMMARY: loom-recompute: step, strategy optimal (chose {{.*}}), budget 512 bytes
+// SUMMARY-NEXT: planned peak: 640 -> 512 bytes
 // SUMMARY-NEXT: saved values: 3, recomputed 1
 // SUMMARY-NEXT: extra FLOPs: 576 (forward: 1664), 3 ops cloned
 // SUMMARY: recomputed saved,cut 128 B  tensor<4x8xf32>  graph.tanh
 // SUMMARY-SAME: 576 FLOPs
 
-// JSON-DAG: "planned_peak_before": 512
-// JSON-DAG: "planned_peak_after": 384
+// JSON-DAG: "planned_peak_before": 640
+// JSON-DAG: "planned_peak_after": 512
 // JSON-DAG: "extra_flops": 576
 // JSON-DAG: "strategy": "optimal"
 // JSON-DAG: "solve_ms":
