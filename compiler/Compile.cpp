@@ -1,6 +1,8 @@
 //===- Compile.cpp - graph IR to a .loom artifact -------------------------===//
 
 #include "compiler/Compile.h"
+
+#include "frontends/onnx/OnnxExporter.h"
 #include "passes/Sharding/ShardingUtils.h"
 
 #include "dialects/graph/GraphOps.h"
@@ -16,6 +18,7 @@
 
 #include <limits>
 #include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -338,6 +341,21 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       // The bytes live in the artifact now; codegen need not carry them.
       func.removeArgAttr(i, kInitialValueAttr);
     }
+  }
+  if (!options.sourceOnnx.empty()) {
+    // The source model is kept for `loomc export`, which writes the
+    // trained values into exactly the parameters' initializers: their
+    // data would be a second copy of the state's initial values.
+    std::set<std::string> params;
+    for (const artifact::TrainingState &s : training->state())
+      if (s.kind() == "param")
+        params.insert(s.name());
+    std::string stripped;
+    std::string problem =
+        onnx_export::dropInitializerData(options.sourceOnnx, params, stripped);
+    if (!problem.empty())
+      return error() << "the source model: " << problem;
+    training->set_source_onnx(std::move(stripped));
   }
   if (!hasStep)
     return error() << "no argument is the micro-step counter (" << kStepAttr

@@ -15,9 +15,13 @@ namespace loom {
 
 LogicalResult keepInferenceModel(ModuleOp module, llvm::StringRef onnxPath,
                                  CompileOptions &options) {
+  // From ONNX, export rewrites the source model, so the graph IR (a copy
+  // of every weight) is kept only when there is none.
   if (onnxPath.ends_with(".onnx"))
-    if (auto bytes = llvm::MemoryBuffer::getFile(onnxPath))
+    if (auto bytes = llvm::MemoryBuffer::getFile(onnxPath)) {
       options.sourceOnnx = (*bytes)->getBuffer().str();
+      return success();
+    }
   llvm::raw_string_ostream os(options.inferenceModule);
   return writeBytecodeToFile(module, os);
 }

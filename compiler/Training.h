@@ -29,9 +29,9 @@
 
 namespace loom {
 
-/// Keeps what `loomc export` needs of the model before it is trained: the
-/// module (MLIR bytecode) and, for an `.onnx` model, the file at
-/// `onnxPath`.
+/// Keeps what `loomc export` needs of the model before it is trained: for
+/// an `.onnx` model the file at `onnxPath` (its parameters' data is dropped
+/// when the artifact is made), else the module as MLIR bytecode.
 mlir::LogicalResult keepInferenceModel(mlir::ModuleOp module,
                                        llvm::StringRef onnxPath,
                                        CompileOptions &options);

@@ -901,6 +901,30 @@ std::string loom::onnx_export::replaceInitializers(
   return "";
 }
 
+std::string
+loom::onnx_export::dropInitializerData(const std::string &onnxBytes,
+                                       const std::set<std::string> &names,
+                                       std::string &out) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(onnxBytes))
+    return "the source model is not a valid ONNX protobuf";
+  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
+    if (!names.count(t.name()))
+      continue;
+    t.clear_raw_data();
+    t.clear_float_data();
+    t.clear_double_data();
+    t.clear_int32_data();
+    t.clear_int64_data();
+    t.clear_uint64_data();
+    t.clear_external_data();
+    t.clear_data_location();
+  }
+  if (!model.SerializeToString(&out))
+    return "cannot serialize the model (over 2 GiB?)";
+  return "";
+}
+
 LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,
                                             const ExportOptions &options) {
   onnx::ModelProto model;

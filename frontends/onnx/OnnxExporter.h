@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,16 @@ std::string
 replaceInitializers(const std::string &onnxBytes,
                     const std::map<std::string, InitializerValue> &values,
                     std::string &out);
+
+/// Rewrites the serialized ModelProto `onnxBytes` with the data of the
+/// initializers named in `names` dropped (name, dtype and dims kept): a
+/// training artifact keeps its source model for export, and the trained
+/// values replace exactly these (replaceInitializers), so storing their
+/// data twice would only double the artifact. Names the model lacks are
+/// ignored. Returns the problem, or "".
+std::string dropInitializerData(const std::string &onnxBytes,
+                                const std::set<std::string> &names,
+                                std::string &out);
 
 /// Exports one function of `module`; emits a diagnostic and fails on an op
 /// that has no ONNX form at the exported opset.
