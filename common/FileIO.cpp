@@ -3,9 +3,11 @@
 #include "loom/common/FileIO.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -32,6 +34,76 @@ struct Fd {
 std::string reason() { return std::strerror(errno); }
 
 } // namespace
+
+MappedFile::MappedFile(MappedFile &&other) noexcept
+    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
+  if (this != &other) {
+    unmap();
+    data_ = other.data_;
+    size_ = other.size_;
+    path_ = std::move(other.path_);
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { unmap(); }
+
+void MappedFile::unmap() {
+  if (data_ && size_)
+    ::munmap(const_cast<char *>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+bool MappedFile::open(const std::string &path, std::string &error,
+                      const std::string &what) {
+  unmap();
+  path_ = path;
+  std::string named = (what.empty() ? "" : what + " ") + "'" + path + "'";
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (f.fd < 0 || ::fstat(f.fd, &st) != 0) {
+    error = "cannot open " + named + ": " + reason();
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = "cannot map " + named + ": " +
+            (S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file");
+    return false;
+  }
+  if (st.st_size == 0)
+    return true;
+  void *p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                   MAP_PRIVATE, f.fd, 0);
+  if (p == MAP_FAILED) {
+    error = "cannot map " + named + ": " + reason();
+    return false;
+  }
+  data_ = static_cast<const char *>(p);
+  size_ = static_cast<uint64_t>(st.st_size);
+  return true;
+}
+
+void MappedFile::release(uint64_t offset, uint64_t length) const {
+  if (!data_ || offset >= size_)
+    return;
+  length = std::min(length, size_ - offset);
+  uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  uint64_t first = (offset + page - 1) / page * page;
+  uint64_t last = (offset + length) / page * page;
+  if (offset + length == size_)
+    last = (size_ + page - 1) / page * page; // the tail page is ours alone
+  if (last > first)
+    ::madvise(const_cast<char *>(data_) + first, last - first, MADV_DONTNEED);
+}
 
 bool readFile(const std::string &path, std::string &bytes, std::string &error,
               const std::string &what, uint64_t maxBytes) {

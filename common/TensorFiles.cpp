@@ -14,8 +14,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 namespace loom::files {
@@ -68,11 +71,12 @@ static const NpyType kNpyTypes[] = {
     {"|i1", dtypes::kI8},  {"|u1", dtypes::kU8},  {"|b1", dtypes::kBool},
 };
 
-/// The tensor in the bytes of a .npy file, which it takes over (the data
-/// is moved to the front, not copied); `where` names it in messages
-/// ("'x.npy'", "'data.npz' array 'x'").
-static bool parseNpy(std::string bytes, const std::string &where,
-                     HostTensor &out, std::string &error) {
+/// The dtype, shape and data offset of the .npy file in `bytes`, whose
+/// data must be exactly what the shape needs; `where` names it in
+/// messages ("'x.npy'", "'data.npz' array 'x'").
+static bool parseNpyHeader(std::string_view bytes, const std::string &where,
+                           int32_t &dtypeOut, std::vector<int64_t> &shapeOut,
+                           size_t &dataOut, std::string &error) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     error = where + " is not a .npy file";
     return false;
@@ -98,7 +102,7 @@ static bool parseNpy(std::string bytes, const std::string &where,
     error = where + " is truncated";
     return false;
   }
-  std::string header = bytes.substr(start, headerLen);
+  std::string header(bytes.substr(start, headerLen));
   auto field = [&](const char *key) -> std::string {
     size_t k = header.find(std::string("'") + key + "'");
     if (k == std::string::npos)
@@ -148,9 +152,20 @@ static bool parseNpy(std::string bytes, const std::string &where,
   size_t data = start + headerLen;
   if (!fitsData(shape, dtype, bytes.size() - data, where, error))
     return false;
+  dtypeOut = dtype;
+  shapeOut = std::move(shape);
+  dataOut = data;
+  return true;
+}
+
+/// The tensor in the bytes of a .npy file, which it takes over (the data
+/// is moved to the front, not copied).
+static bool parseNpy(std::string bytes, const std::string &where,
+                     HostTensor &out, std::string &error) {
+  size_t data = 0;
+  if (!parseNpyHeader(bytes, where, out.dtype, out.shape, data, error))
+    return false;
   bytes.erase(0, data);
-  out.dtype = dtype;
-  out.shape = std::move(shape);
   out.bytes = std::move(bytes);
   return true;
 }
@@ -231,7 +246,7 @@ bool writeNpy(const std::string &path, const TensorView &t,
 namespace {
 
 /// Little-endian fields of a zip archive, bounds-checked by the caller.
-uint64_t le(const std::string &b, size_t at, int bytes) {
+uint64_t le(std::string_view b, size_t at, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i)
     v |= static_cast<uint64_t>(static_cast<unsigned char>(b[at + i]))
@@ -255,7 +270,7 @@ struct ZipMember {
 
 /// The members listed by the central directory of `b`; false with `error`
 /// (which the caller prefixes with the file) on a malformed archive.
-bool listMembers(const std::string &b, std::vector<ZipMember> &members,
+bool listMembers(std::string_view b, std::vector<ZipMember> &members,
                  std::string &error) {
   // The end record is in the last 22 + 65535 (comment) bytes.
   if (b.size() < 22) {
@@ -312,7 +327,7 @@ bool listMembers(const std::string &b, std::vector<ZipMember> &members,
               std::to_string(i) + ")";
       return false;
     }
-    m.name = b.substr(at + 46, nameLen);
+    m.name = std::string(b.substr(at + 46, nameLen));
     // A zip64 extra field holds, in order, the fields saturated above.
     size_t extra = at + 46 + nameLen, extraEnd = extra + extraLen;
     while (extraEnd - extra >= 4) {
@@ -342,9 +357,13 @@ bool listMembers(const std::string &b, std::vector<ZipMember> &members,
   return true;
 }
 
-/// The uncompressed bytes of member `m` of archive `b`.
-bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
-                 std::string &error) {
+/// The uncompressed bytes of member `m` of archive `b`: a view into `b`
+/// for a stored member, else decompressed into `owned`. The CRC is checked
+/// in chunks, each released after (`release(offset, length)` of `b`), so a
+/// stored member of a mapped file is not all resident at once.
+bool memberBytes(std::string_view b, const ZipMember &m, std::string_view &out,
+                 std::string &owned, std::string &error,
+                 const std::function<void(uint64_t, uint64_t)> &release) {
   if (m.flags & 1) {
     error = "is encrypted";
     return false;
@@ -366,7 +385,7 @@ bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
       error = "is corrupt (stored with two different sizes)";
       return false;
     }
-    out.assign(in, m.size);
+    out = std::string_view(in, m.size);
   } else if (m.method == 8) {
     // Deflate expands at most ~1032:1; a larger claim is corrupt (and
     // must not make us allocate it).
@@ -375,7 +394,7 @@ bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
               " bytes from " + std::to_string(m.compressed) + " compressed)";
       return false;
     }
-    out.assign(m.size, '\0');
+    owned.assign(m.size, '\0');
     z_stream z = {};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
       error = "cannot be decompressed (zlib failed to start)";
@@ -383,7 +402,7 @@ bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
     }
     uint64_t inLeft = m.compressed, outLeft = m.size;
     z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(in));
-    z.next_out = reinterpret_cast<Bytef *>(out.data());
+    z.next_out = reinterpret_cast<Bytef *>(owned.data());
     int rc = Z_OK;
     while (rc == Z_OK) {
       // zlib counts in uInt: feed at most 1 GiB at a time.
@@ -403,14 +422,24 @@ bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
               std::to_string(m.size) + " bytes)";
       return false;
     }
+    release(data, m.compressed);
+    out = owned;
   } else {
     error = "uses zip compression method " + std::to_string(m.method) +
             " (numpy.savez stores, savez_compressed deflates; nothing else "
             "is read)";
     return false;
   }
-  if (crc32_z(0, reinterpret_cast<const Bytef *>(out.data()), out.size()) !=
-      m.crc) {
+  // In 64 MiB pieces: a stored member's pages are dropped once checked.
+  constexpr size_t kChunk = size_t(64) << 20;
+  uLong crc = crc32_z(0, nullptr, 0);
+  for (size_t at = 0; at < out.size(); at += kChunk) {
+    size_t n = std::min(kChunk, out.size() - at);
+    crc = crc32_z(crc, reinterpret_cast<const Bytef *>(out.data() + at), n);
+    if (m.method == 0)
+      release(data + at, n);
+  }
+  if (crc != m.crc) {
     error = "is corrupt (CRC mismatch)";
     return false;
   }
@@ -419,13 +448,30 @@ bool memberBytes(const std::string &b, const ZipMember &m, std::string &out,
 
 } // namespace
 
-bool readNpz(const std::string &path,
-             std::vector<std::pair<std::string, HostTensor>> &arrays,
-             std::string &error) {
-  arrays.clear();
-  std::string bytes;
-  if (!readFile(path, bytes, error))
+bool mapNpy(const std::string &path, MappedTensor &out, std::string &error) {
+  auto file = std::make_shared<MappedFile>();
+  if (!file->open(path, error))
     return false;
+  std::string_view bytes(file->data(), file->size());
+  size_t data = 0;
+  if (!parseNpyHeader(bytes, "'" + path + "'", out.dtype, out.shape, data,
+                      error))
+    return false;
+  out.data = file->data() + data;
+  out.bytes = file->size() - data;
+  out.file = std::move(file);
+  out.owned.reset();
+  return true;
+}
+
+bool mapNpz(const std::string &path,
+            std::vector<std::pair<std::string, MappedTensor>> &arrays,
+            std::string &error) {
+  arrays.clear();
+  auto file = std::make_shared<MappedFile>();
+  if (!file->open(path, error))
+    return false;
+  std::string_view bytes(file->data(), file->size());
   std::vector<ZipMember> members;
   if (!listMembers(bytes, members, error)) {
     error = "'" + path + "' " + error;
@@ -435,6 +481,9 @@ bool readNpz(const std::string &path,
     arrays.clear();
     error = message;
     return false;
+  };
+  auto release = [&](uint64_t offset, uint64_t length) {
+    file->release(offset, length);
   };
   for (const ZipMember &m : members) {
     std::string key = m.name;
@@ -446,12 +495,38 @@ bool readNpz(const std::string &path,
     for (const auto &entry : arrays)
       if (entry.first == key)
         return fail(where + " appears twice");
-    std::string npy;
-    if (!memberBytes(bytes, m, npy, error))
+    std::string_view npy;
+    auto owned = std::make_shared<std::string>();
+    if (!memberBytes(bytes, m, npy, *owned, error, release))
       return fail(where + " " + error);
-    HostTensor t;
-    if (!parseNpy(std::move(npy), where, t, error))
+    MappedTensor t;
+    size_t data = 0;
+    if (!parseNpyHeader(npy, where, t.dtype, t.shape, data, error))
       return fail(error);
+    t.data = npy.data() + data;
+    t.bytes = npy.size() - data;
+    if (owned->empty())
+      t.file = file;
+    else
+      t.owned = std::move(owned);
+    arrays.emplace_back(std::move(key), std::move(t));
+  }
+  return true;
+}
+
+bool readNpz(const std::string &path,
+             std::vector<std::pair<std::string, HostTensor>> &arrays,
+             std::string &error) {
+  arrays.clear();
+  std::vector<std::pair<std::string, MappedTensor>> mapped;
+  if (!mapNpz(path, mapped, error))
+    return false;
+  for (auto &[key, m] : mapped) {
+    HostTensor t;
+    t.dtype = m.dtype;
+    t.shape = m.shape;
+    t.bytes.assign(m.data, m.bytes);
+    m = MappedTensor(); // the mapping or decompressed bytes, freed now
     arrays.emplace_back(key, std::move(t));
   }
   return true;

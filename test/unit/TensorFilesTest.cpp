@@ -48,6 +48,42 @@ TEST(TensorFiles, NpyRoundTrip) {
   unlink(path.c_str());
 }
 
+TEST(TensorFiles, NpyMapsInPlace) {
+  HostTensor t = f32Tensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string path = tempPath("m.npy"), error;
+  ASSERT_TRUE(writeNpy(path, viewOf(t), error)) << error;
+  MappedTensor m;
+  ASSERT_TRUE(mapNpy(path, m, error)) << error;
+  EXPECT_EQ(m.dtype, t.dtype);
+  EXPECT_EQ(m.shape, t.shape);
+  ASSERT_EQ(m.bytes, t.bytes.size());
+  ASSERT_TRUE(m.file);
+  // The data lies inside the mapping, after the .npy header.
+  EXPECT_GT(m.data, m.file->data());
+  EXPECT_LE(m.data + m.bytes, m.file->data() + m.file->size());
+  EXPECT_EQ(std::string(m.data, m.bytes), t.bytes);
+  // Released pages read back from the file.
+  m.file->release(0, m.file->size());
+  EXPECT_EQ(std::string(m.data, m.bytes), t.bytes);
+  unlink(path.c_str());
+  EXPECT_FALSE(mapNpy(path, m, error));
+  EXPECT_NE(error.find("cannot open '" + path + "'"), std::string::npos)
+      << error;
+}
+
+TEST(TensorFiles, MappedFileRefusesDirectoriesAndMapsEmptyFiles) {
+  MappedFile f;
+  std::string error;
+  EXPECT_FALSE(f.open(::testing::TempDir(), error, "data"));
+  EXPECT_NE(error.find("cannot map data"), std::string::npos) << error;
+  std::string path = tempPath("empty");
+  ASSERT_TRUE(writeFileAtomically(path, "", error)) << error;
+  ASSERT_TRUE(f.open(path, error)) << error;
+  EXPECT_EQ(f.size(), 0u);
+  f.release(0, 100); // nothing mapped: no effect
+  unlink(path.c_str());
+}
+
 TEST(TensorFiles, TensorProtoRoundTrip) {
   HostTensor t = f32Tensor({4}, {0.5f, -1, 2, 8});
   std::string path = tempPath("a.pb"), error, name;

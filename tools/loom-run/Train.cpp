@@ -1,15 +1,14 @@
 //===- Train.cpp - loom-run's training mode -------------------------------===//
 //
-// Reads the .npz data once, checks it against the trainer's batch inputs,
-// then runs micro-batches: batch k holds samples (k * B + i) mod count,
-// i < B, so the stream continues where a checkpoint left it and a file of
-// exactly one batch trains on it every step.
+// Opens the training data (Data.h: arrays or a token file, mapped, not
+// read whole), checks it against the trainer's batch inputs, then runs
+// micro-batches, logging, checkpointing and timing them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/loom-run/Train.h"
 
-#include "tools/loom-run/Tensors.h"
+#include "tools/loom-run/Data.h"
 
 #include <unistd.h>
 
@@ -37,164 +36,6 @@ std::string take(loom_status s) {
   std::string message = loom_status_message(s);
   loom_status_free(s);
   return message;
-}
-
-std::string joined(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
-/// "f32[batch, 4]"
-std::string signatureText(const loom_tensor_info &info) {
-  std::string s = std::string(loom_dtype_name(info.dtype)) + "[";
-  for (size_t i = 0; i < info.rank; ++i) {
-    s += i ? ", " : "";
-    if (info.dims[i] >= 0)
-      s += std::to_string(info.dims[i]);
-    else
-      s += info.dim_names[i][0] ? info.dim_names[i] : "?";
-  }
-  return s + "]";
-}
-
-/// "f32[8, 4]"
-std::string tensorText(const loom_tensor *t) {
-  std::string s = std::string(loom_dtype_name(loom_tensor_dtype(t))) + "[";
-  for (size_t i = 0; i < loom_tensor_rank(t); ++i)
-    s += (i ? ", " : "") + std::to_string(loom_tensor_shape(t)[i]);
-  return s + "]";
-}
-
-/// One batch input: the array it is cut from and the micro-batch tensor.
-struct Feed {
-  std::string name;
-  TensorPtr data;  // [count, ...]
-  TensorPtr batch; // [B, ...]
-  size_t rowBytes = 0;
-};
-
-/// The batch inputs' arrays from `path`, checked against the model: every
-/// input has an array and every array an input, each of the input's dtype
-/// and rank, static dims equal, and all with the same sample count. Each
-/// micro-batch tensor holds this rank's `local` samples.
-bool loadData(loom_trainer *trainer, const TrainOptions &o, int64_t local,
-              const Distributed &dist, std::vector<Feed> &feeds, int64_t &count,
-              std::string &error) {
-  std::vector<std::pair<std::string, loom_tensor *>> arrays;
-  if (!readNpz(o.data, arrays, error))
-    return false;
-  std::map<std::string, TensorPtr> byName;
-  for (auto &[key, t] : arrays)
-    byName.emplace(key, TensorPtr(t));
-  std::string file = "'" + o.data + "'";
-  size_t n = loom_trainer_batch_input_count(trainer);
-  std::vector<loom_tensor_info> infos(n);
-  std::vector<std::string> names;
-  for (size_t i = 0; i < n; ++i) {
-    loom_status_free(loom_trainer_batch_input_info(trainer, i, &infos[i]));
-    names.push_back(infos[i].name);
-  }
-  std::string inputs = " (the model's batch inputs: " + joined(names) + ")";
-  for (const auto &[key, t] : byName) {
-    bool known = false;
-    for (const std::string &name : names)
-      known |= name == key;
-    if (!known) {
-      error = file + " array '" + key + "' is not a batch input" + inputs;
-      return false;
-    }
-  }
-  std::string counted;
-  count = -1;
-  for (size_t i = 0; i < n; ++i) {
-    const loom_tensor_info &info = infos[i];
-    auto it = byName.find(info.name);
-    if (it == byName.end()) {
-      error = file + " has no array '" + info.name + "'" + inputs;
-      return false;
-    }
-    TensorPtr data = std::move(it->second);
-    std::string where = file + " array '" + info.name + "'";
-    const loom_tensor *t = data.get();
-    size_t rank = loom_tensor_rank(t);
-    const int64_t *shape = loom_tensor_shape(t);
-    bool fits = loom_tensor_dtype(t) == info.dtype && rank == info.rank;
-    for (size_t d = 1; fits && d < rank; ++d)
-      fits = info.dims[d] < 0 || info.dims[d] == shape[d];
-    if (!fits) {
-      error = where + " is " + tensorText(t) + ", the model's batch input '" +
-              info.name + "' is " + signatureText(info) +
-              " (dim 0 is the sample axis)";
-      return false;
-    }
-    if (rank == 0) {
-      error = where + " is a scalar; batch arrays need a sample axis (dim 0)";
-      return false;
-    }
-    if (info.dims[0] >= 0 && info.dims[0] != local) {
-      error = "--batch " + std::to_string(o.batch) +
-              " does not fit the model: its batch input '" + info.name +
-              "' takes exactly " + std::to_string(info.dims[0]) + " samples (" +
-              signatureText(info) + ")";
-      if (dist.dataRanks > 1)
-        error += " per data-parallel rank, and --batch is the global batch "
-                 "of the " +
-                 std::to_string(dist.dataRanks) + " (" + dist.mesh +
-                 "): give --batch " +
-                 std::to_string(info.dims[0] * dist.dataRanks);
-      return false;
-    }
-    if (shape[0] == 0) {
-      error = where + " has no samples (dim 0 is 0)";
-      return false;
-    }
-    if (count >= 0 && shape[0] != count) {
-      error = where + " has " + std::to_string(shape[0]) +
-              " samples (dim 0), " + counted + " has " + std::to_string(count);
-      return false;
-    }
-    count = shape[0];
-    counted = "array '" + std::string(info.name) + "'";
-    Feed feed;
-    feed.name = info.name;
-    feed.rowBytes = loom_tensor_size_bytes(t) / static_cast<size_t>(count);
-    std::vector<int64_t> dims(shape, shape + rank);
-    dims[0] = local;
-    loom_tensor *batch = nullptr;
-    if (loom_status s =
-            loom_tensor_create(info.dtype, rank, dims.data(), &batch)) {
-      error = where + ": " + take(s);
-      return false;
-    }
-    feed.batch.reset(batch);
-    feed.data = std::move(data);
-    feeds.push_back(std::move(feed));
-  }
-  return true;
-}
-
-/// This rank's part of micro-batch `micro`: samples (micro * B + i) mod
-/// count for `offset` <= i < `offset` + `rows` (B the global batch).
-void fillBatch(std::vector<Feed> &feeds, int64_t micro, int64_t batch,
-               int64_t offset, int64_t rows, int64_t count) {
-  using u128 = unsigned __int128;
-  uint64_t first = static_cast<uint64_t>(
-      (static_cast<u128>(micro) * static_cast<u128>(batch) +
-       static_cast<u128>(offset)) %
-      static_cast<u128>(count));
-  for (Feed &f : feeds) {
-    const char *src =
-        static_cast<const char *>(loom_tensor_data_const(f.data.get()));
-    char *dst = static_cast<char *>(loom_tensor_data(f.batch.get()));
-    uint64_t sample = first;
-    for (int64_t i = 0; i < rows; ++i) {
-      std::memcpy(dst + i * f.rowBytes, src + sample * f.rowBytes, f.rowBytes);
-      if (++sample == static_cast<uint64_t>(count))
-        sample = 0;
-    }
-  }
 }
 
 /// The progress bar on stderr, drawn only on a terminal.
@@ -262,18 +103,12 @@ int train(loom_session *session, const TrainOptions &o,
   std::unique_ptr<loom_trainer, void (*)(loom_trainer *)> trainer(
       raw, loom_trainer_release);
 
-  std::vector<Feed> feeds;
-  int64_t count = 0;
+  TrainData data;
+  DataOptions dataOptions{o.data, o.tokens, o.seq, o.seed, o.batch};
   std::string error;
-  if (!loadData(trainer.get(), o, local, dist, feeds, count, error))
+  if (!data.open(trainer.get(), dataOptions, local, offset, dist, error))
     return fail(error);
-  // Tokens: label elements per micro-batch, when the labels have rank >= 2.
-  int64_t tokensPerBatch = 0;
-  for (const Feed &f : feeds)
-    if (f.name == loom_trainer_labels(trainer.get()) &&
-        loom_tensor_rank(f.batch.get()) >= 2)
-      tokensPerBatch =
-          static_cast<int64_t>(loom_tensor_element_count(f.batch.get()));
+  int64_t tokensPerBatch = data.tokensPerBatch();
 
   if (!o.resume.empty())
     if (loom_status s = loom_trainer_load(trainer.get(), o.resume.c_str()))
@@ -295,9 +130,7 @@ int train(loom_session *session, const TrainOptions &o,
                 o.resume.c_str(), static_cast<long long>(firstStep),
                 static_cast<long long>(micro));
 
-  std::vector<const loom_tensor *> batch;
-  for (const Feed &f : feeds)
-    batch.push_back(f.batch.get());
+  const std::vector<const loom_tensor *> &batch = data.inputs();
   Progress progress(firstStep, lastStep);
   // Every rank saves: loom_trainer_save is collective with a communicator
   // (rank 0 writes replicated state, every rank its shards, and none goes
@@ -329,7 +162,7 @@ int train(loom_session *session, const TrainOptions &o,
   for (; micro < endMicro; ++micro) {
     if (micro % accumulate == 0)
       stepStart = Clock::now();
-    fillBatch(feeds, micro, o.batch, offset, local, count);
+    data.fill(micro);
     loom_train_stats stats;
     int64_t step = micro / accumulate + 1; // 1-based, as printed
     std::string at = "step " + std::to_string(step);

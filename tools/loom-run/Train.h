@@ -1,12 +1,14 @@
 //===- Train.h - loom-run's training mode ---------------------------------===//
 //
-//   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
+//   loom-run TRAIN.loom --data FILE.npz|FILE.npy --steps N --batch B
+//            [--tokens uint16|uint32 [--seq S] [--seed N]] [--log-every K]
 //            [--save CKPT] [--save-every K] [--resume CKPT]
 //            [--total-steps H] [--skip-nonfinite] [--threads T]
 //            [--warmup W] [--profile TRACE.json]
 //
 // Drives a training artifact through the runtime's trainer (loom_trainer_*):
-// micro-batches cut from an .npz file, a log line per K optimizer steps,
+// micro-batches cut from the data (Data.h: .npz/.npy arrays mapped in
+// place, or windows of a raw token file), a log line per K optimizer steps,
 // a progress bar on a terminal, checkpoints. Links the runtime only. As a
 // rank of a data-parallel job (Distributed.h) it takes its rows of each
 // global batch and only rank 0 writes checkpoints.
@@ -25,8 +27,15 @@
 namespace loom::tools {
 
 struct TrainOptions {
-  /// The .npz file: one array per batch input, dim 0 the sample axis.
+  /// The .npz file (one array per batch input, dim 0 the sample axis), a
+  /// .npy file for a model with one batch input, or a raw token file.
   std::string data;
+  /// "uint16" or "uint32": `data` is a token file of that element type
+  /// (Data.h); `seq` tokens per sample (0: the model's), `seed` for the
+  /// window positions.
+  std::string tokens;
+  int64_t seq = 0;
+  uint64_t seed = 0;
   /// Optimizer steps in this run, and samples per micro-batch (the global
   /// batch: each data-parallel rank takes batch / data-ranks of them).
   int64_t steps = 0, batch = 0;

@@ -5,6 +5,7 @@
 //            [--atol A]] [--print] [--bench N [--warmup W]] [--threads N]
 //            [--profile TRACE.json] [--max-file-bytes N] [--max-tensor-bytes N]
 //   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
+//            [--tokens uint16|uint32 [--seq S] [--seed N]]
 //            [--save CKPT.loomckpt [--save-every K]] [--resume CKPT.loomckpt]
 //            [--total-steps H] [--skip-nonfinite] [--threads N]
 //            [--warmup W] [--profile TRACE.json]
@@ -87,6 +88,7 @@ void usage() {
       "                [--max-file-bytes N] [--max-tensor-bytes N] "
       "[--print-device]\n"
       "       loom-run TRAIN.loom --data FILE.npz --steps N --batch B\n"
+      "                [--tokens uint16|uint32 [--seq S] [--seed N]]\n"
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
       "                [--resume CKPT.loomckpt] [--total-steps H]\n"
@@ -386,13 +388,25 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (end == v.c_str() || *end || errno || v[0] == '-')
         return fail(a + " takes a number of bytes, not '" + v + "'");
       (a == "--max-file-bytes" ? o.maxFileBytes : o.maxTensorBytes) = n;
-    } else if (a == "--data" || a == "--save" || a == "--resume") {
-      ok = value(a == "--data"   ? o.train.data
-                 : a == "--save" ? o.train.save
-                                 : o.train.resume);
+    } else if (a == "--data" || a == "--save" || a == "--resume" ||
+               a == "--tokens") {
+      ok = value(a == "--data"     ? o.train.data
+                 : a == "--save"   ? o.train.save
+                 : a == "--tokens" ? o.train.tokens
+                                   : o.train.resume);
+      o.trainFlags.push_back(a);
+    } else if (a == "--seed") {
+      if (!value(v))
+        return fail(a + " needs a value");
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || errno || v[0] == '-')
+        return fail(a + " takes a whole number, not '" + v + "'");
+      o.train.seed = n;
       o.trainFlags.push_back(a);
     } else if (a == "--steps" || a == "--batch" || a == "--log-every" ||
-               a == "--save-every" || a == "--total-steps") {
+               a == "--save-every" || a == "--total-steps" || a == "--seq") {
       if (!value(v))
         return fail(a + " needs a value");
       char *end = nullptr;
@@ -404,6 +418,7 @@ int parseArgs(int argc, char **argv, Options &o) {
        : a == "--batch"      ? o.train.batch
        : a == "--log-every"  ? o.train.logEvery
        : a == "--save-every" ? o.train.saveEvery
+       : a == "--seq"        ? o.train.seq
                              : o.train.totalSteps) = static_cast<int64_t>(n);
       o.trainFlags.push_back(a);
     } else if (a == "--skip-nonfinite") {
@@ -434,6 +449,9 @@ int parseArgs(int argc, char **argv, Options &o) {
     return fail(o.trainFlags.front() +
                 " is for training: give --data FILE.npz (and a training "
                 "artifact)");
+  if ((o.train.seq || o.train.seed) && o.train.tokens.empty())
+    return fail("--seq and --seed are for a token file: give --tokens "
+                "uint16|uint32");
   if (o.train.saveEvery && o.train.save.empty())
     return fail("--save-every needs --save CKPT.loomckpt");
   return 0;

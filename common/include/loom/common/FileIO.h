@@ -24,6 +24,41 @@ namespace loom::files {
 bool readFile(const std::string &path, std::string &bytes, std::string &error,
               const std::string &what = "", uint64_t maxBytes = UINT64_MAX);
 
+/// A file mapped read-only into memory (mmap): its pages are read from
+/// the file when touched and shared with every process mapping the same
+/// file, so data of any size costs address space, not memory. Movable,
+/// not copyable; unmapped on destruction.
+class MappedFile {
+public:
+  MappedFile() = default;
+  MappedFile(MappedFile &&other) noexcept;
+  MappedFile &operator=(MappedFile &&other) noexcept;
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  ~MappedFile();
+
+  /// Maps the whole file at `path`; false with `error` as readFile's
+  /// ("cannot open WHAT 'PATH': ..."). An empty file maps to no bytes.
+  bool open(const std::string &path, std::string &error,
+            const std::string &what = "");
+
+  const char *data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const std::string &path() const { return path_; }
+
+  /// Drops the whole pages within [offset, offset + length) from this
+  /// process's memory (madvise DONTNEED): a reader that streams through
+  /// the file keeps its resident set small. The bytes stay readable;
+  /// touching them again reads them from the file.
+  void release(uint64_t offset, uint64_t length) const;
+
+private:
+  void unmap();
+  const char *data_ = nullptr;
+  uint64_t size_ = 0;
+  std::string path_;
+};
+
 /// Writes `bytes` to `path` so that a reader (or a crash at any point)
 /// sees the old file or the whole new one, never a part: a temporary file
 /// beside it (unique per process and call), written, fsynced, renamed over

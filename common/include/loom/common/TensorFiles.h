@@ -12,8 +12,11 @@
 #ifndef LOOM_COMMON_TENSORFILES_H
 #define LOOM_COMMON_TENSORFILES_H
 
+#include "loom/common/FileIO.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +63,31 @@ bool convertBf16(const TensorView &t, HostTensor &out, std::string &error);
 bool readNpz(const std::string &path,
              std::vector<std::pair<std::string, HostTensor>> &arrays,
              std::string &error);
+
+/// A tensor read in place: `data` points at its `bytes` dense row-major
+/// bytes inside a mapped file (a .npy file, or a stored member of a .npz
+/// archive), which `file` keeps mapped, or inside `owned` (a deflated
+/// member, decompressed). Copies share the mapping.
+struct MappedTensor {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  const char *data = nullptr;
+  uint64_t bytes = 0;
+  std::shared_ptr<const MappedFile> file;
+  std::shared_ptr<const std::string> owned;
+};
+
+/// Maps a .npy file; false with `error` naming the file.
+bool mapNpy(const std::string &path, MappedTensor &out, std::string &error);
+
+/// The arrays of a .npz archive as readNpz gives them, without reading
+/// the file: stored members (numpy.savez) are views of the mapped file,
+/// whose pages are read when touched and dropped again after their CRC is
+/// checked; deflated members (savez_compressed) are decompressed. So a
+/// training set far larger than memory can be read in place.
+bool mapNpz(const std::string &path,
+            std::vector<std::pair<std::string, MappedTensor>> &arrays,
+            std::string &error);
 
 /// Reads a TensorProto; `name` receives its name (may be empty). A UINT16
 /// tensor is read as `expected` when that is BF16 or F16: older ONNX test
