@@ -50,9 +50,6 @@ from make_models import GPT2  # noqa: E402
 OPSET = 14
 POSITIONS = 1024
 BATCHES = 4  # batches in the data file
-# protobuf's cap on one message; the model goes to external data above it
-# (less a margin for the graph itself).
-PROTO_LIMIT = 2 ** 31 - 64 * 2 ** 20
 
 SIZES = {
     "tiny": dict(vocab=1000, embed=64, heads=2, layers=2),
@@ -80,15 +77,44 @@ def new_model(size):
     return model
 
 
-def export(model, example, path, vocab):
-    """torch.onnx.export at OPSET, then the logits' shape declared and, over
-    the 2 GiB cap, all tensors moved into one external data file."""
+def gather_external(proto, folder, path):
+    """Moves the external data of PROTO's initializers (files in FOLDER, as
+    PyTorch writes them: one per tensor) into one file, PATH.data, each
+    tensor at a 4 KiB-aligned offset, one tensor in memory at a time."""
+    import onnx
+    data = os.path.basename(path) + ".data"
+    with open(path + ".data", "wb") as out:
+        for t in proto.graph.initializer:
+            if t.data_location != onnx.TensorProto.EXTERNAL:
+                continue
+            info = {e.key: e.value for e in t.external_data}
+            with open(os.path.join(folder, info["location"]), "rb") as f:
+                f.seek(int(info.get("offset", 0)))
+                length = info.get("length")
+                blob = f.read(int(length)) if length else f.read()
+            out.write(b"\0" * (-out.tell() % 4096))
+            offset = out.tell()
+            out.write(blob)
+            del t.external_data[:]
+            for k, v in (("location", data), ("offset", str(offset)),
+                         ("length", str(len(blob)))):
+                e = t.external_data.add()
+                e.key, e.value = k, v
+    return data
+
+
+def export(model, example, path, vocab, force_external=False):
+    """torch.onnx.export at OPSET, then the logits' shape declared and, when
+    the model passed protobuf's 2 GiB cap, its tensors gathered into one
+    external data file beside it."""
     import onnx
     model.eval()
     seq = example.shape[1]
-    # PyTorch 1.13 exports a model over 2 GiB with external data on its
-    # own, one file per tensor named like the tensor, beside the model:
-    # export into a scratch folder and gather them into one file here.
+    for stale in glob.glob(path + ".data"):
+        os.remove(stale)
+    # PyTorch 1.13 decides alone: a model over 2 GiB gets external data,
+    # one file per tensor named like the tensor, beside the model. Export
+    # into a scratch folder, then gather them into one file.
     scratch = tempfile.mkdtemp(dir=os.path.dirname(path))
     try:
         raw = os.path.join(scratch, "model.onnx")
@@ -98,7 +124,14 @@ def export(model, example, path, vocab):
                           input_names=["input_ids"], output_names=["logits"],
                           dynamic_axes={"input_ids": {0: "batch"},
                                         "logits": {0: "batch"}})
-        proto = onnx.load(raw)  # reads the external data, if any
+        if force_external:  # (checks the gathering on a small model)
+            onnx.save_model(onnx.load(raw), raw, save_as_external_data=True,
+                            all_tensors_to_one_file=False,
+                            size_threshold=1024)
+        proto = onnx.load(raw, load_external_data=False)
+        external = any(t.data_location == onnx.TensorProto.EXTERNAL
+                       for t in proto.graph.initializer)
+        data = gather_external(proto, scratch, path) if external else None
     finally:
         shutil.rmtree(scratch)
     dims = proto.graph.output[0].type.tensor_type.shape.dim
@@ -113,16 +146,8 @@ def export(model, example, path, vocab):
     if floats != set(params):
         sys.exit(f"make_gpt2.py: {path}: float initializers "
                  f"{sorted(floats ^ set(params))} are not the parameters")
-    data = os.path.basename(path) + ".data"
-    for stale in glob.glob(path + ".data"):
-        os.remove(stale)
-    # (ByteSize() itself overflows past 2 GiB: count the tensors' bytes.)
-    external = sum(len(t.raw_data) for t in proto.graph.initializer) \
-        > PROTO_LIMIT
     if external:
-        onnx.save_model(proto, path, save_as_external_data=True,
-                        all_tensors_to_one_file=True, location=data,
-                        size_threshold=1024)
+        onnx.save(proto, path)  # the graph only: the data is in place
         onnx.checker.check_model(path)  # by path: the data stays outside
     else:
         onnx.checker.check_model(proto, full_check=True)
@@ -139,6 +164,8 @@ def main():
                    help="the data file holds 4 batches of this size")
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("-o", dest="out", required=True)
+    p.add_argument("--external-data", action="store_true",
+                   help=argparse.SUPPRESS)  # force it (a check)
     a = p.parse_args()
     if not 1 <= a.seq <= POSITIONS:
         sys.exit(f"make_gpt2.py: --seq must be 1..{POSITIONS}")
@@ -162,7 +189,7 @@ def main():
     model.eval()
     with torch.no_grad():
         np.save(name + "_out.npy", model(ids[:1]).numpy())
-    export(model, ids[:2], name + ".onnx", vocab)
+    export(model, ids[:2], name + ".onnx", vocab, a.external_data)
     print(f"wrote {name}.{{pt,npz,tokens.u16}}, {name}_{{in,out}}.npy "
           f"({n} x {t} tokens) in {time.time() - start:.0f} s")
 
