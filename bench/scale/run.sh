@@ -80,6 +80,9 @@ with open(sys.argv[1], "w") as log:
     except OSError as e:
         print(e, file=log)
         rc = 127
+    if rc < 0:  # the kernel's OOM killer, most likely, at this scale
+        print(f"error: {sys.argv[2].rsplit('/', 1)[-1]} killed by signal {-rc}",
+              file=log)
     wall = time.perf_counter() - start
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(rc, f"{wall:.2f}", f"{r.ru_utime + r.ru_stime:.1f}", r.ru_maxrss)
