@@ -13,6 +13,10 @@ Prints the loss line and the step-time line in loom-run's format:
   step N/N  loss L (the mean over all steps)
   per step: min X ms, median Y ms, mean Z ms (M steps after W warm-up)
 
+NAME is mlp or gpt2 (make_training_models.py), or gpt2_SIZE: GPT-2 of
+bench/scale/make_gpt2.py (tiny, small, medium, large), whose DIR holds
+gpt2_SIZE.pt and gpt2_SIZE.npz.
+
 usage: /usr/bin/python3 torch_bench.py DIR NAME --threads T --steps N
            --batch B [--warmup W] [--lr 1e-4] [--weight-decay 0.01]
            [--clip-norm 1.0] [--device cpu|cuda] [--compile]
@@ -29,7 +33,8 @@ import numpy as np
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dir")
-    p.add_argument("name", choices=["mlp", "gpt2"])
+    p.add_argument("name", choices=["mlp", "gpt2", "gpt2_tiny", "gpt2_small",
+                                    "gpt2_medium", "gpt2_large"])
     p.add_argument("--threads", type=int, required=True)
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--batch", type=int, required=True)
@@ -55,13 +60,22 @@ def main():
     from make_training_models import MODELS, new_model
     torch.set_num_threads(a.threads)
 
-    ctor, input_name, _ = MODELS[a.name]
+    if a.name in MODELS:
+        ctor, input_name, _ = MODELS[a.name]
+        seeded = lambda: new_model(a.name)  # noqa: E731
+    else:  # bench/scale
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+            __file__)), "..", "scale"))
+        import make_gpt2
+        input_name = "input_ids"
+        seeded = ctor = lambda: make_gpt2.new_model(  # noqa: E731
+            a.name[len("gpt2_"):])
     weights = os.path.join(a.dir, a.name + ".pt")
     if os.path.exists(weights):
         model = ctor()
         model.load_state_dict(torch.load(weights))
     else:  # bench/gpu carries no .pt: the same seeded initialization
-        model = new_model(a.name)
+        model = seeded()
     model.train()
     model.to(a.device)
     step_model = torch.compile(model) if a.compile else model
