@@ -4,6 +4,8 @@
 
 #include "loom/common/CodegenAbi.h"
 
+#include <omp.h>
+
 #include <cstdlib>
 
 namespace loom::runtime {
@@ -50,6 +52,36 @@ std::string RunContext::takeFailure() {
   std::string f;
   f.swap(failure_);
   return f;
+}
+
+bool RunContext::call(void (*entry)(void **), void **args) {
+  // Nothing in this frame needs destroying: outOfMemory longjmps here from
+  // the generated code (C: no destructors), past no C++ frame.
+  std::jmp_buf recover;
+  ActiveRun active(this);
+  if (setjmp(recover)) {
+    recover_ = nullptr;
+    return false;
+  }
+  recover_ = &recover;
+  entry(args);
+  recover_ = nullptr;
+  return true;
+}
+
+void RunContext::outOfMemory(int64_t slot, int64_t bytes) {
+  if (outOfMemory_.empty())
+    outOfMemory_ = "out of memory: the run's buffer " + std::to_string(slot) +
+                   " of " + std::to_string(bytes) + " bytes";
+  // Never out of an OpenMP region (the other threads would wait forever).
+  if (recover_ && !omp_in_parallel())
+    std::longjmp(*recover_, 1);
+}
+
+std::string RunContext::takeOutOfMemory() {
+  std::string m;
+  m.swap(outOfMemory_);
+  return m;
 }
 
 size_t RunContext::bytes() const {
@@ -131,10 +163,15 @@ struct Bytes1D {
 extern "C" __attribute__((visibility("default"))) void
 LOOM_ABI_CIFACE(LOOM_ABI_RT_SLOT)(Bytes1D *result, int64_t slot,
                                   int64_t bytes) {
-  void *p = RunContext::current().slot(slot, bytes);
+  RunContext &context = RunContext::current();
+  void *p = context.slot(slot, bytes);
   if (!p) {
-    // Out of memory: there is no status path out of the generated code;
-    // fail loudly rather than write through a null pointer.
+    // Out of memory: back to the run (RunContext::call), whose status says
+    // so. The code asks for slots only on the run's thread, outside its
+    // parallel loops (compiler/codegen/cpu/ExecToCpu.cpp), so there is
+    // always a way back from the runtime's runs; code called outside a run
+    // has none, and stops rather than write through a null pointer.
+    context.outOfMemory(slot, bytes);
     std::abort();
   }
   *result = {p, p, 0, bytes, 1};

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <csetjmp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -47,6 +48,20 @@ public:
   void fail(const char *message);
   /// The recorded failure, or empty; clears it.
   std::string takeFailure();
+
+  /// Runs the generated entry `entry(args)` with this context as the
+  /// calling thread's current run. False when the code ran out of memory
+  /// (a slot could not be allocated): the code was left where it asked
+  /// for the slot, outOfMemory() says which, and what the code had
+  /// allocated itself before that is lost (leaked). See loom_rt_slot.
+  bool call(void (*entry)(void **), void **args);
+  /// The failed allocation of the last call (empty when none); clears it.
+  std::string takeOutOfMemory();
+  /// Called by loom_rt_slot when slot `slot` cannot grow to `bytes`: leaves
+  /// the code for call()'s return when the code runs inside call() on
+  /// this thread outside a parallel region; otherwise returns (the caller
+  /// has no way out).
+  void outOfMemory(int64_t slot, int64_t bytes);
   /// This run's collectives (the ABI of docs/distributed.md).
   collectives::RunCollectives &collectives() { return collectives_; }
 
@@ -62,7 +77,9 @@ private:
   };
   std::vector<Slot> slots_;
   std::atomic<size_t> *total_;
-  std::string failure_;
+  std::string failure_, outOfMemory_;
+  /// Where outOfMemory leaves the code for (set while call() runs).
+  std::jmp_buf *recover_ = nullptr;
   collectives::RunCollectives collectives_;
 };
 

@@ -13,6 +13,7 @@
 #include "loom/common/Artifact.h"
 #include "loom/common/FileIO.h"
 #include "runtime/src/CpuModule.h"
+#include "runtime/src/Options.h"
 #include "runtime/src/Profile.h"
 #include "runtime/src/RunContext.h"
 #include "runtime/src/Session.h"
@@ -40,12 +41,30 @@ struct loom_status_s {
   std::string message;
 };
 
+namespace {
+/// The status returned when a status cannot be allocated: loom_status_free
+/// leaves it alone. Its message is a literal, so it allocates nothing.
+loom_status_s outOfMemory{LOOM_OUT_OF_MEMORY, std::string()};
+} // namespace
+
+loom_status loom::runtime::outOfMemoryStatus() { return &outOfMemory; }
+
 loom_status loom::runtime::makeStatus(loom_status_code code,
                                       std::string message) {
-  return new (std::nothrow) loom_status_s{code, std::move(message)};
+  loom_status status =
+      new (std::nothrow) loom_status_s{code, std::move(message)};
+  return status ? status : &outOfMemory;
+}
+
+loom_status loom::runtime::prefixStatus(loom_status status,
+                                        const std::string &prefix) {
+  if (status && status != &outOfMemory)
+    status->message.insert(0, prefix);
+  return status;
 }
 
 using loom::runtime::makeStatus;
+using loom::runtime::outOfMemoryStatus;
 
 namespace {
 
@@ -201,10 +220,15 @@ loom_status_code loom_status_get_code(loom_status status) {
 }
 
 const char *loom_status_message(loom_status status) {
+  if (status == &outOfMemory)
+    return "out of memory (no memory left for this status's message)";
   return status ? status->message.c_str() : "";
 }
 
-void loom_status_free(loom_status status) { delete status; }
+void loom_status_free(loom_status status) {
+  if (status != &outOfMemory)
+    delete status;
+}
 
 size_t loom_dtype_size(loom_dtype dtype) {
   return loom::artifact::dtypeSize(dtype);
@@ -219,17 +243,22 @@ loom_status loom_instance_create(const loom_instance_options *options,
   if (!out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: out is null");
-  int32_t threads = options ? options->num_threads : 0;
+  // The first versioned layout (API version 4) ends at device_ordinal.
+  if (loom_status s = loom::runtime::checkOptionsSize(
+          options, LOOM_OPTIONS_END(loom_instance_options, device_ordinal),
+          "loom_instance_create", "loom_instance_options"))
+    return s;
+  int32_t threads = LOOM_OPTION(options, num_threads, 0);
   if (threads < 0)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: num_threads is negative");
-  loom_device device = options ? options->device : LOOM_DEVICE_AUTO;
+  loom_device device = LOOM_OPTION(options, device, LOOM_DEVICE_AUTO);
   if (device != LOOM_DEVICE_AUTO && device != LOOM_DEVICE_CPU &&
       device != LOOM_DEVICE_CUDA)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: unknown device " +
                           std::to_string(static_cast<int>(device)));
-  int32_t ordinal = options ? options->device_ordinal : 0;
+  int32_t ordinal = LOOM_OPTION(options, device_ordinal, 0);
   if (ordinal < 0)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: device_ordinal is negative");
@@ -239,21 +268,18 @@ loom_status loom_instance_create(const loom_instance_options *options,
     omp_set_num_threads(threads);
   }
   loom::artifact::Limits limits;
-  if (options && options->max_file_bytes)
-    limits.maxFileBytes = std::min(options->max_file_bytes,
-                                   loom::artifact::Limits::kMaxFileBytes);
-  if (options && options->max_tensor_bytes)
-    limits.maxTensorBytes = options->max_tensor_bytes;
+  if (uint64_t bytes = LOOM_OPTION(options, max_file_bytes, uint64_t(0)))
+    limits.maxFileBytes =
+        std::min(bytes, loom::artifact::Limits::kMaxFileBytes);
+  if (uint64_t bytes = LOOM_OPTION(options, max_tensor_bytes, uint64_t(0)))
+    limits.maxTensorBytes = bytes;
   *out = new (std::nothrow) loom_instance_s{threads, limits, device, ordinal};
-  return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
+  return *out ? nullptr : outOfMemoryStatus();
 }
 
 void loom_instance_release(loom_instance *instance) { delete instance; }
 
-void loom_instance_options_initialize(loom_instance_options *options) {
-  if (options)
-    *options = loom_instance_options{};
-}
+uint32_t loom_runtime_api_version(void) { return LOOM_RUNTIME_API_VERSION; }
 
 loom_status loom_session_create_from_memory(loom_instance *instance,
                                             const void *data, size_t size,
@@ -356,8 +382,9 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
     t.count = w.data().size() / loom::artifact::dtypeSize(w.dtype());
     t.owned = alignedAlloc(w.data().size());
     if (!t.owned)
-      return makeStatus(LOOM_INTERNAL,
-                        "out of memory for weight '" + w.name() + "'");
+      return makeStatus(LOOM_OUT_OF_MEMORY,
+                        "out of memory for weight '" + w.name() + "' (" +
+                            std::to_string(w.data().size()) + " bytes)");
     t.data = t.owned.get();
     std::memcpy(t.data, w.data().data(), w.data().size());
     session->weightBytes += w.data().size();
@@ -391,9 +418,7 @@ loom_status loom_session_create_from_file(loom_instance *instance,
                       error);
   loom_status status = loom_session_create_from_memory(instance, bytes.data(),
                                                        bytes.size(), out);
-  if (status)
-    status->message = std::string(path) + ": " + status->message;
-  return status;
+  return loom::runtime::prefixStatus(status, std::string(path) + ": ");
 }
 
 void loom_session_release(loom_session *session) { delete session; }
@@ -715,12 +740,13 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
     }
     ~ThreadsScope() { loom::runtime::setCurrentThreads(0); }
   } threadsScope(session->instance->numThreads);
+  bool ran;
   if (profile) {
     int64_t start = loom::runtime::nowNs();
     std::vector<loom::runtime::KernelEvent> events;
     {
       loom::runtime::Recorder recorder;
-      session->cpu->entry()(args.data());
+      ran = context->call(session->cpu->entry(), args.data());
       events = recorder.events();
     }
     int64_t end = loom::runtime::nowNs();
@@ -735,11 +761,16 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
       profile->events.push_back({name, "kernel", e.startNs, e.endNs, row});
     }
   } else {
-    session->cpu->entry()(args.data());
+    ran = context->call(session->cpu->entry(), args.data());
   }
   std::string failure = context->takeFailure();
   std::string collectiveFailure = context->collectives().finish();
+  std::string outOfMemory = context->takeOutOfMemory();
   session->contexts.release(std::move(context));
+  // The code stopped where a buffer could not be allocated: its results
+  // are not there (what it had allocated is lost).
+  if (!ran)
+    return makeStatus(LOOM_OUT_OF_MEMORY, outOfMemory);
 
   // Each result becomes a tensor. A dense, 64-byte aligned buffer the code
   // allocated is adopted as it is (a training step's new state is most of
@@ -859,7 +890,7 @@ loom_status loom_profile_create(loom_profile **out) {
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_profile_create: out is null");
   *out = new (std::nothrow) loom_profile_s();
-  return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
+  return *out ? nullptr : outOfMemoryStatus();
 }
 
 void loom_profile_release(loom_profile *profile) { delete profile; }
@@ -928,8 +959,8 @@ loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
   size_t bytes = t->count * loom_dtype_size(dtype);
   t->owned = alignedAlloc(bytes);
   if (!t->owned)
-    return makeStatus(LOOM_INTERNAL, "out of memory for a tensor of " +
-                                         std::to_string(bytes) + " bytes");
+    return makeStatus(LOOM_OUT_OF_MEMORY, "out of memory for a tensor of " +
+                                              std::to_string(bytes) + " bytes");
   t->data = t->owned.get();
   std::memset(t->data, 0, bytes);
   *out = t.release();

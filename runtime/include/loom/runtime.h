@@ -7,7 +7,10 @@
  * Errors: every function that can fail returns a loom_status. NULL means
  * success; otherwise the caller owns the status and frees it with
  * loom_status_free. Nothing in the runtime aborts or exits the process on
- * bad input.
+ * bad input. A failed allocation whose size the data decides (a tensor, a
+ * weight, a run's scratch) is LOOM_OUT_OF_MEMORY; when even the status
+ * cannot be allocated, the status is a preallocated LOOM_OUT_OF_MEMORY one
+ * (loom_status_free ignores it: free every status all the same).
  *
  * Ownership: objects returned through `out` parameters are owned by the
  * caller and released with their *_release function. Releasing NULL is a
@@ -55,7 +58,10 @@
 extern "C" {
 #endif
 
-#define LOOM_RUNTIME_API_VERSION 3
+/* The version of this header's API. Version 4 added loom_runtime_api_
+ * version, LOOM_OUT_OF_MEMORY and the struct_size field that opens every
+ * options struct. */
+#define LOOM_RUNTIME_API_VERSION 4
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -65,6 +71,7 @@ typedef enum loom_status_code {
   LOOM_SHAPE_MISMATCH = 4,   /* an input whose dtype or shape does not fit */
   LOOM_UNAVAILABLE = 5,      /* the target (CPU code, device) cannot run */
   LOOM_INTERNAL = 6,
+  LOOM_OUT_OF_MEMORY = 7, /* an allocation failed; the session stays usable */
 } loom_status_code;
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
@@ -86,6 +93,22 @@ typedef struct loom_status_s *loom_status;
 typedef struct loom_instance_s loom_instance;
 typedef struct loom_session_s loom_session;
 typedef struct loom_tensor_s loom_tensor;
+
+/* ---- version ---- */
+/* The API version of the library loaded at run time (LOOM_RUNTIME_API_
+ * VERSION of the header it was built with), to compare with the header a
+ * program was compiled against.
+ *
+ * Options structs grow: each starts with `size_t struct_size`, which its
+ * *_options_initialize sets to the sizeof the caller compiled against
+ * (they are inline in this header for that reason: the library's own
+ * sizeof may be larger than the caller's struct). The
+ * library reads only the fields within struct_size (a newer library takes
+ * the defaults for fields an older caller does not know) and refuses a
+ * struct_size of 0 or below the first versioned layout with
+ * LOOM_INVALID_ARGUMENT naming the struct: call *_options_initialize
+ * before setting fields. */
+uint32_t loom_runtime_api_version(void);
 
 /* ---- status ---- */
 loom_status_code loom_status_get_code(loom_status status);
@@ -116,6 +139,9 @@ typedef enum loom_device {
 } loom_device;
 
 typedef struct loom_instance_options {
+  /* sizeof(loom_instance_options), set by loom_instance_options_initialize
+   * (see loom_runtime_api_version). */
+  size_t struct_size;
   /* Threads for CPU kernels; 0 = one per core. The generated loops of this
    * instance's runs use at most this many of OpenMP's threads; the GEMM
    * libraries (oneDNN through OpenMP, OpenBLAS) keep one thread count per
@@ -139,11 +165,18 @@ typedef struct loom_instance_options {
   int32_t device_ordinal;
 } loom_instance_options;
 
-/* The defaults: every field 0 (one thread per core, LOOM_DEVICE_AUTO,
- * GPU 0). */
-void loom_instance_options_initialize(loom_instance_options *options);
+/* The defaults: struct_size set, every other field 0 (one thread per
+ * core, LOOM_DEVICE_AUTO, GPU 0). */
+static inline void
+loom_instance_options_initialize(loom_instance_options *options) {
+  if (options) {
+    loom_instance_options defaults = {sizeof(loom_instance_options)};
+    *options = defaults;
+  }
+}
 
-/* `options` may be NULL for the defaults. */
+/* `options` may be NULL for the defaults. LOOM_INVALID_ARGUMENT when its
+ * struct_size is 0 or too small (not initialized). */
 loom_status loom_instance_create(const loom_instance_options *options,
                                  loom_instance **out);
 void loom_instance_release(loom_instance *instance);
@@ -363,6 +396,9 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path);
 typedef struct loom_communicator_s loom_communicator;
 
 typedef struct loom_communicator_options {
+  /* sizeof(loom_communicator_options), set by
+   * loom_communicator_options_initialize (see loom_runtime_api_version). */
+  size_t struct_size;
   /* How long the rendezvous and each collective may wait for the other
    * ranks, in seconds; 0: $LOOM_COLLECTIVE_TIMEOUT, else 300. */
   double timeout_seconds;
@@ -375,7 +411,14 @@ typedef struct loom_communicator_options {
   const char *backend;
 } loom_communicator_options;
 
-void loom_communicator_options_initialize(loom_communicator_options *options);
+/* The defaults: struct_size set, every other field 0 or NULL. */
+static inline void
+loom_communicator_options_initialize(loom_communicator_options *options) {
+  if (options) {
+    loom_communicator_options defaults = {sizeof(loom_communicator_options)};
+    *options = defaults;
+  }
+}
 
 /* Joins the job the environment describes, as launchers set it:
  * RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (loom-launch,
@@ -385,7 +428,8 @@ void loom_communicator_options_initialize(loom_communicator_options *options);
  * rank. Returns when every rank has arrived. LOOM_INVALID_ARGUMENT when the
  * variables are missing or inconsistent; LOOM_UNAVAILABLE when the
  * rendezvous fails (the message names the ranks that did not arrive).
- * `options` may be NULL. */
+ * `options` may be NULL; LOOM_INVALID_ARGUMENT when its struct_size is 0
+ * or too small (not initialized). */
 loom_status
 loom_communicator_create_from_env(const loom_communicator_options *options,
                                   loom_communicator **out);
