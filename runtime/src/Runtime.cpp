@@ -765,12 +765,12 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   }
   std::string failure = context->takeFailure();
   std::string collectiveFailure = context->collectives().finish();
-  std::string outOfMemory = context->takeOutOfMemory();
+  std::string noMemory = context->takeOutOfMemory();
   session->contexts.release(std::move(context));
   // The code stopped where a buffer could not be allocated: its results
   // are not there (what it had allocated is lost).
   if (!ran)
-    return makeStatus(LOOM_OUT_OF_MEMORY, outOfMemory);
+    return makeStatus(LOOM_OUT_OF_MEMORY, noMemory);
 
   // Each result becomes a tensor. A dense, 64-byte aligned buffer the code
   // allocated is adopted as it is (a training step's new state is most of
