@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace loom::runtime {
@@ -55,10 +56,16 @@ std::string RunContext::takeFailure() {
 }
 
 bool RunContext::call(void (*entry)(void **), void **args) {
-  // Nothing in this frame needs destroying: outOfMemory longjmps here from
-  // the generated code (C: no destructors), past no C++ frame.
+  // setjmp/longjmp skip the frames in between without running their
+  // destructors, so none may have one (C++ makes that undefined behaviour
+  // otherwise). Between here and the jump in outOfMemory lie only the
+  // generated code (C: no destructors), loom_rt_parallel_for's serial path
+  // and loom_rt_slot (trivially destructible locals), and outOfMemory
+  // (which formats into a fixed buffer). `active` lives in this frame,
+  // which the jump returns to, and is destroyed as usual.
   std::jmp_buf recover;
   ActiveRun active(this);
+  recoverLevel_ = omp_get_level();
   if (setjmp(recover)) {
     recover_ = nullptr;
     return false;
@@ -70,17 +77,22 @@ bool RunContext::call(void (*entry)(void **), void **args) {
 }
 
 void RunContext::outOfMemory(int64_t slot, int64_t bytes) {
-  if (outOfMemory_.empty())
-    outOfMemory_ = "out of memory: the run's buffer " + std::to_string(slot) +
-                   " of " + std::to_string(bytes) + " bytes";
-  // Never out of an OpenMP region (the other threads would wait forever).
-  if (recover_ && !omp_in_parallel())
+  // No allocation here: there may be no memory left, and a std::string
+  // would be a live object with a destructor at the jump.
+  if (!outOfMemory_[0])
+    std::snprintf(outOfMemory_, sizeof(outOfMemory_),
+                  "out of memory: the run's buffer %lld of %lld bytes",
+                  static_cast<long long>(slot), static_cast<long long>(bytes));
+  // Never out of an OpenMP region that the code opened (the team's other
+  // threads would wait for this one forever); a region around the run
+  // itself (a caller's) is left alone.
+  if (recover_ && omp_get_level() == recoverLevel_)
     std::longjmp(*recover_, 1);
 }
 
 std::string RunContext::takeOutOfMemory() {
-  std::string m;
-  m.swap(outOfMemory_);
+  std::string m = outOfMemory_;
+  outOfMemory_[0] = '\0';
   return m;
 }
 
@@ -170,7 +182,8 @@ LOOM_ABI_CIFACE(LOOM_ABI_RT_SLOT)(Bytes1D *result, int64_t slot,
     // so. The code asks for slots only on the run's thread, outside its
     // parallel loops (compiler/codegen/cpu/ExecToCpu.cpp), so there is
     // always a way back from the runtime's runs; code called outside a run
-    // has none, and stops rather than write through a null pointer.
+    // has none, and stops rather than write through a null pointer. This
+    // frame is jumped over: it holds nothing with a destructor.
     context.outOfMemory(slot, bytes);
     std::abort();
   }

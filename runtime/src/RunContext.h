@@ -58,9 +58,9 @@ public:
   /// The failed allocation of the last call (empty when none); clears it.
   std::string takeOutOfMemory();
   /// Called by loom_rt_slot when slot `slot` cannot grow to `bytes`: leaves
-  /// the code for call()'s return when the code runs inside call() on
-  /// this thread outside a parallel region; otherwise returns (the caller
-  /// has no way out).
+  /// the code for call()'s return (longjmp) when the code runs inside
+  /// call() on this thread, outside any parallel region the code opened;
+  /// otherwise returns (the caller has no way out). Allocates nothing.
   void outOfMemory(int64_t slot, int64_t bytes);
   /// This run's collectives (the ABI of docs/distributed.md).
   collectives::RunCollectives &collectives() { return collectives_; }
@@ -77,9 +77,14 @@ private:
   };
   std::vector<Slot> slots_;
   std::atomic<size_t> *total_;
-  std::string failure_, outOfMemory_;
-  /// Where outOfMemory leaves the code for (set while call() runs).
+  std::string failure_;
+  /// The failed allocation's message (empty: none), formatted without
+  /// allocating.
+  char outOfMemory_[96] = {};
+  /// Where outOfMemory leaves the code for (set while call() runs), and
+  /// the OpenMP nesting level call() ran at.
   std::jmp_buf *recover_ = nullptr;
+  int recoverLevel_ = 0;
   collectives::RunCollectives collectives_;
 };
 
