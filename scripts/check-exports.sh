@@ -5,7 +5,8 @@
 # interfaces _mlir_ciface_loom_*), nothing else: the runtime is built with
 # -fvisibility=hidden and the static libraries linked into it (protobuf,
 # the schema, Gloo, the CUDA loader) do not re-export theirs
-# (-Wl,--exclude-libs,ALL). Prints each other symbol and fails.
+# (-Wl,--exclude-libs,ALL), and runtime/loom_runtime.map keeps the rest
+# local. Prints each other symbol and fails.
 # usage: check-exports.sh LIBRARY
 set -uo pipefail
 lib=${1:?usage: check-exports.sh libloom_runtime.so}
