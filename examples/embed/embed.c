@@ -55,9 +55,20 @@ int main(int argc, char **argv) {
     return 2;
   }
   int64_t dynamic = argc > 2 ? atoll(argv[2]) : 2;
+  /* The library loaded may be newer than this program's header (never
+   * older: it would lack the symbols). */
+  if (loom_runtime_api_version() < LOOM_RUNTIME_API_VERSION) {
+    fprintf(stderr, "error: runtime API %u, this program needs %d\n",
+            (unsigned)loom_runtime_api_version(), LOOM_RUNTIME_API_VERSION);
+    return 1;
+  }
+  /* Options start from *_initialize, which sets struct_size. */
+  loom_instance_options options;
+  loom_instance_options_initialize(&options);
+  options.device = LOOM_DEVICE_AUTO;
   loom_instance *instance = NULL;
   loom_session *session = NULL;
-  if (check(loom_instance_create(NULL, &instance), "instance") ||
+  if (check(loom_instance_create(&options, &instance), "instance") ||
       check(loom_session_create_from_file(instance, argv[1], &session), "load"))
     return 1;
 

@@ -4,6 +4,9 @@
 
 #include "loom/common/CodegenAbi.h"
 
+#include <omp.h>
+
+#include <cstdio>
 #include <cstdlib>
 
 namespace loom::runtime {
@@ -50,6 +53,47 @@ std::string RunContext::takeFailure() {
   std::string f;
   f.swap(failure_);
   return f;
+}
+
+bool RunContext::call(void (*entry)(void **), void **args) {
+  // setjmp/longjmp skip the frames in between without running their
+  // destructors, so none may have one (C++ makes that undefined behaviour
+  // otherwise). Between here and the jump in outOfMemory lie only the
+  // generated code (C: no destructors), loom_rt_parallel_for's serial path
+  // and loom_rt_slot (trivially destructible locals), and outOfMemory
+  // (which formats into a fixed buffer). `active` lives in this frame,
+  // which the jump returns to, and is destroyed as usual.
+  std::jmp_buf recover;
+  ActiveRun active(this);
+  recoverLevel_ = omp_get_level();
+  if (setjmp(recover)) {
+    recover_ = nullptr;
+    return false;
+  }
+  recover_ = &recover;
+  entry(args);
+  recover_ = nullptr;
+  return true;
+}
+
+void RunContext::outOfMemory(int64_t slot, int64_t bytes) {
+  // No allocation here: there may be no memory left, and a std::string
+  // would be a live object with a destructor at the jump.
+  if (!outOfMemory_[0])
+    std::snprintf(outOfMemory_, sizeof(outOfMemory_),
+                  "out of memory: the run's buffer %lld of %lld bytes",
+                  static_cast<long long>(slot), static_cast<long long>(bytes));
+  // Never out of an OpenMP region that the code opened (the team's other
+  // threads would wait for this one forever); a region around the run
+  // itself (a caller's) is left alone.
+  if (recover_ && omp_get_level() == recoverLevel_)
+    std::longjmp(*recover_, 1);
+}
+
+std::string RunContext::takeOutOfMemory() {
+  std::string m = outOfMemory_;
+  outOfMemory_[0] = '\0';
+  return m;
 }
 
 size_t RunContext::bytes() const {
@@ -131,10 +175,16 @@ struct Bytes1D {
 extern "C" __attribute__((visibility("default"))) void
 LOOM_ABI_CIFACE(LOOM_ABI_RT_SLOT)(Bytes1D *result, int64_t slot,
                                   int64_t bytes) {
-  void *p = RunContext::current().slot(slot, bytes);
+  RunContext &context = RunContext::current();
+  void *p = context.slot(slot, bytes);
   if (!p) {
-    // Out of memory: there is no status path out of the generated code;
-    // fail loudly rather than write through a null pointer.
+    // Out of memory: back to the run (RunContext::call), whose status says
+    // so. The code asks for slots only on the run's thread, outside its
+    // parallel loops (compiler/codegen/cpu/ExecToCpu.cpp), so there is
+    // always a way back from the runtime's runs; code called outside a run
+    // has none, and stops rather than write through a null pointer. This
+    // frame is jumped over: it holds nothing with a destructor.
+    context.outOfMemory(slot, bytes);
     std::abort();
   }
   *result = {p, p, 0, bytes, 1};

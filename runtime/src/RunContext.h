@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <csetjmp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -47,6 +48,20 @@ public:
   void fail(const char *message);
   /// The recorded failure, or empty; clears it.
   std::string takeFailure();
+
+  /// Runs the generated entry `entry(args)` with this context as the
+  /// calling thread's current run. False when the code ran out of memory
+  /// (a slot could not be allocated): the code was left where it asked
+  /// for the slot, outOfMemory() says which, and what the code had
+  /// allocated itself before that is lost (leaked). See loom_rt_slot.
+  bool call(void (*entry)(void **), void **args);
+  /// The failed allocation of the last call (empty when none); clears it.
+  std::string takeOutOfMemory();
+  /// Called by loom_rt_slot when slot `slot` cannot grow to `bytes`: leaves
+  /// the code for call()'s return (longjmp) when the code runs inside
+  /// call() on this thread, outside any parallel region the code opened;
+  /// otherwise returns (the caller has no way out). Allocates nothing.
+  void outOfMemory(int64_t slot, int64_t bytes);
   /// This run's collectives (the ABI of docs/distributed.md).
   collectives::RunCollectives &collectives() { return collectives_; }
 
@@ -63,6 +78,13 @@ private:
   std::vector<Slot> slots_;
   std::atomic<size_t> *total_;
   std::string failure_;
+  /// The failed allocation's message (empty: none), formatted without
+  /// allocating.
+  char outOfMemory_[96] = {};
+  /// Where outOfMemory leaves the code for (set while call() runs), and
+  /// the OpenMP nesting level call() ran at.
+  std::jmp_buf *recover_ = nullptr;
+  int recoverLevel_ = 0;
   collectives::RunCollectives collectives_;
 };
 

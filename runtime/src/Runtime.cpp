@@ -1,10 +1,10 @@
 //===- Runtime.cpp - the C API: status, instance, session, tensors, run ---===//
 //
-// A session holds the parsed signature, the weights (64-byte aligned
-// copies) and the loaded CPU code. A run marshals each input and weight
-// into a memref descriptor (allocated, aligned, offset, sizes, strides),
-// calls the entry, copies each result descriptor's data into a new tensor
-// and frees what the code allocated.
+// A session holds the parsed signature, the mesh, the training
+// description and one executor (Executor.h) chosen at load: the CPU code,
+// the CUDA program or a pipeline artifact's description. A run checks the
+// inputs against the signature, takes the communicator's lock and hands
+// the run to the executor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,13 +12,15 @@
 
 #include "loom/common/Artifact.h"
 #include "loom/common/FileIO.h"
-#include "runtime/src/CpuModule.h"
-#include "runtime/src/Profile.h"
-#include "runtime/src/RunContext.h"
+#include "runtime/src/Executor.h"
+#include "runtime/src/Options.h"
 #include "runtime/src/Session.h"
-#include "runtime/src/ThreadPool.h"
+#include "runtime/src/Tensor.h"
 #include "runtime/src/collectives/CommunicatorApi.h"
+#include "runtime/src/collectives/RunCollectives.h"
+#include "runtime/src/cpu/CpuExecutor.h"
 #include "runtime/src/cuda/CudaExecutor.h"
+#include "runtime/src/pipeline/PipelineArtifact.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -40,39 +42,54 @@ struct loom_status_s {
   std::string message;
 };
 
+namespace {
+/// The status returned when a status cannot be allocated: loom_status_free
+/// leaves it alone. Its message is a literal, so it allocates nothing.
+loom_status_s outOfMemory{LOOM_OUT_OF_MEMORY, std::string()};
+} // namespace
+
+loom_status loom::runtime::outOfMemoryStatus() { return &outOfMemory; }
+
 loom_status loom::runtime::makeStatus(loom_status_code code,
                                       std::string message) {
-  return new (std::nothrow) loom_status_s{code, std::move(message)};
+  loom_status status =
+      new (std::nothrow) loom_status_s{code, std::move(message)};
+  return status ? status : &outOfMemory;
 }
 
+loom_status loom::runtime::prefixStatus(loom_status status,
+                                        const std::string &prefix) {
+  if (status && status != &outOfMemory)
+    status->message.insert(0, prefix);
+  return status;
+}
+
+using loom::runtime::alignedAlloc;
 using loom::runtime::makeStatus;
+using loom::runtime::newTensor;
+using loom::runtime::outOfMemoryStatus;
+using loom::runtime::Signature;
 
 namespace {
-
-/// 64-byte aligned memory freed with std::free.
-struct AlignedFree {
-  void operator()(void *p) const { std::free(p); }
-};
-using AlignedBuffer = std::unique_ptr<void, AlignedFree>;
-
 /// The largest tensor the runtime makes: sizes past it wrap in pointer
 /// arithmetic.
 constexpr size_t kMaxTensorBytes = static_cast<size_t>(PTRDIFF_MAX) / 2;
+} // namespace
 
-AlignedBuffer alignedAlloc(size_t bytes) {
+loom::runtime::AlignedBuffer loom::runtime::alignedAlloc(size_t bytes) {
   if (bytes > kMaxTensorBytes)
     return AlignedBuffer(nullptr);
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   return AlignedBuffer(std::aligned_alloc(64, rounded));
 }
 
-struct Signature {
-  std::string name;
-  loom_dtype dtype;
-  std::vector<int64_t> dims;
-  std::vector<std::string> dimNames;
-  std::vector<const char *> dimNamePtrs;
-};
+uint64_t loom::runtime::threadRow() {
+  static std::atomic<uint64_t> next{1};
+  static thread_local uint64_t row = next++;
+  return row;
+}
+
+namespace {
 
 Signature toSignature(const loom::artifact::TensorSignature &sig) {
   Signature s;
@@ -104,31 +121,7 @@ std::string signatureString(const Signature &s) {
   return r + "]";
 }
 
-/// A memref descriptor of rank `rank` laid out as the entry expects:
-/// allocated, aligned, offset, sizes[rank], strides[rank].
-std::vector<int64_t> descriptor(const void *data, const int64_t *shape,
-                                size_t rank) {
-  std::vector<int64_t> d(3 + 2 * rank);
-  d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
-  d[2] = 0;
-  int64_t stride = 1;
-  for (size_t i = rank; i-- > 0;) {
-    d[3 + i] = shape[i];
-    d[3 + rank + i] = stride;
-    stride *= shape[i];
-  }
-  return d;
-}
-
 } // namespace
-
-struct loom_tensor_s {
-  loom_dtype dtype;
-  std::vector<int64_t> shape;
-  size_t count;
-  AlignedBuffer owned; // null when wrapping caller memory
-  void *data;
-};
 
 struct loom_instance_s {
   int32_t numThreads; // 0: OpenMP's default (one per core)
@@ -140,16 +133,6 @@ struct loom_instance_s {
 struct loom_session_s {
   loom_instance *instance;
   std::vector<Signature> inputs, outputs;
-  std::vector<std::string> kernels;
-  std::vector<loom_tensor_s> weights;
-  size_t weightBytes = 0;
-  std::unique_ptr<loom::runtime::CpuModule> cpu;
-  /// Set instead of `cpu` when the session runs on a CUDA device.
-  std::unique_ptr<loom::cuda::CudaExecutor> cuda;
-  std::string deviceDescription = "cpu";
-  /// Mutable under the const API (loom_session_memory_stats): the pool
-  /// synchronizes itself.
-  mutable loom::runtime::RunContextPool contexts;
   std::string modelName;
   /// Set for a training artifact (checked by artifact::parse).
   std::unique_ptr<loom::artifact::Training> training;
@@ -160,9 +143,10 @@ struct loom_session_s {
   std::vector<const char *> meshAxisPtrs;
   /// Attached by loom_session_attach_communicator; not owned.
   loom_communicator *communicator = nullptr;
-  /// Set for a pipeline artifact (no code of its own: its trainer runs
-  /// the stages' and updates' artifacts).
-  std::unique_ptr<loom::artifact::Pipeline> pipeline;
+  /// What runs the code (never null once created): the CPU code, the CUDA
+  /// program, or a pipeline artifact's description (no code of its own:
+  /// its trainer runs the stages' and updates' artifacts).
+  std::unique_ptr<loom::runtime::Executor> executor;
 };
 
 const loom::artifact::Training *
@@ -187,7 +171,7 @@ loom::runtime::sessionCommunicator(const loom_session *session) {
 
 const loom::artifact::Pipeline *
 loom::runtime::sessionPipeline(const loom_session *session) {
-  return session ? session->pipeline.get() : nullptr;
+  return session ? session->executor->pipeline() : nullptr;
 }
 
 loom_instance *loom::runtime::sessionInstance(const loom_session *session) {
@@ -201,10 +185,15 @@ loom_status_code loom_status_get_code(loom_status status) {
 }
 
 const char *loom_status_message(loom_status status) {
+  if (status == &outOfMemory)
+    return "out of memory (no memory left for this status's message)";
   return status ? status->message.c_str() : "";
 }
 
-void loom_status_free(loom_status status) { delete status; }
+void loom_status_free(loom_status status) {
+  if (status != &outOfMemory)
+    delete status;
+}
 
 size_t loom_dtype_size(loom_dtype dtype) {
   return loom::artifact::dtypeSize(dtype);
@@ -219,17 +208,22 @@ loom_status loom_instance_create(const loom_instance_options *options,
   if (!out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: out is null");
-  int32_t threads = options ? options->num_threads : 0;
+  // The first versioned layout (API version 4) ends at device_ordinal.
+  if (loom_status s = loom::runtime::checkOptionsSize(
+          options, LOOM_OPTIONS_END(loom_instance_options, device_ordinal),
+          "loom_instance_create", "loom_instance_options"))
+    return s;
+  int32_t threads = LOOM_OPTION(options, num_threads, 0);
   if (threads < 0)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: num_threads is negative");
-  loom_device device = options ? options->device : LOOM_DEVICE_AUTO;
+  loom_device device = LOOM_OPTION(options, device, LOOM_DEVICE_AUTO);
   if (device != LOOM_DEVICE_AUTO && device != LOOM_DEVICE_CPU &&
       device != LOOM_DEVICE_CUDA)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: unknown device " +
                           std::to_string(static_cast<int>(device)));
-  int32_t ordinal = options ? options->device_ordinal : 0;
+  int32_t ordinal = LOOM_OPTION(options, device_ordinal, 0);
   if (ordinal < 0)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: device_ordinal is negative");
@@ -239,21 +233,18 @@ loom_status loom_instance_create(const loom_instance_options *options,
     omp_set_num_threads(threads);
   }
   loom::artifact::Limits limits;
-  if (options && options->max_file_bytes)
-    limits.maxFileBytes = std::min(options->max_file_bytes,
-                                   loom::artifact::Limits::kMaxFileBytes);
-  if (options && options->max_tensor_bytes)
-    limits.maxTensorBytes = options->max_tensor_bytes;
+  if (uint64_t bytes = LOOM_OPTION(options, max_file_bytes, uint64_t(0)))
+    limits.maxFileBytes =
+        std::min(bytes, loom::artifact::Limits::kMaxFileBytes);
+  if (uint64_t bytes = LOOM_OPTION(options, max_tensor_bytes, uint64_t(0)))
+    limits.maxTensorBytes = bytes;
   *out = new (std::nothrow) loom_instance_s{threads, limits, device, ordinal};
-  return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
+  return *out ? nullptr : outOfMemoryStatus();
 }
 
 void loom_instance_release(loom_instance *instance) { delete instance; }
 
-void loom_instance_options_initialize(loom_instance_options *options) {
-  if (options)
-    *options = loom_instance_options{};
-}
+uint32_t loom_runtime_api_version(void) { return LOOM_RUNTIME_API_VERSION; }
 
 loom_status loom_session_create_from_memory(loom_instance *instance,
                                             const void *data, size_t size,
@@ -278,7 +269,6 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
       for (const std::string &n : s.dimNames)
         s.dimNamePtrs.push_back(n.c_str());
 
-  session->kernels.assign(artifact.kernels().begin(), artifact.kernels().end());
   session->modelName = artifact.model_name();
   session->meshShape.assign(artifact.mesh().shape().begin(),
                             artifact.mesh().shape().end());
@@ -294,11 +284,8 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
   if (artifact.has_pipeline()) {
     // No code: the trainer loads the parts (loom::pipeline::
     // PipelineTrainer).
-    session->pipeline = std::make_unique<loom::artifact::Pipeline>();
-    session->pipeline->Swap(artifact.mutable_pipeline());
-    session->deviceDescription = "pipeline of " +
-                                 std::to_string(session->pipeline->ranks()) +
-                                 " rank(s)";
+    session->executor = std::make_unique<loom::runtime::PipelineArtifact>(
+        *artifact.mutable_pipeline());
     *out = session.release();
     return nullptr;
   }
@@ -326,9 +313,9 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
     loom::cuda::CudaExecutor::Options options;
     options.ordinal = instance->deviceOrdinal;
     loom::cuda::Failure failure = loom::cuda::Failure::None;
-    session->cuda =
+    std::unique_ptr<loom::cuda::CudaExecutor> cuda =
         loom::cuda::CudaExecutor::load(artifact, options, error, failure);
-    if (!session->cuda)
+    if (!cuda)
       return makeStatus(
           failure == loom::cuda::Failure::BadArtifact   ? LOOM_BAD_ARTIFACT
           : failure == loom::cuda::Failure::Unavailable ? LOOM_UNAVAILABLE
@@ -338,7 +325,7 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
                  "--target cuda): "
                : "") +
               error);
-    session->deviceDescription = session->cuda->description();
+    session->executor = std::move(cuda);
     *out = session.release();
     return nullptr;
   }
@@ -349,27 +336,10 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
                           (noGpu.empty() ? std::string()
                                          : " (no GPU answers: " + noGpu + ")") +
                           "; compile with loomc --target cpu");
-  for (const auto &w : artifact.weights()) {
-    loom_tensor_s t;
-    t.dtype = static_cast<loom_dtype>(w.dtype());
-    t.shape.assign(w.dims().begin(), w.dims().end());
-    t.count = w.data().size() / loom::artifact::dtypeSize(w.dtype());
-    t.owned = alignedAlloc(w.data().size());
-    if (!t.owned)
-      return makeStatus(LOOM_INTERNAL,
-                        "out of memory for weight '" + w.name() + "'");
-    t.data = t.owned.get();
-    std::memcpy(t.data, w.data().data(), w.data().size());
-    session->weightBytes += w.data().size();
-    session->weights.push_back(std::move(t));
-  }
-
-  const auto &cpu = artifact.cpu();
-  session->cpu = loom::runtime::CpuModule::load(
-      cpu.shared_object(), cpu.entry_symbol(), cpu.target_triple(),
-      cpu.features(), error);
-  if (!session->cpu)
-    return makeStatus(LOOM_UNAVAILABLE, error);
+  std::unique_ptr<loom::runtime::CpuExecutor> cpu;
+  if (loom_status status = loom::runtime::CpuExecutor::load(artifact, cpu))
+    return status;
+  session->executor = std::move(cpu);
   *out = session.release();
   return nullptr;
 }
@@ -391,9 +361,7 @@ loom_status loom_session_create_from_file(loom_instance *instance,
                       error);
   loom_status status = loom_session_create_from_memory(instance, bytes.data(),
                                                        bytes.size(), out);
-  if (status)
-    status->message = std::string(path) + ": " + status->message;
-  return status;
+  return loom::runtime::prefixStatus(status, std::string(path) + ": ");
 }
 
 void loom_session_release(loom_session *session) { delete session; }
@@ -440,7 +408,7 @@ loom_status loom_session_set_max_concurrent_runs(loom_session *session,
   if (!session)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_session_set_max_concurrent_runs: session is null");
-  session->contexts.setLimit(max_runs);
+  session->executor->setMaxConcurrentRuns(max_runs);
   return nullptr;
 }
 
@@ -449,18 +417,16 @@ loom_status loom_session_memory_stats(const loom_session *session,
   if (!session || !out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_session_memory_stats: null argument");
-  auto stats = session->contexts.stats();
-  *out = {session->weightBytes, stats.bytes, stats.contexts, stats.inUse,
-          stats.limit};
+  *out = session->executor->memory();
   return nullptr;
 }
 
 loom_device loom_session_device(const loom_session *session) {
-  return session && session->cuda ? LOOM_DEVICE_CUDA : LOOM_DEVICE_CPU;
+  return session ? session->executor->device() : LOOM_DEVICE_CPU;
 }
 
 const char *loom_session_device_description(const loom_session *session) {
-  return session ? session->deviceDescription.c_str() : "";
+  return session ? session->executor->description().c_str() : "";
 }
 
 int32_t loom_session_is_training(const loom_session *session) {
@@ -506,30 +472,9 @@ loom_status loom_session_output_info(const loom_session *session, size_t index,
 
 } // extern "C"
 
-struct loom_profile_s {
-  struct Event {
-    std::string name, category;
-    int64_t startNs, endNs;
-    uint64_t thread;
-  };
-  std::mutex mutex;
-  std::vector<Event> events;
-};
-
-namespace {
-
-/// A small stable id per thread for the trace's rows.
-uint64_t threadRow() {
-  static std::atomic<uint64_t> next{1};
-  static thread_local uint64_t row = next++;
-  return row;
-}
-
-/// A tensor header for `dtype` and `shape`, checked (known dtype, no
-/// negative dim, at most kMaxTensorBytes); no data yet. `api` names the
-/// caller in messages.
-loom_status newTensor(const char *api, loom_dtype dtype, size_t rank,
-                      const int64_t *shape, std::unique_ptr<loom_tensor_s> &t) {
+loom_status loom::runtime::newTensor(const char *api, loom_dtype dtype,
+                                     size_t rank, const int64_t *shape,
+                                     std::unique_ptr<loom_tensor_s> &t) {
   size_t elem = loom_dtype_size(dtype);
   if (!elem)
     return makeStatus(LOOM_INVALID_ARGUMENT,
@@ -555,54 +500,14 @@ loom_status newTensor(const char *api, loom_dtype dtype, size_t rank,
   return nullptr;
 }
 
-/// A run on the session's CUDA device (inputs checked): the outputs are
-/// new tensors of the signature's (static) shapes, filled by the executor.
-loom_status runCuda(loom_session *session, const loom_tensor *const *inputs,
-                    loom_tensor **outputs, loom_profile *profile) {
-  std::vector<const void *> in;
-  for (size_t i = 0; i < session->inputs.size(); ++i)
-    in.push_back(inputs[i]->data);
-  std::vector<std::unique_ptr<loom_tensor_s>> made;
-  std::vector<void *> out;
-  for (const Signature &s : session->outputs) {
-    loom_tensor *t = nullptr;
-    if (loom_status status =
-            loom_tensor_create(s.dtype, s.dims.size(), s.dims.data(), &t))
-      return status;
-    made.emplace_back(t);
-    out.push_back(t->data);
-  }
-  std::vector<loom::cuda::StepTime> times;
-  std::string error;
-  loom::cuda::Failure failure = loom::cuda::Failure::None;
-  int64_t start = loom::runtime::nowNs();
-  if (!session->cuda->run(in, out, profile ? &times : nullptr, error, failure))
-    return makeStatus(failure == loom::cuda::Failure::Unavailable
-                          ? LOOM_UNAVAILABLE
-                          : LOOM_INTERNAL,
-                      error);
-  int64_t end = loom::runtime::nowNs();
-  if (profile) {
-    // The steps' GPU times, placed from the run's start on the host.
-    uint64_t row = threadRow();
-    std::lock_guard<std::mutex> lock(profile->mutex);
-    profile->events.push_back({"run", "run", start, end, row});
-    for (const loom::cuda::StepTime &t : times)
-      profile->events.push_back(
-          {t.name, "kernel", start + static_cast<int64_t>(t.startMs * 1e6),
-           start + static_cast<int64_t>(t.endMs * 1e6), row});
-  }
-  for (size_t i = 0; i < made.size(); ++i)
-    outputs[i] = made[i].release();
-  return nullptr;
-}
+namespace {
 
 loom_status run(loom_session *session, const loom_tensor *const *inputs,
                 size_t num_inputs, loom_tensor **outputs, size_t num_outputs,
                 loom_profile *profile) {
   if (!session || (num_inputs && !inputs) || !outputs)
     return makeStatus(LOOM_INVALID_ARGUMENT, "loom_session_run: null argument");
-  if (session->pipeline)
+  if (session->executor->pipeline())
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "model '" + session->modelName +
                           "' is a pipeline artifact, which runs through a "
@@ -675,161 +580,10 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
                             broken);
   }
 
-  if (session->cuda)
-    return runCuda(session, inputs, outputs, profile);
-
-  // Descriptors: inputs, weights, then the results the entry fills.
-  std::vector<std::vector<int64_t>> descs;
-  std::vector<const void *> argData;
-  for (size_t i = 0; i < num_inputs; ++i) {
-    descs.push_back(descriptor(inputs[i]->data, inputs[i]->shape.data(),
-                               inputs[i]->shape.size()));
-    argData.push_back(inputs[i]->data);
-  }
-  for (const loom_tensor_s &w : session->weights) {
-    descs.push_back(descriptor(w.data, w.shape.data(), w.shape.size()));
-    argData.push_back(w.data);
-  }
-  size_t resultWords = 0;
-  for (const Signature &s : session->outputs)
-    resultWords += 3 + 2 * s.dims.size();
-  std::vector<int64_t> results(resultWords, 0);
-  std::vector<void *> args;
-  for (auto &d : descs)
-    args.push_back(d.data());
-  args.push_back(results.data());
-  // This run's planned buffers: a context of the session's, reused.
-  std::unique_ptr<loom::runtime::RunContext> context =
-      session->contexts.acquire();
-  loom::runtime::ActiveRun active(context.get());
-  context->collectives().begin(comm ? comm->comm.get() : nullptr,
-                               session->meshShape);
-  // The generated loops' parallel chunks use the instance's thread count.
-  // OpenMP's thread count is per calling thread: set it for this run's
-  // GEMMs and convolutions too.
-  struct ThreadsScope {
-    explicit ThreadsScope(int n) {
-      loom::runtime::setCurrentThreads(n);
-      if (n > 0)
-        omp_set_num_threads(n);
-    }
-    ~ThreadsScope() { loom::runtime::setCurrentThreads(0); }
-  } threadsScope(session->instance->numThreads);
-  if (profile) {
-    int64_t start = loom::runtime::nowNs();
-    std::vector<loom::runtime::KernelEvent> events;
-    {
-      loom::runtime::Recorder recorder;
-      session->cpu->entry()(args.data());
-      events = recorder.events();
-    }
-    int64_t end = loom::runtime::nowNs();
-    uint64_t row = threadRow();
-    std::lock_guard<std::mutex> lock(profile->mutex);
-    profile->events.push_back({"run", "run", start, end, row});
-    for (const auto &e : events) {
-      std::string name = e.kernel >= 0 && static_cast<size_t>(e.kernel) <
-                                              session->kernels.size()
-                             ? session->kernels[e.kernel]
-                             : "kernel " + std::to_string(e.kernel);
-      profile->events.push_back({name, "kernel", e.startNs, e.endNs, row});
-    }
-  } else {
-    session->cpu->entry()(args.data());
-  }
-  std::string failure = context->takeFailure();
-  std::string collectiveFailure = context->collectives().finish();
-  session->contexts.release(std::move(context));
-
-  // Each result becomes a tensor. A dense, 64-byte aligned buffer the code
-  // allocated is adopted as it is (a training step's new state is most of
-  // its outputs: no copy); any other result is copied (its strides may be
-  // any). Then what the code allocated and no tensor adopted is freed:
-  // once per buffer, never an argument's memory, never a global's (MLIR
-  // marks those 0xdeadbeef).
-  std::vector<std::unique_ptr<loom_tensor_s>> made;
-  std::vector<void *> toFree, adopted;
-  auto seen = [](const auto &list, const void *p) {
-    return std::find(list.begin(), list.end(), p) != list.end();
-  };
-  size_t word = 0;
-  loom_status status = nullptr;
-  for (const Signature &s : session->outputs) {
-    size_t rank = s.dims.size();
-    const int64_t *d = results.data() + word;
-    word += 3 + 2 * rank;
-    void *allocated = reinterpret_cast<void *>(static_cast<intptr_t>(d[0]));
-    const char *aligned =
-        reinterpret_cast<const char *>(static_cast<intptr_t>(d[1]));
-    bool ours = allocated &&
-                allocated != reinterpret_cast<void *>(0xdeadbeef) &&
-                !seen(argData, allocated);
-    if (ours && !seen(toFree, allocated) && !seen(adopted, allocated))
-      toFree.push_back(allocated);
-    if (status)
-      continue;
-    size_t elem = loom_dtype_size(s.dtype);
-    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
-    // Dense row-major (the usual case): one copy, or none.
-    bool dense = true;
-    int64_t expect = 1;
-    for (size_t k = rank; k-- > 0;) {
-      if (sizes[k] != 1 && strides[k] != expect)
-        dense = false;
-      expect *= sizes[k];
-    }
-    const char *first = aligned + d[2] * static_cast<int64_t>(elem);
-    if (ours && dense && seen(toFree, allocated) &&
-        reinterpret_cast<uintptr_t>(first) % 64 == 0) {
-      std::unique_ptr<loom_tensor_s> t;
-      status = newTensor("loom_session_run", s.dtype, rank, sizes, t);
-      if (status)
-        continue;
-      t->owned.reset(allocated);
-      t->data = const_cast<char *>(first);
-      toFree.erase(std::find(toFree.begin(), toFree.end(), allocated));
-      adopted.push_back(allocated);
-      made.push_back(std::move(t));
-      continue;
-    }
-    loom_tensor *t = nullptr;
-    status = loom_tensor_create(s.dtype, rank, sizes, &t);
-    if (status)
-      continue;
-    made.emplace_back(t);
-    char *dst = static_cast<char *>(t->data);
-    if (dense) {
-      if (t->count)
-        std::memcpy(dst, first, t->count * elem);
-      continue;
-    }
-    // Odometer over the result's index space.
-    std::vector<int64_t> idx(rank, 0);
-    for (size_t n = 0; n < t->count; ++n) {
-      int64_t off = d[2];
-      for (size_t k = 0; k < rank; ++k)
-        off += idx[k] * strides[k];
-      std::memcpy(dst + n * elem, aligned + off * static_cast<int64_t>(elem),
-                  elem);
-      for (size_t k = rank; k-- > 0;) {
-        if (++idx[k] < sizes[k])
-          break;
-        idx[k] = 0;
-      }
-    }
-  }
-  for (void *p : toFree)
-    std::free(p);
-  if (status)
-    return status;
-  if (!collectiveFailure.empty())
-    return makeStatus(LOOM_UNAVAILABLE, collectiveFailure);
-  if (!failure.empty())
-    return makeStatus(LOOM_INVALID_ARGUMENT,
-                      "the model rejected an input value: " + failure);
-  for (size_t i = 0; i < num_outputs; ++i)
-    outputs[i] = made[i].release();
-  return nullptr;
+  return session->executor->run({inputs, num_inputs, session->outputs, outputs,
+                                 profile, session->meshShape,
+                                 comm ? comm->comm.get() : nullptr,
+                                 session->instance->numThreads});
 }
 
 } // namespace
@@ -859,7 +613,7 @@ loom_status loom_profile_create(loom_profile **out) {
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_profile_create: out is null");
   *out = new (std::nothrow) loom_profile_s();
-  return *out ? nullptr : makeStatus(LOOM_INTERNAL, "out of memory");
+  return *out ? nullptr : outOfMemoryStatus();
 }
 
 void loom_profile_release(loom_profile *profile) { delete profile; }
@@ -928,8 +682,8 @@ loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
   size_t bytes = t->count * loom_dtype_size(dtype);
   t->owned = alignedAlloc(bytes);
   if (!t->owned)
-    return makeStatus(LOOM_INTERNAL, "out of memory for a tensor of " +
-                                         std::to_string(bytes) + " bytes");
+    return makeStatus(LOOM_OUT_OF_MEMORY, "out of memory for a tensor of " +
+                                              std::to_string(bytes) + " bytes");
   t->data = t->owned.get();
   std::memset(t->data, 0, bytes);
   *out = t.release();

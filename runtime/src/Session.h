@@ -16,9 +16,17 @@
 
 namespace loom::runtime {
 
-/// A new status (null when out of memory, which reads as success: callers
-/// treat it as such only in that case).
+/// A new status; never null: when the status itself cannot be allocated,
+/// outOfMemoryStatus().
 loom_status makeStatus(loom_status_code code, std::string message);
+
+/// The preallocated LOOM_OUT_OF_MEMORY status, which loom_status_free
+/// leaves alone: what a call returns when nothing can be allocated.
+loom_status outOfMemoryStatus();
+
+/// `status` with `prefix` put before its message (the preallocated
+/// out-of-memory status is returned unchanged); null stays null.
+loom_status prefixStatus(loom_status status, const std::string &prefix);
 
 /// The session's training description; null for an inference artifact.
 const artifact::Training *sessionTraining(const loom_session *session);

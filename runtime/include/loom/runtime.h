@@ -7,7 +7,10 @@
  * Errors: every function that can fail returns a loom_status. NULL means
  * success; otherwise the caller owns the status and frees it with
  * loom_status_free. Nothing in the runtime aborts or exits the process on
- * bad input.
+ * bad input. A failed allocation whose size the data decides (a tensor, a
+ * weight, a run's scratch) is LOOM_OUT_OF_MEMORY; when even the status
+ * cannot be allocated, the status is a preallocated LOOM_OUT_OF_MEMORY one
+ * (loom_status_free ignores it: free every status all the same).
  *
  * Ownership: objects returned through `out` parameters are owned by the
  * caller and released with their *_release function. Releasing NULL is a
@@ -51,11 +54,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Marks the library's public functions: libloom_runtime.so is built with
+ * -fvisibility=hidden and exports these (and the generated code's ABI,
+ * loom/common/CodegenAbi.h) only. */
+#if defined(_WIN32)
+#define LOOM_API
+#else
+#define LOOM_API __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define LOOM_RUNTIME_API_VERSION 3
+/* The version of this header's API. Version 4 added loom_runtime_api_
+ * version, LOOM_OUT_OF_MEMORY and the struct_size field that opens every
+ * options struct. */
+#define LOOM_RUNTIME_API_VERSION 4
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -65,6 +80,7 @@ typedef enum loom_status_code {
   LOOM_SHAPE_MISMATCH = 4,   /* an input whose dtype or shape does not fit */
   LOOM_UNAVAILABLE = 5,      /* the target (CPU code, device) cannot run */
   LOOM_INTERNAL = 6,
+  LOOM_OUT_OF_MEMORY = 7, /* an allocation failed; the session stays usable */
 } loom_status_code;
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
@@ -87,17 +103,33 @@ typedef struct loom_instance_s loom_instance;
 typedef struct loom_session_s loom_session;
 typedef struct loom_tensor_s loom_tensor;
 
+/* ---- version ---- */
+/* The API version of the library loaded at run time (LOOM_RUNTIME_API_
+ * VERSION of the header it was built with), to compare with the header a
+ * program was compiled against.
+ *
+ * Options structs grow: each starts with `size_t struct_size`, which its
+ * *_options_initialize sets to the sizeof the caller compiled against
+ * (they are inline in this header for that reason: the library's own
+ * sizeof may be larger than the caller's struct). The
+ * library reads only the fields within struct_size (a newer library takes
+ * the defaults for fields an older caller does not know) and refuses a
+ * struct_size of 0 or below the first versioned layout with
+ * LOOM_INVALID_ARGUMENT naming the struct: call *_options_initialize
+ * before setting fields. */
+LOOM_API uint32_t loom_runtime_api_version(void);
+
 /* ---- status ---- */
-loom_status_code loom_status_get_code(loom_status status);
+LOOM_API loom_status_code loom_status_get_code(loom_status status);
 /* The message, valid until the status is freed; "" for NULL. */
-const char *loom_status_message(loom_status status);
-void loom_status_free(loom_status status);
+LOOM_API const char *loom_status_message(loom_status status);
+LOOM_API void loom_status_free(loom_status status);
 
 /* ---- dtypes ---- */
 /* Bytes per element; 0 for an unknown dtype. */
-size_t loom_dtype_size(loom_dtype dtype);
+LOOM_API size_t loom_dtype_size(loom_dtype dtype);
 /* "f32", "i64", ... ; "undefined" for an unknown dtype. */
-const char *loom_dtype_name(loom_dtype dtype);
+LOOM_API const char *loom_dtype_name(loom_dtype dtype);
 
 /* ---- instance ---- */
 /* Where a session runs its artifact's code (docs/cuda.md). */
@@ -116,6 +148,9 @@ typedef enum loom_device {
 } loom_device;
 
 typedef struct loom_instance_options {
+  /* sizeof(loom_instance_options), set by loom_instance_options_initialize
+   * (see loom_runtime_api_version). */
+  size_t struct_size;
   /* Threads for CPU kernels; 0 = one per core. The generated loops of this
    * instance's runs use at most this many of OpenMP's threads; the GEMM
    * libraries (oneDNN through OpenMP, OpenBLAS) keep one thread count per
@@ -139,35 +174,45 @@ typedef struct loom_instance_options {
   int32_t device_ordinal;
 } loom_instance_options;
 
-/* The defaults: every field 0 (one thread per core, LOOM_DEVICE_AUTO,
- * GPU 0). */
-void loom_instance_options_initialize(loom_instance_options *options);
+/* The defaults: struct_size set, every other field 0 (one thread per
+ * core, LOOM_DEVICE_AUTO, GPU 0). */
+static inline void
+loom_instance_options_initialize(loom_instance_options *options) {
+  if (options) {
+    loom_instance_options defaults = {sizeof(loom_instance_options)};
+    *options = defaults;
+  }
+}
 
-/* `options` may be NULL for the defaults. */
-loom_status loom_instance_create(const loom_instance_options *options,
-                                 loom_instance **out);
-void loom_instance_release(loom_instance *instance);
+/* `options` may be NULL for the defaults. LOOM_INVALID_ARGUMENT when its
+ * struct_size is 0 or too small (not initialized). */
+LOOM_API loom_status loom_instance_create(const loom_instance_options *options,
+                                          loom_instance **out);
+LOOM_API void loom_instance_release(loom_instance *instance);
 
 /* ---- session ---- */
-loom_status loom_session_create_from_file(loom_instance *instance,
-                                          const char *path, loom_session **out);
+LOOM_API loom_status loom_session_create_from_file(loom_instance *instance,
+                                                   const char *path,
+                                                   loom_session **out);
 /* The bytes are copied; the caller may free them after the call. */
-loom_status loom_session_create_from_memory(loom_instance *instance,
-                                            const void *data, size_t size,
-                                            loom_session **out);
-void loom_session_release(loom_session *session);
+LOOM_API loom_status loom_session_create_from_memory(loom_instance *instance,
+                                                     const void *data,
+                                                     size_t size,
+                                                     loom_session **out);
+LOOM_API void loom_session_release(loom_session *session);
 
 /* The device the session runs on: LOOM_DEVICE_CPU or LOOM_DEVICE_CUDA
  * (never AUTO: the choice is made when the session is created). */
-loom_device loom_session_device(const loom_session *session);
+LOOM_API loom_device loom_session_device(const loom_session *session);
 /* A line for people and logs, valid while the session lives: "cpu", or
  * the GPU, its arch, where the code came from (the artifact's cubin, or
  * NVRTC with the number of programs taken from the cache), the load time. */
-const char *loom_session_device_description(const loom_session *session);
+LOOM_API const char *
+loom_session_device_description(const loom_session *session);
 
 /* 1 when the session's artifact is a training artifact (loomc train): its
  * entry is a training step that loom_trainer_* drives; 0 otherwise. */
-int32_t loom_session_is_training(const loom_session *session);
+LOOM_API int32_t loom_session_is_training(const loom_session *session);
 
 /* The signature of one input or output. Pointers stay valid while the
  * session lives. dims[i] is -1 for a dynamic dim, whose name (possibly "")
@@ -180,12 +225,14 @@ typedef struct loom_tensor_info {
   const char *const *dim_names;
 } loom_tensor_info;
 
-size_t loom_session_input_count(const loom_session *session);
-size_t loom_session_output_count(const loom_session *session);
-loom_status loom_session_input_info(const loom_session *session, size_t index,
-                                    loom_tensor_info *out);
-loom_status loom_session_output_info(const loom_session *session, size_t index,
-                                     loom_tensor_info *out);
+LOOM_API size_t loom_session_input_count(const loom_session *session);
+LOOM_API size_t loom_session_output_count(const loom_session *session);
+LOOM_API loom_status loom_session_input_info(const loom_session *session,
+                                             size_t index,
+                                             loom_tensor_info *out);
+LOOM_API loom_status loom_session_output_info(const loom_session *session,
+                                              size_t index,
+                                              loom_tensor_info *out);
 
 /* Runs the model. `inputs` holds one tensor per input, in signature order;
  * their dtypes and shapes are checked (dynamic dims may take any size, and
@@ -194,17 +241,17 @@ loom_status loom_session_output_info(const loom_session *session, size_t index,
  * Values the model checks only when it runs (a Reshape shape, Slice
  * bounds or axes passed as inputs) give LOOM_INVALID_ARGUMENT with a
  * message naming the op and its ONNX node. */
-loom_status loom_session_run(loom_session *session,
-                             const loom_tensor *const *inputs,
-                             size_t num_inputs, loom_tensor **outputs,
-                             size_t num_outputs);
+LOOM_API loom_status loom_session_run(loom_session *session,
+                                      const loom_tensor *const *inputs,
+                                      size_t num_inputs, loom_tensor **outputs,
+                                      size_t num_outputs);
 
 /* At most `max_runs` runs of this session use scratch memory at once: a
  * further loom_session_run waits until one returns. 0 (the default) sets
  * no cap beyond the callers' threads. A cap below the runs in flight takes
  * effect as they return (their contexts are freed, not kept). */
-loom_status loom_session_set_max_concurrent_runs(loom_session *session,
-                                                 size_t max_runs);
+LOOM_API loom_status loom_session_set_max_concurrent_runs(loom_session *session,
+                                                          size_t max_runs);
 
 /* What a session holds. */
 typedef struct loom_session_memory {
@@ -216,27 +263,25 @@ typedef struct loom_session_memory {
   size_t max_concurrent_runs; /* the cap; 0 when none */
 } loom_session_memory;
 
-loom_status loom_session_memory_stats(const loom_session *session,
-                                      loom_session_memory *out);
+LOOM_API loom_status loom_session_memory_stats(const loom_session *session,
+                                               loom_session_memory *out);
 
 /* ---- profiling ---- */
 /* A profile collects one event per kernel of each profiled run (the name
  * says what the kernel computes, its shape and the model node it came
  * from). A profile may be shared by runs on several threads. */
 typedef struct loom_profile_s loom_profile;
-loom_status loom_profile_create(loom_profile **out);
-void loom_profile_release(loom_profile *profile);
-size_t loom_profile_event_count(const loom_profile *profile);
+LOOM_API loom_status loom_profile_create(loom_profile **out);
+LOOM_API void loom_profile_release(loom_profile *profile);
+LOOM_API size_t loom_profile_event_count(const loom_profile *profile);
 /* Writes the events as a Chrome trace (chrome://tracing, Perfetto): one
  * complete event per kernel, one per run, one row per thread. */
-loom_status loom_profile_write_chrome_trace(const loom_profile *profile,
-                                            const char *path);
+LOOM_API loom_status
+loom_profile_write_chrome_trace(const loom_profile *profile, const char *path);
 /* loom_session_run, recording into `profile`. */
-loom_status loom_session_run_profiled(loom_session *session,
-                                      const loom_tensor *const *inputs,
-                                      size_t num_inputs, loom_tensor **outputs,
-                                      size_t num_outputs,
-                                      loom_profile *profile);
+LOOM_API loom_status loom_session_run_profiled(
+    loom_session *session, const loom_tensor *const *inputs, size_t num_inputs,
+    loom_tensor **outputs, size_t num_outputs, loom_profile *profile);
 
 /* ---- training ---- */
 /* A trainer runs a training artifact's step function again and again. The
@@ -272,22 +317,24 @@ typedef struct loom_train_stats {
  * and the horizon is the artifact's (0 when it has none: set it with
  * loom_trainer_set_total_steps). LOOM_INVALID_ARGUMENT when the session's
  * artifact is not a training artifact. */
-loom_status loom_trainer_create(loom_session *session, loom_trainer **out);
-void loom_trainer_release(loom_trainer *trainer);
+LOOM_API loom_status loom_trainer_create(loom_session *session,
+                                         loom_trainer **out);
+LOOM_API void loom_trainer_release(loom_trainer *trainer);
 
 /* The batch inputs: the entry's inputs that are neither the step counter,
  * the horizon nor state, in entry order (the labels among them). Their
  * infos stay valid while the session lives. */
-size_t loom_trainer_batch_input_count(const loom_trainer *trainer);
-loom_status loom_trainer_batch_input_info(const loom_trainer *trainer,
-                                          size_t index, loom_tensor_info *out);
+LOOM_API size_t loom_trainer_batch_input_count(const loom_trainer *trainer);
+LOOM_API loom_status loom_trainer_batch_input_info(const loom_trainer *trainer,
+                                                   size_t index,
+                                                   loom_tensor_info *out);
 /* The labels input's name ("" when the artifact names none), and the
  * artifact's description of the loss, optimizer and schedule. Valid while
  * the session lives. */
-const char *loom_trainer_labels(const loom_trainer *trainer);
-const char *loom_trainer_description(const loom_trainer *trainer);
+LOOM_API const char *loom_trainer_labels(const loom_trainer *trainer);
+LOOM_API const char *loom_trainer_description(const loom_trainer *trainer);
 /* Micro-batches per optimizer step (>= 1). */
-int32_t loom_trainer_accumulate(const loom_trainer *trainer);
+LOOM_API int32_t loom_trainer_accumulate(const loom_trainer *trainer);
 
 /* Runs one micro-batch: `batch` holds one tensor per batch input, in
  * batch-input order, checked as loom_session_run checks inputs. `stats`
@@ -301,24 +348,25 @@ int32_t loom_trainer_accumulate(const loom_trainer *trainer);
  * now and then. On failure (a bad batch, a value the model rejects)
  * nothing changes. LOOM_INVALID_ARGUMENT when the artifact has a schedule
  * horizon input and the horizon is 0 (unset). */
-loom_status loom_trainer_step(loom_trainer *trainer,
-                              const loom_tensor *const *batch, size_t num_batch,
-                              loom_train_stats *stats);
-/* loom_trainer_step, recording the step's run and its kernels into
- * `profile` (see loom_session_run_profiled). */
-loom_status loom_trainer_step_profiled(loom_trainer *trainer,
+LOOM_API loom_status loom_trainer_step(loom_trainer *trainer,
                                        const loom_tensor *const *batch,
                                        size_t num_batch,
-                                       loom_train_stats *stats,
-                                       loom_profile *profile);
+                                       loom_train_stats *stats);
+/* loom_trainer_step, recording the step's run and its kernels into
+ * `profile` (see loom_session_run_profiled). */
+LOOM_API loom_status loom_trainer_step_profiled(loom_trainer *trainer,
+                                                const loom_tensor *const *batch,
+                                                size_t num_batch,
+                                                loom_train_stats *stats,
+                                                loom_profile *profile);
 
 /* The micro-step counter: micro-batches run so far (restored by load). */
-int64_t loom_trainer_micro_step(const loom_trainer *trainer);
+LOOM_API int64_t loom_trainer_micro_step(const loom_trainer *trainer);
 /* The schedule horizon in optimizer steps, passed to every step; 0 while
  * unset. `total_steps` must be at least 1. */
-loom_status loom_trainer_set_total_steps(loom_trainer *trainer,
-                                         int64_t total_steps);
-int64_t loom_trainer_total_steps(const loom_trainer *trainer);
+LOOM_API loom_status loom_trainer_set_total_steps(loom_trainer *trainer,
+                                                  int64_t total_steps);
+LOOM_API int64_t loom_trainer_total_steps(const loom_trainer *trainer);
 
 /* The state tensors (parameters first, then optimizer slots, as the
  * artifact lists them). A tensor returned here is owned by the trainer,
@@ -326,12 +374,14 @@ int64_t loom_trainer_total_steps(const loom_trainer *trainer);
  * or loom_trainer_release. `out_name` and `out_kind` ("param", "exp_avg",
  * "momentum", ...) may be NULL; their strings live as long as the session.
  * loom_trainer_find_state: LOOM_NOT_FOUND for an unknown name. */
-size_t loom_trainer_state_count(const loom_trainer *trainer);
-loom_status loom_trainer_state(const loom_trainer *trainer, size_t index,
-                               const char **out_name, const char **out_kind,
-                               const loom_tensor **out);
-loom_status loom_trainer_find_state(const loom_trainer *trainer,
-                                    const char *name, const loom_tensor **out);
+LOOM_API size_t loom_trainer_state_count(const loom_trainer *trainer);
+LOOM_API loom_status loom_trainer_state(const loom_trainer *trainer,
+                                        size_t index, const char **out_name,
+                                        const char **out_kind,
+                                        const loom_tensor **out);
+LOOM_API loom_status loom_trainer_find_state(const loom_trainer *trainer,
+                                             const char *name,
+                                             const loom_tensor **out);
 
 /* Checkpoints (.loomckpt): the state tensors, the micro-step counter, the
  * horizon and the accumulation count, with a header (magic LOOMCKPT,
@@ -346,8 +396,9 @@ loom_status loom_trainer_find_state(const loom_trainer *trainer,
  * the same dtype and shape (LOOM_SHAPE_MISMATCH naming the tensor); then
  * restores the state, the counter and the horizon. On failure the trainer
  * is unchanged. */
-loom_status loom_trainer_save(const loom_trainer *trainer, const char *path);
-loom_status loom_trainer_load(loom_trainer *trainer, const char *path);
+LOOM_API loom_status loom_trainer_save(const loom_trainer *trainer,
+                                       const char *path);
+LOOM_API loom_status loom_trainer_load(loom_trainer *trainer, const char *path);
 
 /* ---- distributed: communicators ---- */
 /* A communicator joins the processes (ranks) of one job: the collectives of
@@ -363,6 +414,9 @@ loom_status loom_trainer_load(loom_trainer *trainer, const char *path);
 typedef struct loom_communicator_s loom_communicator;
 
 typedef struct loom_communicator_options {
+  /* sizeof(loom_communicator_options), set by
+   * loom_communicator_options_initialize (see loom_runtime_api_version). */
+  size_t struct_size;
   /* How long the rendezvous and each collective may wait for the other
    * ranks, in seconds; 0: $LOOM_COLLECTIVE_TIMEOUT, else 300. */
   double timeout_seconds;
@@ -375,7 +429,14 @@ typedef struct loom_communicator_options {
   const char *backend;
 } loom_communicator_options;
 
-void loom_communicator_options_initialize(loom_communicator_options *options);
+/* The defaults: struct_size set, every other field 0 or NULL. */
+static inline void
+loom_communicator_options_initialize(loom_communicator_options *options) {
+  if (options) {
+    loom_communicator_options defaults = {sizeof(loom_communicator_options)};
+    *options = defaults;
+  }
+}
 
 /* Joins the job the environment describes, as launchers set it:
  * RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (loom-launch,
@@ -385,32 +446,31 @@ void loom_communicator_options_initialize(loom_communicator_options *options);
  * rank. Returns when every rank has arrived. LOOM_INVALID_ARGUMENT when the
  * variables are missing or inconsistent; LOOM_UNAVAILABLE when the
  * rendezvous fails (the message names the ranks that did not arrive).
- * `options` may be NULL. */
-loom_status
-loom_communicator_create_from_env(const loom_communicator_options *options,
-                                  loom_communicator **out);
+ * `options` may be NULL; LOOM_INVALID_ARGUMENT when its struct_size is 0
+ * or too small (not initialized). */
+LOOM_API loom_status LOOM_API loom_communicator_create_from_env(
+    const loom_communicator_options *options, loom_communicator **out);
 /* The same with explicit values. */
-loom_status loom_communicator_create(int32_t rank, int32_t size,
-                                     const char *master_addr,
-                                     int32_t master_port,
-                                     const loom_communicator_options *options,
-                                     loom_communicator **out);
-int32_t loom_communicator_rank(const loom_communicator *comm);
-int32_t loom_communicator_size(const loom_communicator *comm);
+LOOM_API loom_status loom_communicator_create(
+    int32_t rank, int32_t size, const char *master_addr, int32_t master_port,
+    const loom_communicator_options *options, loom_communicator **out);
+LOOM_API int32_t loom_communicator_rank(const loom_communicator *comm);
+LOOM_API int32_t loom_communicator_size(const loom_communicator *comm);
 /* The rank among the ranks of this node; -1 when the launcher did not say. */
-int32_t loom_communicator_local_rank(const loom_communicator *comm);
+LOOM_API int32_t loom_communicator_local_rank(const loom_communicator *comm);
 /* Blocks until every rank has called it (or fails like a collective). */
-loom_status loom_communicator_barrier(loom_communicator *comm);
+LOOM_API loom_status loom_communicator_barrier(loom_communicator *comm);
 /* This rank gives up (it is about to exit with an error): the communicator
  * is broken, and the other ranks' collectives that wait on this rank fail
  * with `reason` once it is released (at once, instead of a short wait for
  * the others to release theirs). */
-void loom_communicator_abort(loom_communicator *comm, const char *reason);
+LOOM_API void loom_communicator_abort(loom_communicator *comm,
+                                      const char *reason);
 /* Rank 0 waits here for the other ranks to release theirs (at most the
  * timeout): it serves their rendezvous. A communicator that is not broken
  * first waits up to 5 s for every rank to release its own, so that no rank
  * closes its connections while another still reads from them. */
-void loom_communicator_release(loom_communicator *comm);
+LOOM_API void loom_communicator_release(loom_communicator *comm);
 
 /* The session's runs use `comm` for their collectives. Before the first
  * run, not concurrently with runs; `comm` must outlive the session's runs.
@@ -418,34 +478,35 @@ void loom_communicator_release(loom_communicator *comm);
  * ranks than the communicator. A session whose artifact has a mesh of more
  * than one rank fails its runs (LOOM_UNAVAILABLE) until one is attached.
  * NULL detaches. */
-loom_status loom_session_attach_communicator(loom_session *session,
-                                             loom_communicator *comm);
+LOOM_API loom_status loom_session_attach_communicator(loom_session *session,
+                                                      loom_communicator *comm);
 /* The artifact's mesh: its rank count (1 without a mesh), and its axes
  * and ZeRO stage. `shape`, `axes` may be NULL; otherwise they receive up
  * to `capacity` entries (strings live as long as the session). Returns the
  * number of axes (0 without a mesh). */
-size_t loom_session_mesh(const loom_session *session, size_t capacity,
-                         int64_t *shape, const char **axes,
-                         int32_t *zero_stage);
+LOOM_API size_t loom_session_mesh(const loom_session *session, size_t capacity,
+                                  int64_t *shape, const char **axes,
+                                  int32_t *zero_stage);
 
 /* ---- tensors: dense, row-major ---- */
 /* A zero-filled tensor owning its memory (64-byte aligned). */
-loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
-                               const int64_t *shape, loom_tensor **out);
+LOOM_API loom_status loom_tensor_create(loom_dtype dtype, size_t rank,
+                                        const int64_t *shape,
+                                        loom_tensor **out);
 /* A tensor over caller memory of `size_bytes` bytes, which must hold the
  * whole tensor and outlive it. The runtime never frees it. */
-loom_status loom_tensor_wrap(loom_dtype dtype, size_t rank,
-                             const int64_t *shape, void *data,
-                             size_t size_bytes, loom_tensor **out);
-void loom_tensor_release(loom_tensor *tensor);
-loom_dtype loom_tensor_dtype(const loom_tensor *tensor);
-size_t loom_tensor_rank(const loom_tensor *tensor);
+LOOM_API loom_status loom_tensor_wrap(loom_dtype dtype, size_t rank,
+                                      const int64_t *shape, void *data,
+                                      size_t size_bytes, loom_tensor **out);
+LOOM_API void loom_tensor_release(loom_tensor *tensor);
+LOOM_API loom_dtype loom_tensor_dtype(const loom_tensor *tensor);
+LOOM_API size_t loom_tensor_rank(const loom_tensor *tensor);
 /* `rank` entries, valid while the tensor lives. */
-const int64_t *loom_tensor_shape(const loom_tensor *tensor);
-size_t loom_tensor_element_count(const loom_tensor *tensor);
-size_t loom_tensor_size_bytes(const loom_tensor *tensor);
-void *loom_tensor_data(loom_tensor *tensor);
-const void *loom_tensor_data_const(const loom_tensor *tensor);
+LOOM_API const int64_t *loom_tensor_shape(const loom_tensor *tensor);
+LOOM_API size_t loom_tensor_element_count(const loom_tensor *tensor);
+LOOM_API size_t loom_tensor_size_bytes(const loom_tensor *tensor);
+LOOM_API void *loom_tensor_data(loom_tensor *tensor);
+LOOM_API const void *loom_tensor_data_const(const loom_tensor *tensor);
 
 #ifdef __cplusplus
 } /* extern "C" */

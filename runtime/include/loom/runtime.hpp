@@ -25,6 +25,10 @@
 
 namespace loom {
 
+/// The API version of the runtime library loaded (LOOM_RUNTIME_API_VERSION
+/// of the header it was built with).
+inline uint32_t runtimeApiVersion() { return loom_runtime_api_version(); }
+
 /// The result of a call: ok, or a code and a message.
 class Status {
 public:

@@ -2,6 +2,7 @@
 
 #include "runtime/src/collectives/CommunicatorApi.h"
 
+#include "runtime/src/Options.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/collectives/GlooCommunicator.h"
 #include "runtime/src/collectives/NcclCommunicator.h"
@@ -18,7 +19,7 @@ namespace {
 /// The timeout of `options`, else $LOOM_COLLECTIVE_TIMEOUT, else 300 s.
 loom_status timeoutOf(const loom_communicator_options *options,
                       std::chrono::milliseconds &timeout) {
-  double seconds = options ? options->timeout_seconds : 0;
+  double seconds = LOOM_OPTION(options, timeout_seconds, 0.0);
   if (seconds < 0 || seconds > 1e7 || seconds != seconds)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_communicator options: timeout_seconds " +
@@ -43,10 +44,16 @@ loom_status create(int32_t rank, int32_t size, const char *addr, int32_t port,
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_communicator_create: rank " + std::to_string(rank) +
                           " is not below the size " + std::to_string(size));
+  // The first versioned layout (API version 4) ends at backend.
+  if (loom_status s = loom::runtime::checkOptionsSize(
+          options, LOOM_OPTIONS_END(loom_communicator_options, backend),
+          "loom_communicator_create", "loom_communicator_options"))
+    return s;
   std::chrono::milliseconds timeout = kDefaultTimeout;
   if (loom_status s = timeoutOf(options, timeout))
     return s;
-  std::string backend = options && options->backend ? options->backend : "";
+  const char *named = LOOM_OPTION(options, backend, nullptr);
+  std::string backend = named ? named : "";
   if (backend.empty())
     if (const char *env = std::getenv("LOOM_COLLECTIVES"))
       backend = env;
@@ -92,11 +99,6 @@ loom_status create(int32_t rank, int32_t size, const char *addr, int32_t port,
 } // namespace
 
 extern "C" {
-
-void loom_communicator_options_initialize(loom_communicator_options *options) {
-  if (options)
-    *options = loom_communicator_options{0};
-}
 
 loom_status loom_communicator_create(int32_t rank, int32_t size,
                                      const char *master_addr,

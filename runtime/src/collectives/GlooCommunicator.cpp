@@ -4,6 +4,7 @@
 
 #include "loom/common/Artifact.h"
 #include "loom/common/Float16.h"
+#include "runtime/src/collectives/StoreCommunicator.h"
 #include "runtime/src/collectives/TcpStore.h"
 
 #include <gloo/allgather.h>
@@ -232,22 +233,16 @@ private:
   std::string error_;
 };
 
-class GlooCommunicator : public Communicator {
+class GlooCommunicator : public StoreCommunicator {
 public:
   GlooCommunicator(int rank, int size, std::chrono::milliseconds timeout)
-      : rank_(rank), size_(size), timeout_(timeout) {}
+      : StoreCommunicator(rank, size, timeout) {}
   ~GlooCommunicator() override;
 
   bool init(const std::string &addr, int port, const GlooOptions &options,
             std::string &error);
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
   const char *backend() const override { return "gloo"; }
-  std::string error() const override {
-    std::lock_guard<std::mutex> lock(errorMutex_);
-    return error_;
-  }
 
   WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
                     ReduceOp op, const Group &group) override {
@@ -354,12 +349,8 @@ public:
   void abort(const std::string &reason) override {
     std::string message =
         "rank " + std::to_string(rank_) + " gave up: " + reason;
-    {
-      std::lock_guard<std::mutex> lock(errorMutex_);
-      if (!error_.empty())
-        return;
-      error_ = message;
-    }
+    if (!recordError(message))
+      return;
     std::string ignored;
     if (store_)
       store_->trySet("loom/failure/" + std::to_string(rank_), message, ignored);
@@ -507,13 +498,6 @@ private:
     bool untagged = false;
   };
 
-  Group members(const Group &group) const { return groupMembers(group, size_); }
-
-  std::string describe(const char *what, size_t count, loom_dtype dtype,
-                       const Group &group) const {
-    return describeOperation(what, count, dtype, group, size_);
-  }
-
   /// Enqueues a reduction `what`, or rejects an unknown `op`.
   WorkPtr reduction(const char *what, size_t count, loom_dtype dtype,
                     ReduceOp op, const Group &group, Body body) {
@@ -527,7 +511,6 @@ private:
                        int peer, uint32_t tag);
 
 public:
-  std::chrono::milliseconds timeout() const { return timeout_; }
   /// A point-to-point transfer `name` failed with `what` while a caller
   /// waited for it: breaks the communicator (on the worker, which owns
   /// the contexts) and returns the error.
@@ -556,49 +539,18 @@ private:
     return "the communicator is broken by an earlier failure: " + error();
   }
 
-  const int rank_, size_;
-  const std::chrono::milliseconds timeout_;
-  std::unique_ptr<StoreServer> server_;
-  std::unique_ptr<TcpStore> store_;
   std::shared_ptr<gloo::transport::Device> device_;
   // The worker's: contexts per group (the world under its full list) and
   // the next tag of each.
   std::map<Group, std::shared_ptr<gloo::Context>> contexts_, ringContexts_;
   std::map<Group, uint32_t> tags_;
-
-  std::thread worker_;
-  std::mutex queueMutex_;
-  std::condition_variable queueCv_;
-  std::deque<Task> queue_;
-  bool stop_ = false;
-
-  mutable std::mutex errorMutex_;
-  std::string error_;
+  std::deque<Task> queue_; ///< guarded by queueMutex_
 };
 
 bool GlooCommunicator::init(const std::string &addr, int port,
                             const GlooOptions &options, std::string &error) {
-  std::string where =
-      "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": ";
-  if (rank_ == 0) {
-    server_ = StoreServer::start(port, error);
-    if (!server_) {
-      error = where + error;
-      return false;
-    }
-  }
-  Clock::time_point deadline = Clock::now() + timeout_;
-  store_ = TcpStore::connect(addr, port, rank_, timeout_, error);
-  if (!store_) {
-    error = where + error;
+  if (!meet(addr, port, error))
     return false;
-  }
-  // Everyone arrives, or the missing ranks are named.
-  if (!joinRendezvous(*store_, rank_, size_, deadline, timeout_,
-                      addr + ":" + std::to_string(port), error)) {
-    error = where + error;
-    return false;
-  }
   // Gloo writes to its sockets with writev: a write to a dead peer's socket
   // would raise SIGPIPE, which kills a process by default. The threads
   // that write (Gloo's event loop, made with the device, and the worker)
@@ -615,10 +567,10 @@ bool GlooCommunicator::init(const std::string &addr, int port,
     device_ = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception &e) {
     pthread_sigmask(SIG_SETMASK, &callerMask, nullptr);
-    error = where + "cannot open a TCP device: " + e.what();
+    error = where() + "cannot open a TCP device: " + e.what();
     return false;
   }
-  worker_ = std::thread([this] { work(); });
+  startWorker([this] { work(); });
   pthread_sigmask(SIG_SETMASK, &callerMask, nullptr);
   // The world's pairs, first on the worker like any group's.
   Group world(size_);
@@ -630,20 +582,14 @@ bool GlooCommunicator::init(const std::string &addr, int port,
               [](const std::shared_ptr<gloo::Context> &, uint32_t) {})
           ->wait();
   if (!worldError.empty()) {
-    error = where + worldError;
+    error = where() + worldError;
     return false;
   }
   return true;
 }
 
 GlooCommunicator::~GlooCommunicator() {
-  {
-    std::lock_guard<std::mutex> lock(queueMutex_);
-    stop_ = true;
-  }
-  queueCv_.notify_all();
-  if (worker_.joinable())
-    worker_.join();
+  stopWorker();
   // No rank closes its pairs while another may still read from them: Gloo
   // can take a peer's close for a failure before it has read the last data
   // the peer sent. Each rank says it is closing and, unless broken (its
@@ -677,18 +623,8 @@ GlooCommunicator::~GlooCommunicator() {
 }
 
 void GlooCommunicator::drop() {
-  {
-    std::lock_guard<std::mutex> lock(queueMutex_);
-    stop_ = true;
-  }
-  queueCv_.notify_all();
-  if (worker_.joinable())
-    worker_.join();
-  {
-    std::lock_guard<std::mutex> lock(errorMutex_);
-    if (error_.empty())
-      error_ = "rank " + std::to_string(rank_) + " was dropped (a test)";
-  }
+  stopWorker();
+  recordError("rank " + std::to_string(rank_) + " was dropped (a test)");
   closeAll();
   if (store_)
     store_->close(/*goodbye=*/false);
@@ -697,11 +633,8 @@ void GlooCommunicator::drop() {
 WorkPtr GlooCommunicator::reject(const std::string &name,
                                  const std::string &why) {
   std::string message = name + " on rank " + std::to_string(rank_) + ": " + why;
-  std::lock_guard<std::mutex> lock(errorMutex_);
-  if (!error_.empty())
-    return completedWork("the communicator is broken by an earlier failure: " +
-                         error_);
-  error_ = message;
+  if (!recordError(message))
+    return completedWork(brokenError());
   return completedWork(message);
 }
 
@@ -920,11 +853,7 @@ void GlooCommunicator::breakWith(const std::string &name,
   }
   if (message.find(how) == std::string::npos)
     message += " [gloo: " + how + "]";
-  {
-    std::lock_guard<std::mutex> lock(errorMutex_);
-    if (error_.empty())
-      error_ = message;
-  }
+  recordError(message);
   std::string ignored;
   if (storeAlive)
     store_->trySet("loom/failure/" + std::to_string(rank_), message, ignored);
@@ -936,19 +865,8 @@ void GlooCommunicator::breakWith(const std::string &name,
 std::unique_ptr<Communicator>
 createGlooCommunicator(int rank, int size, const std::string &addr, int port,
                        const GlooOptions &options, std::string &error) {
-  if (size < 1 || rank < 0 || rank >= size) {
-    error = "rank " + std::to_string(rank) + " is not below the world size " +
-            std::to_string(size);
+  if (!checkJob(rank, size, port, options.timeout, error))
     return nullptr;
-  }
-  if (port < 0 || port > 65535) {
-    error = "port " + std::to_string(port) + " is not a TCP port";
-    return nullptr;
-  }
-  if (options.timeout.count() <= 0) {
-    error = "the timeout must be positive";
-    return nullptr;
-  }
   auto comm = std::make_unique<GlooCommunicator>(rank, size, options.timeout);
   try {
     if (!comm->init(addr, port, options, error))

@@ -3,6 +3,7 @@
 #include "runtime/src/collectives/NcclCommunicator.h"
 
 #include "runtime/src/collectives/Nccl.h"
+#include "runtime/src/collectives/StoreCommunicator.h"
 #include "runtime/src/collectives/TcpStore.h"
 #include "runtime/src/cuda/CudaApi.h"
 
@@ -75,22 +76,16 @@ struct Operand {
   size_t bytes = 0;
 };
 
-class NcclCommunicator : public Communicator {
+class NcclCommunicator : public StoreCommunicator {
 public:
   NcclCommunicator(int rank, int size, std::chrono::milliseconds timeout)
-      : rank_(rank), size_(size), timeout_(timeout) {}
+      : StoreCommunicator(rank, size, timeout) {}
   ~NcclCommunicator() override;
 
   bool init(const std::string &addr, int port, const NcclOptions &options,
             std::string &error);
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
   const char *backend() const override { return "nccl"; }
-  std::string error() const override {
-    std::lock_guard<std::mutex> lock(errorMutex_);
-    return error_;
-  }
 
   WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
                     ReduceOp op, const Group &group) override {
@@ -183,11 +178,6 @@ private:
     std::shared_ptr<PendingWork> work;
   };
 
-  Group members(const Group &group) const { return groupMembers(group, size_); }
-  std::string describe(const char *what, size_t count, loom_dtype dtype,
-                       const Group &group) const {
-    return describeOperation(what, count, dtype, group, size_);
-  }
   cuda::CUstream stream() const { return stream_; }
 
   /// Whether `p` is device memory of this process (no staging).
@@ -302,15 +292,11 @@ private:
   void breakWith(const std::string &name, const std::string &why,
                  bool abortComms);
 
-  const int rank_, size_;
-  const std::chrono::milliseconds timeout_;
   const nccl::Library *nccl_ = nullptr;
   const cuda::Driver *cu_ = nullptr;
   cuda::CUdevice device_ = 0;
   cuda::CUcontext context_ = nullptr;
   cuda::CUstream stream_ = nullptr;
-  std::unique_ptr<StoreServer> server_;
-  std::unique_ptr<TcpStore> store_;
 
   // The worker's.
   std::map<Group, nccl::Comm> comms_;
@@ -318,93 +304,61 @@ private:
   CUdeviceptr scratch_[2] = {0, 0};
   size_t scratchBytes_[2] = {0, 0};
 
-  std::thread worker_;
-  std::mutex queueMutex_;
-  std::condition_variable queueCv_;
-  std::deque<Task> queue_;
-  bool stop_ = false;
-  std::string broken_; ///< guarded by queueMutex_
-
-  mutable std::mutex errorMutex_;
-  std::string error_;
+  std::deque<Task> queue_; ///< guarded by queueMutex_
+  std::string broken_;     ///< guarded by queueMutex_
 };
 
 bool NcclCommunicator::init(const std::string &addr, int port,
                             const NcclOptions &options, std::string &error) {
-  std::string where =
-      "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": ";
+  std::string at = where();
   nccl_ = nccl::load(error);
   if (!nccl_) {
-    error = where + error;
+    error = at + error;
     return false;
   }
   cu_ = cuda::driver(error);
   if (!cu_) {
-    error = where + error;
+    error = at + error;
     return false;
   }
   int count = 0;
   if (cuda::CUresult r = cu_->cuInit(0)) {
-    error = where + cudaError("cuInit", r) + " (no CUDA device?)";
+    error = at + cudaError("cuInit", r) + " (no CUDA device?)";
     return false;
   }
   if (cuda::CUresult r = cu_->cuDeviceGetCount(&count); r || count < 1) {
-    error = where + "no CUDA device for NCCL" +
+    error = at + "no CUDA device for NCCL" +
             (r ? " (" + cudaError("cuDeviceGetCount", r) + ")" : "");
     return false;
   }
   int local = options.localRank >= 0 ? options.localRank : rank_;
   if (cuda::CUresult r = cu_->cuDeviceGet(&device_, local % count)) {
-    error = where + cudaError("cuDeviceGet", r);
+    error = at + cudaError("cuDeviceGet", r);
     return false;
   }
   if (cuda::CUresult r = cu_->cuDevicePrimaryCtxRetain(&context_, device_)) {
-    error = where + cudaError("cuDevicePrimaryCtxRetain", r);
+    error = at + cudaError("cuDevicePrimaryCtxRetain", r);
     return false;
   }
   cu_->cuCtxSetCurrent(context_);
   if (cuda::CUresult r = cu_->cuStreamCreate(&stream_, 1 /*non-blocking*/)) {
-    error = where + cudaError("cuStreamCreate", r);
+    error = at + cudaError("cuStreamCreate", r);
     return false;
   }
-  if (rank_ == 0) {
-    server_ = StoreServer::start(port, error);
-    if (!server_) {
-      error = where + error;
-      return false;
-    }
-    if (port == 0) // one rank alone: any free port
-      port = server_->port();
-  }
-  Clock::time_point deadline = Clock::now() + timeout_;
-  store_ = TcpStore::connect(addr, port, rank_, timeout_, error);
-  if (!store_) {
-    error = where + error;
+  if (!meet(addr, port, error))
     return false;
-  }
-  if (!joinRendezvous(*store_, rank_, size_, deadline, timeout_,
-                      addr + ":" + std::to_string(port), error)) {
-    error = where + error;
-    return false;
-  }
-  worker_ = std::thread([this] { work(); });
+  startWorker([this] { work(); });
   // The world's NCCL communicator, first on the worker like any group's.
   std::string worldError = barrier({})->wait();
   if (!worldError.empty()) {
-    error = where + worldError;
+    error = at + worldError;
     return false;
   }
   return true;
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  {
-    std::lock_guard<std::mutex> lock(queueMutex_);
-    stop_ = true;
-  }
-  queueCv_.notify_all();
-  if (worker_.joinable())
-    worker_.join();
+  stopWorker();
   if (cu_ && context_)
     cu_->cuCtxSetCurrent(context_);
   bool broken = !error().empty();
@@ -603,11 +557,7 @@ std::string NcclCommunicator::finish(const Task &t) {
 
 void NcclCommunicator::breakWith(const std::string &name,
                                  const std::string &why, bool abortComms) {
-  {
-    std::lock_guard<std::mutex> lock(errorMutex_);
-    if (error_.empty())
-      error_ = name + " failed on rank " + std::to_string(rank_) + ": " + why;
-  }
+  recordError(name + " failed on rank " + std::to_string(rank_) + ": " + why);
   {
     std::lock_guard<std::mutex> lock(queueMutex_);
     if (broken_.empty())
@@ -619,7 +569,7 @@ void NcclCommunicator::breakWith(const std::string &name,
   // Aborting makes the NCCL kernels of the peers that wait on this rank
   // fail instead of spinning (the worker owns comms_ once it runs; abort()
   // from another thread only marks the communicator broken).
-  if (abortComms && std::this_thread::get_id() == worker_.get_id())
+  if (abortComms && onWorker())
     for (auto &[group, comm] : comms_)
       if (comm) {
         nccl_->ncclCommAbort(comm);
@@ -632,19 +582,8 @@ void NcclCommunicator::breakWith(const std::string &name,
 std::unique_ptr<Communicator>
 createNcclCommunicator(int rank, int size, const std::string &addr, int port,
                        const NcclOptions &options, std::string &error) {
-  if (size < 1 || rank < 0 || rank >= size) {
-    error = "rank " + std::to_string(rank) + " is not below the world size " +
-            std::to_string(size);
+  if (!checkJob(rank, size, port, options.timeout, error))
     return nullptr;
-  }
-  if (port < 0 || port > 65535) {
-    error = "port " + std::to_string(port) + " is not a TCP port";
-    return nullptr;
-  }
-  if (options.timeout.count() <= 0) {
-    error = "the timeout must be positive";
-    return nullptr;
-  }
   auto comm = std::make_unique<NcclCommunicator>(rank, size, options.timeout);
   if (!comm->init(addr, port, options, error))
     return nullptr;

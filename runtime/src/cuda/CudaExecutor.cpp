@@ -4,6 +4,8 @@
 
 #include "loom/common/Nvrtc.h"
 #include "loom/common/SourceChunks.h"
+#include "runtime/src/Profile.h"
+#include "runtime/src/Session.h"
 #include "runtime/src/cuda/CudaApi.h"
 
 #include <algorithm>
@@ -922,10 +924,10 @@ std::unique_ptr<CudaExecutor> CudaExecutor::load(const artifact::Artifact &a,
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
 
-bool CudaExecutor::run(const std::vector<const void *> &inputs,
-                       const std::vector<void *> &outputs,
-                       std::vector<StepTime> *times, std::string &error,
-                       Failure &failure) {
+bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
+                              const std::vector<void *> &outputs,
+                              std::vector<StepTime> *times, std::string &error,
+                              Failure &failure) {
   Impl &x = *impl;
   const Driver &cu = *x.cu;
   failure = Failure::Internal;
@@ -1032,6 +1034,44 @@ bool CudaExecutor::run(const std::vector<const void *> &inputs,
   }
   failure = Failure::None;
   return true;
+}
+
+loom_status CudaExecutor::run(const runtime::RunRequest &request) {
+  std::vector<const void *> in;
+  for (size_t i = 0; i < request.numInputs; ++i)
+    in.push_back(request.inputs[i]->data);
+  std::vector<std::unique_ptr<loom_tensor_s>> made;
+  std::vector<void *> out;
+  for (const runtime::Signature &s : request.outputSignature) {
+    loom_tensor *t = nullptr;
+    if (loom_status status =
+            loom_tensor_create(s.dtype, s.dims.size(), s.dims.data(), &t))
+      return status;
+    made.emplace_back(t);
+    out.push_back(t->data);
+  }
+  loom_profile *profile = request.profile;
+  std::vector<StepTime> times;
+  std::string error;
+  Failure failure = Failure::None;
+  int64_t start = runtime::nowNs();
+  if (!runBuffers(in, out, profile ? &times : nullptr, error, failure))
+    return runtime::makeStatus(
+        failure == Failure::Unavailable ? LOOM_UNAVAILABLE : LOOM_INTERNAL,
+        error);
+  int64_t end = runtime::nowNs();
+  if (profile) {
+    uint64_t row = runtime::threadRow();
+    std::lock_guard<std::mutex> lock(profile->mutex);
+    profile->events.push_back({"run", "run", start, end, row});
+    for (const StepTime &t : times)
+      profile->events.push_back(
+          {t.name, "kernel", start + static_cast<int64_t>(t.startMs * 1e6),
+           start + static_cast<int64_t>(t.endMs * 1e6), row});
+  }
+  for (size_t i = 0; i < made.size(); ++i)
+    request.outputs[i] = made[i].release();
+  return nullptr;
 }
 
 } // namespace loom::cuda

@@ -26,6 +26,7 @@
 #define LOOM_RUNTIME_CUDA_CUDAEXECUTOR_H
 
 #include "loom/common/Artifact.h"
+#include "runtime/src/Executor.h"
 
 #include <cstdint>
 #include <memory>
@@ -64,7 +65,8 @@ struct StepTime {
   double startMs = 0, endMs = 0; // from the run's first event (the uploads)
 };
 
-class CudaExecutor {
+/// The session's executor on a CUDA device (runtime/src/Executor.h).
+class CudaExecutor final : public runtime::Executor {
 public:
   struct Options {
     int ordinal = 0;
@@ -91,14 +93,21 @@ public:
   /// `outputs[i]` receives outputBytes(i) bytes. Thread-safe (runs in
   /// flight take different slots). `times` (may be null) receives each
   /// step's GPU time. False with `error`, `failure` set on failure.
-  bool run(const std::vector<const void *> &inputs,
-           const std::vector<void *> &outputs, std::vector<StepTime> *times,
-           std::string &error, Failure &failure);
+  bool runBuffers(const std::vector<const void *> &inputs,
+                  const std::vector<void *> &outputs,
+                  std::vector<StepTime> *times, std::string &error,
+                  Failure &failure);
+
+  /// A session's run (inputs checked): the outputs are new tensors of the
+  /// signature's (static) shapes, filled by runBuffers; a profile gets
+  /// the run and each step, placed from the run's start on the host.
+  loom_status run(const runtime::RunRequest &request) override;
+  loom_device device() const override { return LOOM_DEVICE_CUDA; }
 
   /// "cuda:0 NVIDIA H100 80GB HBM3 (sm_90); code: cubin of the artifact"
   /// or "...; code: NVRTC, 9 programs (9 from the cache) in 0.01 s; 2
   /// cuBLASLt matmuls; load 0.12 s".
-  const std::string &description() const;
+  const std::string &description() const override;
 
   struct Impl;
 
