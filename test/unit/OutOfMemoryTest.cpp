@@ -68,6 +68,24 @@ TEST(OutOfMemoryTest, ScratchSlotReturnsToTheRun) {
   EXPECT_GE(context.bytes(), 4096u);
 }
 
+// A caller's own OpenMP region around the run (each thread running its
+// own) does not stop the way back: only a region the code opened inside
+// the run does (its team would wait for the thread that left).
+TEST(OutOfMemoryTest, ScratchSlotReturnsInsideTheCallersParallelRegion) {
+  int threads = 0, returned = 0;
+#pragma omp parallel num_threads(2) reduction(+ : threads, returned)
+  {
+    RunContext context;
+    int64_t bytes = kHuge;
+    bool finished = false;
+    void *args[] = {&bytes, &finished};
+    threads = 1;
+    returned = !context.call(entry, args) && !finished;
+  }
+  EXPECT_GE(threads, 1);
+  EXPECT_EQ(returned, threads);
+}
+
 TEST(OutOfMemoryTest, HugeTensorIsOutOfMemory) {
   int64_t shape[] = {kHuge / 4};
   loom_tensor *t = nullptr;
