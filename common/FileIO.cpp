@@ -33,6 +33,23 @@ struct Fd {
 
 std::string reason() { return std::strerror(errno); }
 
+/// "WHAT 'PATH'" (or "'PATH'"), as messages name a file.
+std::string quoted(const std::string &path, const std::string &what) {
+  return (what.empty() ? "" : what + " ") + "'" + path + "'";
+}
+
+/// Opens `path` read-only into `f` and stats it; false with "cannot open
+/// WHAT 'PATH': reason" in `error`.
+bool openAndStat(const std::string &path, const std::string &what, Fd &f,
+                 struct stat &st, std::string &error) {
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0 || ::fstat(f.fd, &st) != 0) {
+    error = "cannot open " + quoted(path, what) + ": " + reason();
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 MappedFile::MappedFile(MappedFile &&other) noexcept
@@ -66,16 +83,12 @@ bool MappedFile::open(const std::string &path, std::string &error,
                       const std::string &what) {
   unmap();
   path_ = path;
-  std::string named = (what.empty() ? "" : what + " ") + "'" + path + "'";
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (f.fd < 0 || ::fstat(f.fd, &st) != 0) {
-    error = "cannot open " + named + ": " + reason();
+  if (!openAndStat(path, what, f, st, error))
     return false;
-  }
   if (!S_ISREG(st.st_mode)) {
-    error = "cannot map " + named + ": " +
+    error = "cannot map " + quoted(path, what) + ": " +
             (S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file");
     return false;
   }
@@ -84,7 +97,7 @@ bool MappedFile::open(const std::string &path, std::string &error,
   void *p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
                    MAP_PRIVATE, f.fd, 0);
   if (p == MAP_FAILED) {
-    error = "cannot map " + named + ": " + reason();
+    error = "cannot map " + quoted(path, what) + ": " + reason();
     return false;
   }
   data_ = static_cast<const char *>(p);
@@ -96,25 +109,21 @@ void MappedFile::release(uint64_t offset, uint64_t length) const {
   if (!data_ || offset >= size_)
     return;
   length = std::min(length, size_ - offset);
-  uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  uint64_t first = (offset + page - 1) / page * page;
-  uint64_t last = (offset + length) / page * page;
-  if (offset + length == size_)
-    last = (size_ + page - 1) / page * page; // the tail page is ours alone
+  // Whole pages around the range (the mapping covers the last page whole).
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  uint64_t first = offset / page * page;
+  uint64_t last = (offset + length + page - 1) / page * page;
   if (last > first)
     ::madvise(const_cast<char *>(data_) + first, last - first, MADV_DONTNEED);
 }
 
 bool readFile(const std::string &path, std::string &bytes, std::string &error,
               const std::string &what, uint64_t maxBytes) {
-  std::string named = (what.empty() ? "" : what + " ") + "'" + path + "'";
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (f.fd < 0 || ::fstat(f.fd, &st) != 0) {
-    error = "cannot open " + named + ": " + reason();
+  if (!openAndStat(path, what, f, st, error))
     return false;
-  }
+  std::string named = quoted(path, what);
   if (S_ISDIR(st.st_mode)) {
     error = "cannot read " + named + ": it is a directory";
     return false;

@@ -2,21 +2,12 @@
 
 #include "tools/loom-run/Data.h"
 
-#include <unistd.h>
-
 #include <cstring>
 #include <map>
 
 namespace loom::tools {
 
 namespace {
-
-/// The message of a failed status (freed).
-std::string take(loom_status s) {
-  std::string message = loom_status_message(s);
-  loom_status_free(s);
-  return message;
-}
 
 std::string joined(const std::vector<std::string> &names) {
   std::string s;
@@ -53,17 +44,6 @@ uint64_t mix(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
-}
-
-/// Drops the pages holding [offset, offset + length) of `file` from memory
-/// (rounded out to whole pages: a neighbour on a shared page reads it back
-/// from the page cache when it needs it).
-void releaseAround(const files::MappedFile &file, uint64_t offset,
-                   uint64_t length) {
-  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  uint64_t begin = offset / page * page;
-  uint64_t end = (offset + length + page - 1) / page * page;
-  file.release(begin, end - begin);
 }
 
 /// The trainer's batch inputs.
@@ -108,8 +88,8 @@ bool TrainData::open(loom_trainer *trainer, const DataOptions &o, int64_t local,
       error = batchMismatch(o.batch, info, dist);
       return false;
     }
-  if (!(o.tokens.empty() ? openArrays(trainer, o, dist, error)
-                         : openTokens(trainer, o, error)))
+  if (!(o.tokens.empty() ? openArrays(infos, names, o, error)
+                         : openTokens(trainer, infos, names, o, error)))
     return false;
   for (const Feed &f : feeds_) {
     inputs_.push_back(f.batch.get());
@@ -122,11 +102,9 @@ bool TrainData::open(loom_trainer *trainer, const DataOptions &o, int64_t local,
   return true;
 }
 
-bool TrainData::openArrays(loom_trainer *trainer, const DataOptions &o,
-                           const Distributed &dist, std::string &error) {
-  (void)dist;
-  std::vector<std::string> names;
-  std::vector<loom_tensor_info> infos = batchInputs(trainer, names);
+bool TrainData::openArrays(const std::vector<loom_tensor_info> &infos,
+                           const std::vector<std::string> &names,
+                           const DataOptions &o, std::string &error) {
   std::string inputs = " (the model's batch inputs: " + joined(names) + ")";
   std::string file = "'" + o.path + "'";
   std::map<std::string, files::MappedTensor> byName;
@@ -200,7 +178,7 @@ bool TrainData::openArrays(loom_trainer *trainer, const DataOptions &o,
     loom_tensor *batch = nullptr;
     if (loom_status s =
             loom_tensor_create(info.dtype, rank, dims.data(), &batch)) {
-      error = where + ": " + take(s);
+      error = where + ": " + takeMessage(s);
       return false;
     }
     feed.batch.reset(batch);
@@ -210,8 +188,10 @@ bool TrainData::openArrays(loom_trainer *trainer, const DataOptions &o,
   return true;
 }
 
-bool TrainData::openTokens(loom_trainer *trainer, const DataOptions &o,
-                           std::string &error) {
+bool TrainData::openTokens(loom_trainer *trainer,
+                           const std::vector<loom_tensor_info> &infos,
+                           const std::vector<std::string> &names,
+                           const DataOptions &o, std::string &error) {
   std::string file = "token file '" + o.path + "'";
   if (o.tokens == "uint16")
     tokenBytes_ = 2;
@@ -223,8 +203,6 @@ bool TrainData::openTokens(loom_trainer *trainer, const DataOptions &o,
             o.tokens + "'";
     return false;
   }
-  std::vector<std::string> names;
-  std::vector<loom_tensor_info> infos = batchInputs(trainer, names);
   std::string labels = loom_trainer_labels(trainer);
   if (infos.size() != 2 || labels.empty() ||
       (names[0] != labels && names[1] != labels)) {
@@ -278,7 +256,7 @@ bool TrainData::openTokens(loom_trainer *trainer, const DataOptions &o,
     int64_t dims[2] = {local_, seq_};
     loom_tensor *batch = nullptr;
     if (loom_status s = loom_tensor_create(info.dtype, 2, dims, &batch)) {
-      error = file + ": " + take(s);
+      error = file + ": " + takeMessage(s);
       return false;
     }
     feed.batch.reset(batch);
@@ -321,7 +299,7 @@ void TrainData::fill(int64_t micro) {
         }
       }
       // The window's pages leave memory again: the file may be far larger.
-      releaseAround(tokenFile_, at * tokenBytes_, (seq_ + 1) * tokenBytes_);
+      tokenFile_.release(at * tokenBytes_, (seq_ + 1) * tokenBytes_);
     }
     return;
   }
@@ -336,10 +314,10 @@ void TrainData::fill(int64_t micro) {
     uint64_t run = sample; // the first row of the current contiguous run
     auto release = [&](uint64_t end) {
       if (f.source.file)
-        releaseAround(*f.source.file,
-                      static_cast<uint64_t>(src - f.source.file->data()) +
-                          run * f.rowBytes,
-                      (end - run) * f.rowBytes);
+        f.source.file->release(
+            static_cast<uint64_t>(src - f.source.file->data()) +
+                run * f.rowBytes,
+            (end - run) * f.rowBytes);
     };
     for (int64_t i = 0; i < local_; ++i) {
       std::memcpy(dst + i * f.rowBytes, src + sample * f.rowBytes, f.rowBytes);

@@ -66,9 +66,12 @@ public:
   int64_t tokensPerBatch() const { return tokensPerBatch_; }
 
 private:
-  bool openArrays(loom_trainer *trainer, const DataOptions &o,
-                  const Distributed &dist, std::string &error);
-  bool openTokens(loom_trainer *trainer, const DataOptions &o,
+  bool openArrays(const std::vector<loom_tensor_info> &infos,
+                  const std::vector<std::string> &names, const DataOptions &o,
+                  std::string &error);
+  bool openTokens(loom_trainer *trainer,
+                  const std::vector<loom_tensor_info> &infos,
+                  const std::vector<std::string> &names, const DataOptions &o,
                   std::string &error);
 
   struct Feed {

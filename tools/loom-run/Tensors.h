@@ -25,6 +25,13 @@ struct TensorDeleter {
 /// An owned tensor.
 using TensorPtr = std::unique_ptr<loom_tensor, TensorDeleter>;
 
+/// The message of a failed status, which it frees.
+inline std::string takeMessage(loom_status s) {
+  std::string message = loom_status_message(s);
+  loom_status_free(s);
+  return message;
+}
+
 /// A tensor owned by the caller (loom_tensor_release), or null with
 /// `error` set, naming the file.
 loom_tensor *readNpy(const std::string &path, std::string &error);

@@ -31,13 +31,6 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// The message of a failed status (freed), "" for success.
-std::string take(loom_status s) {
-  std::string message = loom_status_message(s);
-  loom_status_free(s);
-  return message;
-}
-
 /// The progress bar on stderr, drawn only on a terminal.
 class Progress {
 public:
@@ -99,7 +92,7 @@ int train(loom_session *session, const TrainOptions &o,
   int64_t offset = dist.dataIndex * local;
   loom_trainer *raw = nullptr;
   if (loom_status s = loom_trainer_create(session, &raw))
-    return fail(take(s));
+    return fail(takeMessage(s));
   std::unique_ptr<loom_trainer, void (*)(loom_trainer *)> trainer(
       raw, loom_trainer_release);
 
@@ -112,7 +105,7 @@ int train(loom_session *session, const TrainOptions &o,
 
   if (!o.resume.empty())
     if (loom_status s = loom_trainer_load(trainer.get(), o.resume.c_str()))
-      return fail(take(s));
+      return fail(takeMessage(s));
   int64_t accumulate = loom_trainer_accumulate(trainer.get());
   int64_t micro = loom_trainer_micro_step(trainer.get());
   int64_t firstStep = micro / accumulate;
@@ -124,7 +117,7 @@ int train(loom_session *session, const TrainOptions &o,
                         ? loom_trainer_total_steps(trainer.get())
                         : lastStep;
   if (loom_status s = loom_trainer_set_total_steps(trainer.get(), horizon))
-    return fail(take(s));
+    return fail(takeMessage(s));
   if (!o.resume.empty())
     std::printf("resumed from %s at step %lld (micro-batch %lld)\n",
                 o.resume.c_str(), static_cast<long long>(firstStep),
@@ -138,7 +131,7 @@ int train(loom_session *session, const TrainOptions &o,
   auto save = [&]() {
     if (loom_status s = loom_trainer_save(trainer.get(), o.save.c_str())) {
       progress.clear();
-      return fail("--save " + o.save + ": " + take(s));
+      return fail("--save " + o.save + ": " + takeMessage(s));
     }
     return 0;
   };
@@ -148,7 +141,7 @@ int train(loom_session *session, const TrainOptions &o,
   if (!o.profile.empty()) {
     loom_profile *p = nullptr;
     if (loom_status s = loom_profile_create(&p))
-      return fail(take(s));
+      return fail(takeMessage(s));
     profile.reset(p);
   }
 
@@ -175,7 +168,7 @@ int train(loom_session *session, const TrainOptions &o,
                                 : loom_trainer_step(trainer.get(), batch.data(),
                                                     batch.size(), &stats)) {
       progress.clear();
-      return fail(at + ": " + take(s));
+      return fail(at + ": " + takeMessage(s));
     }
     samples += o.batch;
     if (stats.nonfinite && stats.loss_scale > 0) {
@@ -271,7 +264,7 @@ int train(loom_session *session, const TrainOptions &o,
   if (profile) {
     if (loom_status s =
             loom_profile_write_chrome_trace(profile.get(), o.profile.c_str()))
-      return fail(take(s));
+      return fail(takeMessage(s));
     std::fprintf(stderr, "loom-run: wrote %zu events to %s\n",
                  loom_profile_event_count(profile.get()), o.profile.c_str());
   }

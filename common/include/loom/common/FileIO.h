@@ -46,10 +46,12 @@ public:
   uint64_t size() const { return size_; }
   const std::string &path() const { return path_; }
 
-  /// Drops the whole pages within [offset, offset + length) from this
-  /// process's memory (madvise DONTNEED): a reader that streams through
-  /// the file keeps its resident set small. The bytes stay readable;
-  /// touching them again reads them from the file.
+  /// Drops the pages holding [offset, offset + length) from this
+  /// process's memory (madvise DONTNEED, whole pages around the range): a
+  /// reader that streams through the file keeps its resident set small.
+  /// The bytes stay readable; touching them again reads them from the
+  /// file (or the page cache), so a neighbour on a shared page loses
+  /// nothing.
   void release(uint64_t offset, uint64_t length) const;
 
 private:
