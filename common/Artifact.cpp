@@ -7,6 +7,7 @@
 
 #include "loom/common/Artifact.h"
 #include "loom/common/DType.h"
+#include "loom/common/FileIO.h"
 #include "loom/common/Schedule.h"
 
 #include <algorithm>
@@ -123,8 +124,8 @@ static bool staticDims(const TensorSignature &sig, std::vector<int64_t> &dims) {
 /// A training artifact's Training message against its signature: every
 /// index in range and used once, the scalars' types, each state's input
 /// and output of one static type, initial values of the right size.
-static bool checkTraining(const Artifact &a, const Limits &limits,
-                          std::string &error) {
+static bool checkTraining(const Artifact &a, const DataSection &section,
+                          const Limits &limits, std::string &error) {
   const Training &t = a.training();
   error = "training: ";
   if (t.accumulate() < 1) {
@@ -244,13 +245,21 @@ static bool checkTraining(const Artifact &a, const Limits &limits,
     // Zero-filled when it has no initial value: its size is checked
     // against the limit either way (a piece's initial value is whole).
     uint64_t bytes = 0;
+    std::string initial = "training: " + what + "'s initial value";
     if (!tensorBytes(in.dtype(), initialDims.data(), initialDims.size(),
-                     limits.maxTensorBytes, "training: " + what, bytes,
-                     error) ||
-        (!s.initial().empty() &&
-         !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
-                          s.initial().size(),
-                          "training: " + what + "'s initial value", error)))
+                     limits.maxTensorBytes, "training: " + what, bytes, error))
+      return false;
+    if (s.has_initial_segment() && !s.initial().empty()) {
+      error = initial + " is both inline and in a segment";
+      return false;
+    }
+    if (s.has_initial_segment() &&
+        !checkSegment(section, s.initial_segment(), initial, error))
+      return false;
+    std::string_view data = initialData(section, s);
+    if (!data.empty() &&
+        !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
+                         data.size(), initial, error))
       return false;
   }
   if (!t.labels().empty()) {
@@ -379,13 +388,163 @@ static bool checkPipeline(const Artifact &a, std::string &error) {
   return true;
 }
 
-bool parse(const void *data, size_t size, Artifact &out, std::string &error,
-           const Limits &limits) {
-  const char *body = nullptr;
-  size_t bodySize = 0;
-  if (!checkHeader(data, size, kArtifactFile, body, bodySize, error,
-                   limits.maxFileBytes))
+std::string_view weightData(const DataSection &section, const Weight &w) {
+  if (!w.has_segment())
+    return w.data();
+  return {section.data + w.segment().offset(), w.segment().size()};
+}
+
+std::string_view initialData(const DataSection &section,
+                             const TrainingState &s) {
+  if (!s.has_initial_segment())
+    return s.initial();
+  return {section.data + s.initial_segment().offset(),
+          s.initial_segment().size()};
+}
+
+std::string_view tensorData(const DataSection &section,
+                            const CheckpointTensor &t) {
+  if (!t.has_segment())
+    return t.data();
+  return {section.data + t.segment().offset(), t.segment().size()};
+}
+
+bool checkSegment(const DataSection &section, const Segment &segment,
+                  const std::string &where, std::string &error) {
+  uint64_t offset = segment.offset(), size = segment.size();
+  if (offset % kSegmentAlign != 0) {
+    error = where + " is corrupt (its segment's offset " +
+            std::to_string(offset) + " is not a multiple of " +
+            std::to_string(kSegmentAlign) + ")";
     return false;
+  }
+  if (offset > section.size || size > section.size - offset) {
+    error = where + " lies past the end of the file (bytes " +
+            std::to_string(offset) + " to " + std::to_string(offset + size) +
+            " of a data section of " + std::to_string(section.size) +
+            "): the file is truncated";
+    return false;
+  }
+  if (segmentChecksum(section.data + offset, size) != segment.checksum()) {
+    error = where + " is corrupt (checksum mismatch)";
+    return false;
+  }
+  return true;
+}
+
+void FileWriter::add(std::string_view bytes, Segment &segment) {
+  if (bytes.empty())
+    return;
+  segment.set_offset(next_);
+  segment.set_size(bytes.size());
+  segment.set_checksum(segmentChecksum(bytes.data(), bytes.size()));
+  segments_.push_back(bytes);
+  next_ += (bytes.size() + kSegmentAlign - 1) / kSegmentAlign * kSegmentAlign;
+}
+
+void FileWriter::add(std::string &&bytes, Segment &segment) {
+  if (bytes.empty())
+    return;
+  owned_.push_back(std::move(bytes));
+  add(std::string_view(owned_.back()), segment);
+}
+
+static const char kZeros[kSegmentAlign] = {};
+
+bool FileWriter::pieces(const google::protobuf::MessageLite &message,
+                        const FileKind &kind, std::string &head,
+                        std::vector<std::string_view> &out,
+                        std::string &error) {
+  std::string body;
+  if (!message.SerializeToString(&body) ||
+      body.size() > Limits::kMaxMessageBytes) {
+    error = std::string("serializing the ") + kind.noun +
+            "'s message failed (over 2 GiB without its tensor data?)";
+    return false;
+  }
+  head = header(body, kind) + body;
+  head.resize(dataSectionOffset(body.size()), '\0');
+  out.clear();
+  out.push_back(head);
+  // Each segment starts at a multiple of kSegmentAlign; the file ends
+  // where the last one does.
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    std::string_view s = segments_[i];
+    out.push_back(s);
+    size_t pad = (kSegmentAlign - s.size() % kSegmentAlign) % kSegmentAlign;
+    if (pad && i + 1 < segments_.size())
+      out.emplace_back(kZeros, pad);
+  }
+  return true;
+}
+
+bool FileWriter::assemble(const google::protobuf::MessageLite &message,
+                          const FileKind &kind, std::string &out,
+                          std::string &error) {
+  std::vector<std::string_view> parts;
+  std::string head;
+  if (!pieces(message, kind, head, parts, error))
+    return false;
+  out = std::move(head);
+  out.reserve(out.size() + next_);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    out.append(parts[i]);
+    // Free what the writer owns as soon as it is copied.
+    if (!owned_.empty() && parts[i].data() == owned_.front().data()) {
+      owned_.pop_front();
+    }
+  }
+  segments_.clear();
+  owned_.clear();
+  next_ = 0;
+  return true;
+}
+
+bool FileWriter::write(const google::protobuf::MessageLite &message,
+                       const FileKind &kind, const std::string &path,
+                       std::string &error) {
+  std::vector<std::string_view> parts;
+  std::string head;
+  if (!pieces(message, kind, head, parts, error))
+    return false;
+  bool ok = files::writeFileAtomically(path, parts, error);
+  segments_.clear();
+  owned_.clear();
+  next_ = 0;
+  return ok;
+}
+
+void moveToSegments(Artifact &a, FileWriter &writer) {
+  for (Weight &w : *a.mutable_weights()) {
+    if (!w.data().empty())
+      writer.add(std::move(*w.mutable_data()), *w.mutable_segment());
+    w.clear_data();
+  }
+  if (!a.has_training()) // mutable_training() would make one
+    return;
+  for (TrainingState &s : *a.mutable_training()->mutable_state()) {
+    if (!s.initial().empty())
+      writer.add(std::move(*s.mutable_initial()), *s.mutable_initial_segment());
+    s.clear_initial();
+  }
+}
+
+bool serialize(Artifact &a, std::string &bytes, std::string &error) {
+  FileWriter writer;
+  moveToSegments(a, writer);
+  return writer.assemble(a, kArtifactFile, bytes, error);
+}
+
+bool parse(const void *data, size_t size, Artifact &out, std::string &error,
+           const Limits &limits, DataSection *sectionOut) {
+  FileParts parts;
+  if (!checkFile(data, size, kArtifactFile, parts, error, limits.maxFileBytes))
+    return false;
+  DataSection section{parts.data, parts.dataSize};
+  if (sectionOut)
+    *sectionOut = section;
+  const char *body = parts.body;
+  size_t bodySize = parts.bodySize;
   if (!out.ParseFromArray(body, static_cast<int>(bodySize))) {
     error = "artifact is truncated or corrupt (its message does not parse)";
     return false;
@@ -402,14 +561,19 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error,
       return false;
   for (int i = 0; i < out.weights_size(); ++i) {
     const Weight &w = out.weights(i);
-    if (!checkTensorData(w.dtype(), w.dims().data(),
-                         static_cast<size_t>(w.dims_size()), w.data().size(),
-                         "weight " + std::to_string(i) + " ('" + w.name() +
-                             "')",
-                         error, limits.maxTensorBytes))
+    std::string where = "weight " + std::to_string(i) + " ('" + w.name() + "')";
+    if (w.has_segment() && !w.data().empty()) {
+      error = where + " is both inline and in a segment";
+      return false;
+    }
+    if ((w.has_segment() &&
+         !checkSegment(section, w.segment(), where, error)) ||
+        !checkTensorData(
+            w.dtype(), w.dims().data(), static_cast<size_t>(w.dims_size()),
+            weightData(section, w).size(), where, error, limits.maxTensorBytes))
       return false;
   }
-  if (out.has_training() && !checkTraining(out, limits, error))
+  if (out.has_training() && !checkTraining(out, section, limits, error))
     return false;
   if (out.has_mesh() && !checkMesh(out.mesh(), error))
     return false;

@@ -23,13 +23,16 @@ bool serializeCheckpoint(const Checkpoint &checkpoint, std::string &bytes,
 }
 
 bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
-                     std::string &error, const Limits &limits) {
-  const char *body = nullptr;
-  size_t bodySize = 0;
-  if (!checkHeader(data, size, kCheckpointFile, body, bodySize, error,
-                   limits.maxFileBytes))
+                     std::string &error, const Limits &limits,
+                     DataSection *sectionOut) {
+  FileParts parts;
+  if (!checkFile(data, size, kCheckpointFile, parts, error,
+                 limits.maxFileBytes))
     return false;
-  if (!out.ParseFromArray(body, static_cast<int>(bodySize))) {
+  DataSection section{parts.data, parts.dataSize};
+  if (sectionOut)
+    *sectionOut = section;
+  if (!out.ParseFromArray(parts.body, static_cast<int>(parts.bodySize))) {
     error = "checkpoint is truncated or corrupt (its message does not parse)";
     return false;
   }
@@ -52,9 +55,15 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
       error = where + " appears twice";
       return false;
     }
-    if (!checkTensorData(t.dtype(), t.dims().data(),
-                         static_cast<size_t>(t.dims_size()), t.data().size(),
-                         where, error, limits.maxTensorBytes))
+    if (t.has_segment() && !t.data().empty()) {
+      error = where + " is both inline and in a segment";
+      return false;
+    }
+    if ((t.has_segment() &&
+         !checkSegment(section, t.segment(), where, error)) ||
+        !checkTensorData(
+            t.dtype(), t.dims().data(), static_cast<size_t>(t.dims_size()),
+            tensorData(section, t).size(), where, error, limits.maxTensorBytes))
       return false;
   }
   return true;
@@ -62,13 +71,25 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
 
 bool readCheckpointFile(const std::string &path, Checkpoint &out,
                         std::string &error, const Limits &limits) {
-  std::string bytes;
-  if (!files::readFile(path, bytes, error, "checkpoint",
-                       std::min(limits.maxFileBytes, Limits::kMaxFileBytes)))
+  files::MappedFile file;
+  if (!file.open(path, error, "checkpoint"))
     return false;
-  if (!parseCheckpoint(bytes.data(), bytes.size(), out, error, limits)) {
+  DataSection section;
+  if (!parseCheckpoint(file.data(), file.size(), out, error, limits,
+                       &section)) {
     error = path + ": " + error;
     return false;
+  }
+  // Inline, so that the message outlives the mapping; each tensor's pages
+  // are dropped once copied (the copy is the one the reader keeps).
+  for (CheckpointTensor &t : *out.mutable_state()) {
+    if (!t.has_segment())
+      continue;
+    std::string_view bytes = tensorData(section, t);
+    t.set_data(bytes.data(), bytes.size());
+    file.release(static_cast<uint64_t>(bytes.data() - file.data()),
+                 bytes.size());
+    t.clear_segment();
   }
   return true;
 }

@@ -156,7 +156,7 @@ bool readFile(const std::string &path, std::string &bytes, std::string &error,
   }
 }
 
-static bool writeAll(int fd, const std::string &bytes) {
+static bool writeAll(int fd, std::string_view bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -170,6 +170,12 @@ static bool writeAll(int fd, const std::string &bytes) {
 }
 
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error) {
+  return writeFileAtomically(path, std::vector<std::string_view>{bytes}, error);
+}
+
+bool writeFileAtomically(const std::string &path,
+                         const std::vector<std::string_view> &pieces,
                          std::string &error) {
   static std::atomic<unsigned> counter{0};
   size_t slash = path.rfind('/');
@@ -190,7 +196,10 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
     error = "cannot create '" + temp + "': " + reason();
     return false;
   }
-  bool ok = writeAll(f.fd, bytes) && ::fsync(f.fd) == 0;
+  bool ok = true;
+  for (std::string_view piece : pieces)
+    ok = ok && writeAll(f.fd, piece);
+  ok = ok && ::fsync(f.fd) == 0;
   ok = f.close() && ok;
   if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
     error = "writing '" + path + "' failed: " + reason();

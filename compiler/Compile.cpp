@@ -9,6 +9,7 @@
 #include "dialects/graph/TensorBytes.h"
 #include "loom/common/Artifact.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/PassManager.h"
@@ -99,10 +100,32 @@ LogicalResult fillSignature(artifact::TensorSignature &sig, StringRef name,
   return success();
 }
 
+/// Puts the bytes of `value` in `writer`'s next segment: a dense_resource's
+/// blob in place (the context keeps it as long as it lives, so the
+/// weights are never copied on their way to the file), anything else
+/// copied. False when the data is not there (an unloaded dense_resource).
+static bool addElements(ElementsAttr value, artifact::FileWriter &writer,
+                        artifact::Segment &segment) {
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return false;
+    ArrayRef<char> data = blob->getData();
+    writer.add(std::string_view(data.data(), data.size()), segment);
+    return true;
+  }
+  FailureOr<std::string> bytes = graph::tensorBytes(value);
+  if (failed(bytes))
+    return false;
+  writer.add(std::move(*bytes), segment);
+  return true;
+}
+
 /// Replaces each large constant by a new trailing argument of `func` and
-/// records its bytes as a weight.
+/// records it as a weight, its bytes in `writer`.
 static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
-                                    artifact::Artifact &out) {
+                                    artifact::Artifact &out,
+                                    artifact::FileWriter &writer) {
   SmallVector<graph::ConstantOp> constants;
   func.walk([&](graph::ConstantOp c) {
     auto type = cast<RankedTensorType>(c.getType());
@@ -115,10 +138,6 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
   });
   for (graph::ConstantOp c : constants) {
     auto value = cast<ElementsAttr>(c.getValue());
-    FailureOr<std::string> bytes = graph::tensorBytes(value);
-    if (failed(bytes))
-      return c.emitError("constant data is not available (an unloaded "
-                         "dense_resource)");
     auto type = cast<RankedTensorType>(c.getType());
     std::string name = "weight_" + std::to_string(out.weights_size());
     if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
@@ -128,7 +147,9 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
     w->set_dtype(dtypeOf(type.getElementType()));
     for (int64_t d : type.getShape())
       w->add_dims(d);
-    w->set_data(std::move(*bytes));
+    if (!addElements(value, writer, *w->mutable_segment()))
+      return c.emitError("constant data is not available (an unloaded "
+                         "dense_resource)");
     unsigned index = func.getNumArguments();
     MLIRContext *ctx = func.getContext();
     func.insertArgument(
@@ -137,6 +158,12 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
             ctx, {NamedAttribute(StringAttr::get(ctx, "graph.weight"),
                                  StringAttr::get(ctx, name))}),
         c.getLoc());
+    // Read only: the runtime maps the weights from the file and shares
+    // them between concurrent runs, so the code must never write one in
+    // place.
+    func.setArgAttr(index,
+                    bufferization::BufferizationDialect::kWritableAttrName,
+                    BoolAttr::get(ctx, false));
     c.replaceAllUsesWith(func.getArgument(index));
     c.erase();
   }
@@ -196,7 +223,8 @@ static std::string outputName(func::FuncOp func, unsigned i) {
 /// graph.next_state. Initial values move from the IR into the artifact.
 static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
                                   const CompileOptions &options,
-                                  artifact::Artifact &out) {
+                                  artifact::Artifact &out,
+                                  artifact::FileWriter &writer) {
   auto error = [&]() {
     return func.emitError() << "training step '" << func.getName() << "': ";
   };
@@ -335,11 +363,9 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       if (!value || value.getType() != wholeType)
         return argError() << kInitialValueAttr << " must be elements of type "
                           << wholeType;
-      FailureOr<std::string> bytes = graph::tensorBytes(value);
-      if (failed(bytes))
+      if (!addElements(value, writer, *state->mutable_initial_segment()))
         return argError() << kInitialValueAttr
                           << " has no data (an unloaded dense_resource)";
-      state->set_initial(std::move(*bytes));
       // The bytes live in the artifact now; codegen need not carry them.
       func.removeArgAttr(i, kInitialValueAttr);
     }
@@ -537,6 +563,24 @@ static LogicalResult compileCuda(ModuleOp module, func::FuncOp func,
   return success();
 }
 
+/// The file of `out` with `writer`'s segments: written at
+/// options.outputPath when set (streamed, never assembled in memory), else
+/// into `bytes`.
+static LogicalResult finishArtifact(ModuleOp module, artifact::Artifact &out,
+                                    artifact::FileWriter &writer,
+                                    const CompileOptions &options,
+                                    std::string &bytes) {
+  artifact::moveToSegments(out, writer); // anything still inline
+  std::string error;
+  bool ok = options.outputPath.empty()
+                ? writer.assemble(out, artifact::kArtifactFile, bytes, error)
+                : writer.write(out, artifact::kArtifactFile, options.outputPath,
+                               error);
+  if (!ok)
+    return module.emitError(error);
+  return success();
+}
+
 LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
                                 std::string &bytes, CompileReport *report) {
   if (options.target != "cpu" && options.target != "cuda")
@@ -547,6 +591,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return failure();
 
   artifact::Artifact out;
+  // The tensors' bytes (weights, initial values), in the data section.
+  artifact::FileWriter writer;
   out.set_producer("loomc");
   out.set_model_name(func->getName().str());
   for (unsigned i = 0; i < func->getNumArguments(); ++i) {
@@ -567,7 +613,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   if (out.outputs_size() == 0)
     return func->emitError("the function has no results to compute");
   if (Attribute training = (*func)->getAttr(kTrainingAttr)) {
-    if (failed(fillTraining(*func, training, options, out)))
+    if (failed(fillTraining(*func, training, options, out, writer)))
       return failure();
   } else {
     for (unsigned i = 0; i < func->getNumArguments(); ++i)
@@ -614,17 +660,13 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
       m->set_zero_stage(static_cast<int32_t>(zero.getInt()));
   }
   unsigned numInputs = func->getNumArguments();
-  if (failed(outlineWeights(*func, options.minWeightBytes, out)))
+  if (failed(outlineWeights(*func, options.minWeightBytes, out, writer)))
     return failure();
 
   if (options.target == "cuda") {
     if (failed(compileCuda(module, *func, numInputs, options, out, report)))
       return failure();
-    std::string body;
-    if (!out.SerializeToString(&body))
-      return module.emitError("serializing the artifact failed (over 2 GiB?)");
-    bytes = artifact::header(body) + body;
-    return success();
+    return finishArtifact(module, out, writer, options, bytes);
   }
 
   FailureOr<codegen::CpuCode> code =
@@ -644,11 +686,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     report->arenaBytes = code->arenaBytes;
   }
 
-  std::string body;
-  if (!out.SerializeToString(&body))
-    return module.emitError("serializing the artifact failed (over 2 GiB?)");
-  bytes = artifact::header(body) + body;
-  return success();
+  return finishArtifact(module, out, writer, options, bytes);
 }
 
 void summarizeModule(ModuleOp module, llvm::raw_ostream &os) {

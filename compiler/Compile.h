@@ -45,6 +45,10 @@ struct CompileOptions {
   std::function<bool(const std::string &source, const std::string &arch,
                      std::string &cubin, int &nvrtcVersion, std::string &error)>
       compileCuda;
+  /// When set, the artifact is written to this path (its weights streamed
+  /// from the IR to the file, never copied into one string) and the
+  /// `artifact` bytes stay empty.
+  std::string outputPath;
   /// Constants of at least this many bytes become artifact weights, the
   /// rest stay in the code.
   int64_t minWeightBytes = 1024;

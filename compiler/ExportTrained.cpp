@@ -26,7 +26,8 @@ namespace {
 using Values = std::map<std::string, onnx_export::InitializerValue>;
 
 /// The initial value, dtype and whole dims of each parameter `a` trains.
-void addParams(const artifact::Artifact &a, Values &values) {
+void addParams(const artifact::Artifact &a,
+               const artifact::DataSection &section, Values &values) {
   for (const auto &s : a.training().state())
     if (s.kind() == "param") {
       const auto &sig = a.inputs(s.input());
@@ -37,7 +38,8 @@ void addParams(const artifact::Artifact &a, Values &values) {
       // the whole tensor.
       if (s.has_shard() && s.shard().has_dim())
         dims.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
-      values[s.name()] = {sig.dtype(), dims, s.initial()};
+      values[s.name()] = {sig.dtype(), dims,
+                          std::string(artifact::initialData(section, s))};
     }
 }
 
@@ -135,21 +137,24 @@ FailureOr<std::string> exportTrainedModel(MLIRContext &ctx,
   if (!file)
     return emitError(loc) << "cannot read '" << artifactPath << "'";
   artifact::Artifact art;
+  artifact::DataSection section;
   if (!artifact::parse((*file)->getBufferStart(), (*file)->getBufferSize(), art,
-                       error))
+                       error, {}, &section))
     return emitError(loc) << artifactPath << ": " << error;
   if (!art.has_training())
     return emitError(loc) << artifactPath
                           << " is not a training artifact (loomc train makes "
                              "one)";
   Values values;
-  addParams(art, values);
+  addParams(art, section, values);
   // A pipeline artifact: each rank's update artifact trains its stages'.
   for (const std::string &update : art.pipeline().updates()) {
     artifact::Artifact u;
-    if (!artifact::parse(update.data(), update.size(), u, error))
+    artifact::DataSection updateSection;
+    if (!artifact::parse(update.data(), update.size(), u, error, {},
+                         &updateSection))
       return emitError(loc) << artifactPath << ": a pipeline update: " << error;
-    addParams(u, values);
+    addParams(u, updateSection, values);
   }
   if (!checkpointPath.empty() &&
       failed(readTrained(loc, artifactPath, checkpointPath, values)))

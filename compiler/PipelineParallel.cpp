@@ -2,6 +2,7 @@
 
 #include "compiler/PipelineParallel.h"
 #include "loom/common/Artifact.h"
+#include "loom/common/FileIO.h"
 #include "loom/common/Schedule.h"
 #include "passes/PassReport.h"
 #include "passes/Pipeline/Passes.h"
@@ -133,6 +134,7 @@ LogicalResult compilePipelineParallel(ModuleOp module,
   CompileOptions partOptions = options;
   partOptions.inferenceModule.clear();
   partOptions.sourceOnnx.clear();
+  partOptions.outputPath.clear(); // the parts nest in the artifact
   artifact::Pipeline *pipe = out.mutable_pipeline();
   pipe->set_ranks(static_cast<int32_t>(p.ranks));
   pipe->set_virtual_stages(static_cast<int32_t>(p.virtualStages));
@@ -266,10 +268,13 @@ LogicalResult compilePipelineParallel(ModuleOp module,
     mesh->add_axes("data");
     mesh->add_axes("pipe");
   }
-  std::string body;
-  if (!out.SerializeToString(&body))
-    return error() << "serializing the artifact failed (over 2 GiB?)";
-  bytes = artifact::header(body) + body;
+  std::string problem;
+  if (!artifact::serialize(out, bytes, problem) ||
+      (!options.outputPath.empty() &&
+       !files::writeFileAtomically(options.outputPath, bytes, problem)))
+    return error() << problem;
+  if (!options.outputPath.empty())
+    bytes.clear(); // written, as compileToArtifact does
   return success();
 }
 

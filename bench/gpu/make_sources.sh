@@ -90,15 +90,20 @@ import struct, sys
 from common.schema import loom_artifact_pb2 as pb
 path = sys.argv[1]
 data = open(path, "rb").read()
+(length,) = struct.unpack("<Q", data[12:20])
+align = lambda n: (n + 63) // 64 * 64
+section = data[align(28 + length):]  # the tensors (format 3), kept as is
 a = pb.Artifact()
-a.ParseFromString(data[28:])
+a.ParseFromString(data[28:28 + length])
 a.training.ClearField("inference_module")
 a.training.ClearField("source_onnx")
 body = a.SerializeToString()
 h = 1469598103934665603  # the basis common/Artifact.cpp uses
 for b in body:
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(path, "wb").write(data[:12] + struct.pack("<QQ", len(body), h) + body)
+pad = b"\0" * (align(28 + len(body)) - 28 - len(body)) if section else b""
+open(path, "wb").write(data[:12] + struct.pack("<QQ", len(body), h) + body +
+                       pad + section)
 PY
 cp "$root/bench/cpu_training/torch_bench.py" \
    "$root/bench/cpu_training/make_training_models.py" \

@@ -364,8 +364,13 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
         ch = '_';
     if (llvm::isDigit(name.front()))
       name.insert(name.begin(), '_');
-    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        ArrayRef<char>(bytes.data(), bytes.size()), alignof(int64_t));
+    // The blob takes the bytes over (no second copy of a large weight):
+    // operator new's memory is aligned for any scalar.
+    auto *owned = new std::string(std::move(bytes));
+    AsmResourceBlob blob(
+        ArrayRef<char>(owned->data(), owned->size()), alignof(int64_t),
+        [owned](void *, size_t, size_t) { delete owned; },
+        /*dataIsMutable=*/false);
     return ElementsAttr(
         DenseResourceElementsAttr::get(type, name, std::move(blob)));
   }

@@ -132,6 +132,13 @@ struct loom_instance_s {
 
 struct loom_session_s {
   loom_instance *instance;
+  /// The artifact's bytes: the file mapped (loom_session_create_from_file)
+  /// or a 64-byte aligned copy (from memory). Weights are read in place
+  /// and initial values copied from its data section; declared before the
+  /// executor, so it outlives it.
+  std::unique_ptr<loom::files::MappedFile> mapping;
+  loom::runtime::AlignedBuffer copy;
+  loom::artifact::DataSection section;
   std::vector<Signature> inputs, outputs;
   std::string modelName;
   /// Set for a training artifact (checked by artifact::parse).
@@ -152,6 +159,19 @@ struct loom_session_s {
 const loom::artifact::Training *
 loom::runtime::sessionTraining(const loom_session *session) {
   return session ? session->training.get() : nullptr;
+}
+
+const loom::artifact::DataSection &
+loom::runtime::sessionData(const loom_session *session) {
+  return session->section;
+}
+
+void loom::runtime::sessionReleaseData(const loom_session *session,
+                                       std::string_view bytes) {
+  const loom::files::MappedFile *m = session->mapping.get();
+  if (m && bytes.data() >= m->data() &&
+      bytes.data() + bytes.size() <= m->data() + m->size())
+    m->release(static_cast<uint64_t>(bytes.data() - m->data()), bytes.size());
 }
 
 const loom::artifact::Limits &
@@ -234,8 +254,7 @@ loom_status loom_instance_create(const loom_instance_options *options,
   }
   loom::artifact::Limits limits;
   if (uint64_t bytes = LOOM_OPTION(options, max_file_bytes, uint64_t(0)))
-    limits.maxFileBytes =
-        std::min(bytes, loom::artifact::Limits::kMaxFileBytes);
+    limits.maxFileBytes = bytes;
   if (uint64_t bytes = LOOM_OPTION(options, max_tensor_bytes, uint64_t(0)))
     limits.maxTensorBytes = bytes;
   *out = new (std::nothrow) loom_instance_s{threads, limits, device, ordinal};
@@ -246,20 +265,19 @@ void loom_instance_release(loom_instance *instance) { delete instance; }
 
 uint32_t loom_runtime_api_version(void) { return LOOM_RUNTIME_API_VERSION; }
 
-loom_status loom_session_create_from_memory(loom_instance *instance,
-                                            const void *data, size_t size,
-                                            loom_session **out) {
-  if (!instance || !data || !out)
-    return makeStatus(LOOM_INVALID_ARGUMENT,
-                      "loom_session_create_from_memory: null argument");
-  *out = nullptr;
+namespace {
+
+/// A session over the artifact bytes `data`, `size`, which `session`
+/// (mapping or copy) already owns.
+loom_status createSession(std::unique_ptr<loom_session_s> session,
+                          const void *data, size_t size, loom_session **out) {
+  loom_instance *instance = session->instance;
   loom::artifact::Artifact artifact;
   std::string error;
-  if (!loom::artifact::parse(data, size, artifact, error, instance->limits))
+  if (!loom::artifact::parse(data, size, artifact, error, instance->limits,
+                             &session->section))
     return makeStatus(LOOM_BAD_ARTIFACT, error);
 
-  auto session = std::make_unique<loom_session_s>();
-  session->instance = instance;
   for (const auto &sig : artifact.inputs())
     session->inputs.push_back(toSignature(sig));
   for (const auto &sig : artifact.outputs())
@@ -314,7 +332,8 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
     options.ordinal = instance->deviceOrdinal;
     loom::cuda::Failure failure = loom::cuda::Failure::None;
     std::unique_ptr<loom::cuda::CudaExecutor> cuda =
-        loom::cuda::CudaExecutor::load(artifact, options, error, failure);
+        loom::cuda::CudaExecutor::load(artifact, session->section, options,
+                                       error, failure);
     if (!cuda)
       return makeStatus(
           failure == loom::cuda::Failure::BadArtifact   ? LOOM_BAD_ARTIFACT
@@ -337,11 +356,40 @@ loom_status loom_session_create_from_memory(loom_instance *instance,
                                          : " (no GPU answers: " + noGpu + ")") +
                           "; compile with loomc --target cpu");
   std::unique_ptr<loom::runtime::CpuExecutor> cpu;
-  if (loom_status status = loom::runtime::CpuExecutor::load(artifact, cpu))
+  if (loom_status status =
+          loom::runtime::CpuExecutor::load(artifact, session->section, cpu))
     return status;
   session->executor = std::move(cpu);
   *out = session.release();
   return nullptr;
+}
+
+} // namespace
+
+loom_status loom_session_create_from_memory(loom_instance *instance,
+                                            const void *data, size_t size,
+                                            loom_session **out) {
+  if (!instance || !data || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_session_create_from_memory: null argument");
+  *out = nullptr;
+  if (size > instance->limits.maxFileBytes)
+    return makeStatus(LOOM_BAD_ARTIFACT,
+                      "artifact is too large (" + std::to_string(size) +
+                          " bytes; the limit is " +
+                          std::to_string(instance->limits.maxFileBytes) + ")");
+  // The caller may free its bytes once this returns: the session keeps an
+  // aligned copy (the weights are read in place from it).
+  auto session = std::make_unique<loom_session_s>();
+  session->instance = instance;
+  session->copy = loom::runtime::alignedAlloc(std::max<size_t>(size, 1));
+  if (!session->copy)
+    return makeStatus(LOOM_OUT_OF_MEMORY,
+                      "out of memory for a copy of the artifact (" +
+                          std::to_string(size) + " bytes)");
+  std::memcpy(session->copy.get(), data, size);
+  const void *bytes = session->copy.get();
+  return createSession(std::move(session), bytes, size, out);
 }
 
 loom_status loom_session_create_from_file(loom_instance *instance,
@@ -353,14 +401,30 @@ loom_status loom_session_create_from_file(loom_instance *instance,
   if (!instance || !out)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_session_create_from_file: null argument");
-  std::string bytes, error;
-  if (!loom::files::readFile(path, bytes, error, "artifact",
-                             instance->limits.maxFileBytes))
-    return makeStatus(error.rfind("cannot", 0) == 0 ? LOOM_NOT_FOUND
-                                                    : LOOM_BAD_ARTIFACT,
-                      error);
-  loom_status status = loom_session_create_from_memory(instance, bytes.data(),
-                                                       bytes.size(), out);
+  *out = nullptr;
+  // Mapped, not read: the weights stay in the page cache, shared by every
+  // session and process that maps the file.
+  auto session = std::make_unique<loom_session_s>();
+  session->instance = instance;
+  session->mapping = std::make_unique<loom::files::MappedFile>();
+  std::string error;
+  if (!session->mapping->open(path, error, "artifact")) {
+    // Not a regular file (a pipe, a device): read whole, as from memory.
+    std::string bytes;
+    if (!loom::files::readFile(path, bytes, error, "artifact",
+                               instance->limits.maxFileBytes))
+      return makeStatus(error.rfind("cannot", 0) == 0 ? LOOM_NOT_FOUND
+                                                      : LOOM_BAD_ARTIFACT,
+                        error);
+    return loom::runtime::prefixStatus(
+        loom_session_create_from_memory(instance, bytes.data(), bytes.size(),
+                                        out),
+        std::string(path) + ": ");
+  }
+  const void *bytes = session->mapping->data();
+  size_t size = session->mapping->size();
+  loom_status status =
+      createSession(std::move(session), bytes ? bytes : "", size, out);
   return loom::runtime::prefixStatus(status, std::string(path) + ": ");
 }
 

@@ -13,6 +13,7 @@
 #include "loom/runtime.h"
 
 #include <string>
+#include <string_view>
 
 namespace loom::runtime {
 
@@ -30,6 +31,16 @@ loom_status prefixStatus(loom_status status, const std::string &prefix);
 
 /// The session's training description; null for an inference artifact.
 const artifact::Training *sessionTraining(const loom_session *session);
+
+/// The artifact's data section (where its segments' bytes are: initial
+/// values, weights), alive as long as the session.
+const artifact::DataSection &sessionData(const loom_session *session);
+
+/// Tells the session that `bytes` of its data section (an initial value
+/// the trainer copied) are not needed again soon: a mapped file's pages
+/// are dropped from this process's memory (they read back from the file
+/// if touched).
+void sessionReleaseData(const loom_session *session, std::string_view bytes);
 
 /// The limits of the session's instance on the files it loads.
 const artifact::Limits &sessionLimits(const loom_session *session);

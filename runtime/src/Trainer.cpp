@@ -226,7 +226,10 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
   }
 
   // The state: initial values, or zeros. Signatures are static and the
-  // initial values' sizes were checked when the artifact was loaded.
+  // initial values' sizes were checked when the artifact was loaded. The
+  // state is held once, here: each initial value's pages of the mapped
+  // artifact are dropped once copied.
+  const artifact::DataSection &section = loom::runtime::sessionData(session);
   for (const auto &s : training->state()) {
     loom_tensor_info info;
     if (loom_status st = loom_session_input_info(session, s.input(), &info))
@@ -236,19 +239,20 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
             info.dtype, std::vector<int64_t>(info.dims, info.dims + info.rank),
             t))
       return st;
+    std::string_view initial = artifact::initialData(section, s);
     if (s.has_shard() && s.shard().has_dim()) {
       // Tensor parallel: this rank's piece of the whole initial value.
       ShardPlace place;
       if (loom_status st = splitPlace(session, s, t.get(), place))
         return st;
-      if (!s.initial().empty())
+      if (!initial.empty())
         splitLayout(s, t.get(), place.count)
-            .cut(s.initial().data(), place.index,
+            .cut(initial.data(), place.index,
                  static_cast<char *>(loom_tensor_data(t.get())));
-    } else if (!s.initial().empty()) {
-      std::memcpy(loom_tensor_data(t.get()), s.initial().data(),
-                  s.initial().size());
+    } else if (!initial.empty()) {
+      std::memcpy(loom_tensor_data(t.get()), initial.data(), initial.size());
     }
+    loom::runtime::sessionReleaseData(session, initial);
     trainer->state.push_back(std::move(t));
   }
   if (loom_status s = newTensor(LOOM_DTYPE_I64, {}, trainer->step))
@@ -412,20 +416,24 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
 } // namespace
 
 loom_status loom::runtime::writeCheckpoint(artifact::Checkpoint &c,
+                                           artifact::FileWriter &segments,
                                            const std::string &path,
                                            loom_communicator *comm,
                                            bool directory, int fileIndex,
                                            int files) {
   int32_t rank = comm ? loom_communicator_rank(comm) : 0;
   std::string bytes, error;
+  // A message that does not serialize is ours; a file not written, the
+  // disk's or the path's.
+  auto failed = [&](const std::string &file) {
+    bool ours = error.rfind("serializing", 0) == 0;
+    return makeStatus(ours ? LOOM_INTERNAL : LOOM_NOT_FOUND,
+                      ours ? file + ": " + error : error);
+  };
   if (!directory) {
     // One file, whole tensors: rank 0 writes it, the others wait for it.
-    if (rank == 0) {
-      if (!artifact::serializeCheckpoint(c, bytes, error))
-        return makeStatus(LOOM_INTERNAL, path + ": " + error);
-      if (!loom::files::writeFileAtomically(path, bytes, error))
-        return makeStatus(LOOM_NOT_FOUND, error);
-    }
+    if (rank == 0 && !segments.write(c, artifact::kCheckpointFile, path, error))
+      return failed(path);
     return comm ? loom_communicator_barrier(comm) : nullptr;
   }
   // Sharded: a directory with one file per rank, then the manifest (rank
@@ -439,10 +447,8 @@ loom_status loom::runtime::writeCheckpoint(artifact::Checkpoint &c,
   if (fileIndex >= 0) {
     std::string file =
         artifact::shardFileName(c.micro_step(), fileIndex, files);
-    if (!artifact::serializeCheckpoint(c, bytes, error))
-      return makeStatus(LOOM_INTERNAL, dir + "/" + file + ": " + error);
-    if (!loom::files::writeFileAtomically(dir + "/" + file, bytes, error))
-      return makeStatus(LOOM_NOT_FOUND, error);
+    if (!segments.write(c, artifact::kCheckpointFile, dir + "/" + file, error))
+      return failed(dir + "/" + file);
   }
   if (loom_status st = loom_communicator_barrier(comm))
     return st;
@@ -550,6 +556,7 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
   bool sharded = false;
   for (const auto &s : training.state())
     sharded |= s.has_shard();
+  artifact::FileWriter segments;
   // This rank's part: its shards, and (rank 0) the replicated state.
   for (size_t i = 0; i < trainer->state.size(); ++i) {
     const auto &s = training.state(static_cast<int>(i));
@@ -563,7 +570,11 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
     out->set_dtype(static_cast<artifact::DType>(loom_tensor_dtype(t)));
     for (size_t d = 0; d < loom_tensor_rank(t); ++d)
       out->add_dims(loom_tensor_shape(t)[d]);
-    out->set_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
+    // In the data section, straight from the tensor (no copy).
+    segments.add(
+        std::string_view(static_cast<const char *>(loom_tensor_data_const(t)),
+                         loom_tensor_size_bytes(t)),
+        *out->mutable_segment());
     if (s.has_shard() && ranks > 1) {
       ShardPlace place = shardPlace(trainer->session, s.shard().axis());
       *out->mutable_shard() = s.shard();
@@ -571,8 +582,8 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
       out->set_shard_count(place.count);
     }
   }
-  return loom::runtime::writeCheckpoint(c, path, comm, sharded && ranks > 1,
-                                        rank, ranks);
+  return loom::runtime::writeCheckpoint(c, segments, path, comm,
+                                        sharded && ranks > 1, rank, ranks);
 }
 
 loom_status loom_trainer_load(loom_trainer *trainer, const char *path) {

@@ -17,15 +17,17 @@
 
 namespace loom::runtime {
 
-/// Writes checkpoint `c` (this rank's state in it) at `path`. Without
+/// Writes checkpoint `c` (this rank's state in it, its data in `segments`'
+/// segments) at `path`. Without
 /// `directory`: rank 0 writes one file, the others wait for it. With it:
 /// `path` is a directory, this rank writes its state as file `fileIndex`
 /// of `files` (-1: this rank writes none), rank 0 the manifest naming the
 /// `files` files once they are all in place. `comm` may be null for one
 /// process (then `directory` must be false).
-loom_status writeCheckpoint(artifact::Checkpoint &c, const std::string &path,
-                            loom_communicator *comm, bool directory,
-                            int fileIndex, int files);
+loom_status writeCheckpoint(artifact::Checkpoint &c,
+                            artifact::FileWriter &segments,
+                            const std::string &path, loom_communicator *comm,
+                            bool directory, int fileIndex, int files);
 
 /// Takes the state of (read, merged) checkpoint `c` from `path` into
 /// `trainer` by name, and its micro-step and horizon. `others`: `c` may

@@ -7,7 +7,9 @@ usage: set_mesh.py IN.loom OUT.loom data=2[,tensor=2] [--zero N]
 
 An appended field of a protobuf message is merged into it (a later Mesh
 replaces an earlier one), so the message is appended to as it is and the
-header's length and FNV-1a checksum are rewritten.
+header's length and FNV-1a checksum are rewritten; the data section after
+the message (format version 3: it starts at the first multiple of 64 after
+the message, and segments are relative to it) moves along.
 """
 import struct
 import sys
@@ -51,9 +53,16 @@ def main():
     if zero:
         mesh += field(3, 0, varint(zero))
     data = open(src, "rb").read()
-    body = data[28:] + field(9, 2, mesh)
+    (length,) = struct.unpack("<Q", data[12:20])
+    section = data[align(28 + length):]
+    body = data[28:28 + length] + field(9, 2, mesh)
     header = data[:12] + struct.pack("<QQ", len(body), fnv1a(body))
-    open(dst, "wb").write(header + body)
+    pad = b"\0" * (align(28 + len(body)) - 28 - len(body)) if section else b""
+    open(dst, "wb").write(header + body + pad + section)
+
+
+def align(n):
+    return (n + 63) // 64 * 64
 
 
 if __name__ == "__main__":

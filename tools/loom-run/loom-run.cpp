@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/common/FileHeader.h"
+#include "loom/common/FileIO.h"
 #include "loom/runtime.h"
 #include "tools/loom-run/Tensors.h"
 #include "tools/loom-run/Train.h"
@@ -194,17 +195,16 @@ bool compileOnnx(const std::string &model, std::string &artifact,
     return false;
   }
   artifact = cache + "/" + key + ".loom";
-  // A cached artifact is used only when its header, length and checksum
-  // hold: a damaged entry is a miss, compiled again and replaced (loomc
-  // writes it atomically).
-  std::string cached;
-  const char *body = nullptr;
-  size_t bodySize = 0;
+  // A cached artifact is used only when its header, length and message
+  // checksum hold: a damaged entry is a miss, compiled again and replaced
+  // (loomc writes it atomically). Its tensors' checksums are checked when
+  // it loads.
+  loom::files::MappedFile cached;
+  loom::artifact::FileParts parts;
   std::string ignored;
-  if (fileExists(artifact) && readAll(artifact, cached) &&
-      loom::artifact::checkHeader(cached.data(), cached.size(),
-                                  loom::artifact::kArtifactFile, body, bodySize,
-                                  ignored))
+  if (fileExists(artifact) && cached.open(artifact, ignored) &&
+      loom::artifact::checkFile(cached.data(), cached.size(),
+                                loom::artifact::kArtifactFile, parts, ignored))
     return true;
   pid_t pid = fork();
   if (pid == 0) {

@@ -306,6 +306,10 @@ static bool codegenOptions(loom::CompileOptions &options) {
   options.cuda.fusionReport = codegen.cpu.fusionReport;
   options.cuda.printFusion = codegen.cpu.printFusion;
   options.cuda.timing = codegen.cpu.timing;
+  // The artifact goes straight to its file (the weights are not copied
+  // into memory on the way); --emit cuda writes the source instead.
+  if (emitKind != "cuda")
+    options.outputPath = outputPath;
   return succeeded(loom::tools::setCudaOptions(options, codegen.target,
                                                emitKind, cudaArchs));
 }
@@ -315,7 +319,10 @@ static bool writeCompiled(std::string &bytes,
                           const loom::CompileReport &report) {
   if (printMemoryPlan)
     llvm::outs() << report.memoryPlan;
-  return writeOutput(emitKind == "cuda" ? report.cudaSource : bytes);
+  if (emitKind == "cuda")
+    return writeOutput(report.cudaSource);
+  // The compiler wrote the artifact (CompileOptions::outputPath).
+  return true;
 }
 
 static int runCompile(MLIRContext &ctx) {

@@ -161,8 +161,9 @@ typedef struct loom_instance_options {
    * make it read or allocate, checked before anything in the file is
    * trusted; 0 = the default. A file over a limit is refused with
    * LOOM_BAD_ARTIFACT and a message naming the limit.
-   * max_file_bytes: one whole file (default and at most 2 GiB - 1,
-   * protobuf's limit).
+   * max_file_bytes: one whole file (default: no limit; the message in it
+   * is at most 2 GiB - 1, protobuf's limit, the tensor data after it has
+   * none).
    * max_tensor_bytes: one tensor a file holds or has the runtime allocate:
    * a weight, a training state (zero-filled ones too), a checkpoint tensor,
    * a sharded one merged (default 8 GiB). docs/hardening.md. */

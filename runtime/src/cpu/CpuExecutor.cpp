@@ -47,22 +47,30 @@ struct ThreadsScope {
 } // namespace
 
 loom_status CpuExecutor::load(const artifact::Artifact &a,
+                              const artifact::DataSection &section,
                               std::unique_ptr<CpuExecutor> &out) {
   std::unique_ptr<CpuExecutor> e(new CpuExecutor());
   e->kernels_.assign(a.kernels().begin(), a.kernels().end());
   for (const auto &w : a.weights()) {
+    std::string_view bytes = artifact::weightData(section, w);
     loom_tensor_s t;
     t.dtype = static_cast<loom_dtype>(w.dtype());
     t.shape.assign(w.dims().begin(), w.dims().end());
-    t.count = w.data().size() / artifact::dtypeSize(w.dtype());
-    t.owned = alignedAlloc(w.data().size());
-    if (!t.owned)
-      return makeStatus(LOOM_OUT_OF_MEMORY,
-                        "out of memory for weight '" + w.name() + "' (" +
-                            std::to_string(w.data().size()) + " bytes)");
-    t.data = t.owned.get();
-    std::memcpy(t.data, w.data().data(), w.data().size());
-    e->weightBytes_ += w.data().size();
+    t.count = bytes.size() / artifact::dtypeSize(w.dtype());
+    if (w.has_segment()) {
+      // Read only: the entry's weight arguments are not writable
+      // (bufferization.writable = false), so the pages stay shared.
+      t.data = const_cast<char *>(bytes.data());
+    } else {
+      t.owned = alignedAlloc(bytes.size());
+      if (!t.owned)
+        return makeStatus(LOOM_OUT_OF_MEMORY,
+                          "out of memory for weight '" + w.name() + "' (" +
+                              std::to_string(bytes.size()) + " bytes)");
+      t.data = t.owned.get();
+      std::memcpy(t.data, bytes.data(), bytes.size());
+    }
+    e->weightBytes_ += bytes.size();
     e->weights_.push_back(std::move(t));
   }
   const auto &cpu = a.cpu();

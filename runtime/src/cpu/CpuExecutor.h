@@ -1,7 +1,8 @@
 //===- CpuExecutor.h - runs an artifact's CPU code --------------*- C++ -*-===//
 //
 // The runtime's CPU device: the artifact's shared object loaded in memory
-// (CpuModule), the weights as 64-byte aligned copies, and the run contexts
+// (CpuModule), the weights read in place from the artifact's bytes (the
+// file's mapping: every session and process shares them), and the run contexts
 // (RunContext.h) reused across runs. A run marshals each input and weight
 // into a memref descriptor (allocated, aligned, offset, sizes, strides),
 // calls the entry through RunContext::call, turns each result descriptor
@@ -25,10 +26,15 @@ namespace loom::runtime {
 
 class CpuExecutor final : public Executor {
 public:
-  /// Copies `a`'s weights and loads its CPU code (which must be there).
-  /// LOOM_OUT_OF_MEMORY for a weight that cannot be copied, LOOM_UNAVAILABLE
-  /// for code this process cannot load (CpuModule::load's message).
+  /// Loads `a`'s CPU code (which must be there) and takes its weights in
+  /// place from `section` (the parsed file's data section, 64-byte
+  /// aligned, which must outlive the executor; the code never writes a
+  /// weight); a weight held inline in the message (a version 2 file) is
+  /// copied. LOOM_OUT_OF_MEMORY for a weight that cannot be copied,
+  /// LOOM_UNAVAILABLE for code this process cannot load (CpuModule::load's
+  /// message).
   static loom_status load(const artifact::Artifact &a,
+                          const artifact::DataSection &section,
                           std::unique_ptr<CpuExecutor> &out);
 
   loom_device device() const override { return LOOM_DEVICE_CPU; }

@@ -89,6 +89,14 @@ int64_t signatureBytes(const artifact::TensorSignature &s) {
   return n;
 }
 
+/// Bytes of a weight (parse checked its data against its dims).
+int64_t weightSize(const artifact::Weight &w) {
+  int64_t n = static_cast<int64_t>(artifact::dtypeSize(w.dtype()));
+  for (int64_t d : w.dims())
+    n *= d;
+  return n;
+}
+
 std::string bufferWhere(const CudaCode &c, int64_t i) {
   return "buffer " + std::to_string(i) + " (" + quoted(c.buffers(i).name()) +
          ")";
@@ -159,8 +167,8 @@ bool validateProgram(const artifact::Artifact &a, std::string &error) {
         return fail(where + " is weight " + std::to_string(b.index()) + " of " +
                     std::to_string(a.weights_size()));
       const auto &w = a.weights(b.index());
-      if (w.dtype() != b.dtype() ||
-          static_cast<int64_t>(w.data().size()) != b.bytes() || b.offset() != 0)
+      if (w.dtype() != b.dtype() || weightSize(w) != b.bytes() ||
+          b.offset() != 0)
         return fail(where + " does not match weight " +
                     std::to_string(b.index()) + " (" + quoted(w.name()) + ")");
       break;
@@ -664,10 +672,10 @@ static bool codeFor(const CudaCode &code, const std::string &arch,
   return true;
 }
 
-std::unique_ptr<CudaExecutor> CudaExecutor::load(const artifact::Artifact &a,
-                                                 const Options &options,
-                                                 std::string &error,
-                                                 Failure &failure) {
+std::unique_ptr<CudaExecutor>
+CudaExecutor::load(const artifact::Artifact &a,
+                   const artifact::DataSection &section, const Options &options,
+                   std::string &error, Failure &failure) {
   auto started = std::chrono::steady_clock::now();
   failure = Failure::BadArtifact;
   if (!validateProgram(a, error))
@@ -765,7 +773,7 @@ std::unique_ptr<CudaExecutor> CudaExecutor::load(const artifact::Artifact &a,
   int64_t weightBytes = 0;
   for (const auto &w : a.weights()) {
     x.weightOffsets.push_back(weightBytes);
-    weightBytes += alignUp(std::max<int64_t>(w.data().size(), 1));
+    weightBytes += alignUp(std::max<int64_t>(weightSize(w), 1));
   }
   if (weightBytes &&
       !x.check(cu.cuMemAlloc(&x.weights, static_cast<size_t>(weightBytes)),
@@ -896,7 +904,7 @@ std::unique_ptr<CudaExecutor> CudaExecutor::load(const artifact::Artifact &a,
   // Upload the weights on the first slot's stream.
   failure = Failure::Internal;
   for (int i = 0; i < a.weights_size(); ++i) {
-    const std::string &data = a.weights(i).data();
+    std::string_view data = artifact::weightData(section, a.weights(i));
     if (!data.empty() &&
         !x.check(cu.cuMemcpyHtoDAsync(x.weights + x.weightOffsets[i],
                                       data.data(), data.size(), first.stream),

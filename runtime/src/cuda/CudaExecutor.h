@@ -75,12 +75,13 @@ public:
     bool useDefaultCache = true;
   };
 
-  /// Validates and loads `a`'s CUDA program on device `options.ordinal`.
-  /// Null on failure, with `error` and `failure` set.
-  static std::unique_ptr<CudaExecutor> load(const artifact::Artifact &a,
-                                            const Options &options,
-                                            std::string &error,
-                                            Failure &failure);
+  /// Validates and loads `a`'s CUDA program on device `options.ordinal`,
+  /// uploading its weights from `section` (the parsed file's data
+  /// section; only read during the load). Null on failure, with `error`
+  /// and `failure` set.
+  static std::unique_ptr<CudaExecutor>
+  load(const artifact::Artifact &a, const artifact::DataSection &section,
+       const Options &options, std::string &error, Failure &failure);
   ~CudaExecutor();
   CudaExecutor(const CudaExecutor &) = delete;
   CudaExecutor &operator=(const CudaExecutor &) = delete;

@@ -789,6 +789,7 @@ loom_status PipelineTrainer::save(const char *path) const {
   c.set_accumulate(1);
   c.set_description(training_->description());
   const artifact::Training *inner = runtime::sessionTraining(updateSession_);
+  artifact::FileWriter segments;
   // Whole tensors: the replicas of data coordinate 0 write theirs.
   if (d_ == 0)
     for (size_t i = 0; i < loom_trainer_state_count(update_); ++i) {
@@ -807,11 +808,14 @@ loom_status PipelineTrainer::save(const char *path) const {
       out->set_dtype(static_cast<artifact::DType>(loom_tensor_dtype(t)));
       for (size_t d = 0; d < loom_tensor_rank(t); ++d)
         out->add_dims(loom_tensor_shape(t)[d]);
-      out->set_data(loom_tensor_data_const(t), loom_tensor_size_bytes(t));
+      segments.add(
+          std::string_view(static_cast<const char *>(loom_tensor_data_const(t)),
+                           loom_tensor_size_bytes(t)),
+          *out->mutable_segment());
     }
   bool directory = S_ * D_ > 1;
-  return runtime::writeCheckpoint(c, path, comm_, directory, d_ == 0 ? p_ : -1,
-                                  S_);
+  return runtime::writeCheckpoint(c, segments, path, comm_, directory,
+                                  d_ == 0 ? p_ : -1, S_);
 }
 
 loom_status PipelineTrainer::load(const char *path) {

@@ -14,15 +14,80 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <string_view>
+#include <vector>
+
+namespace google::protobuf {
+class MessageLite;
+} // namespace google::protobuf
 
 namespace loom::artifact {
 
-/// Parses and validates a whole file's bytes into `out`. On failure
-/// returns false and a message naming what is wrong (foreign file, version,
-/// truncated file, checksum, inconsistent signature or weights).
+/// A parsed file's data section (FileParts): where its segments point.
+struct DataSection {
+  const char *data = nullptr;
+  uint64_t size = 0;
+};
+
+/// Parses and validates a whole file's bytes into `out`, and sets
+/// `section` to its data section. On failure returns false and a message
+/// naming what is wrong (foreign file, version, truncated file, checksum,
+/// inconsistent signature, a weight or initial value whose segment is out
+/// of the file or corrupt). The tensors' bytes are read through
+/// weightData / initialData while `data` lives.
 bool parse(const void *data, size_t size, Artifact &out, std::string &error,
-           const Limits &limits = {});
+           const Limits &limits = {}, DataSection *section = nullptr);
+
+/// The bytes of a tensor of a parsed file: its segment in `section`, or
+/// its inline data (a version 2 file, or a message built in memory).
+std::string_view weightData(const DataSection &section, const Weight &w);
+std::string_view initialData(const DataSection &section,
+                             const TrainingState &s);
+std::string_view tensorData(const DataSection &section,
+                            const CheckpointTensor &t);
+
+/// Checks that `segment` lies in `section` (aligned, in range, its
+/// checksum); `where` names the tensor in the message.
+bool checkSegment(const DataSection &section, const Segment &segment,
+                  const std::string &where, std::string &error);
+
+/// Writes a file in the header scheme with a data section: the message,
+/// then the bytes of every segment added, in order, each at a multiple of
+/// kSegmentAlign.
+class FileWriter {
+public:
+  /// Places `bytes` in the next segment and describes it in `segment`
+  /// (nothing for no bytes). Not copied: they must live, unchanged, until
+  /// the file is written.
+  void add(std::string_view bytes, Segment &segment);
+  /// The same for bytes the writer takes (freed as they are written).
+  void add(std::string &&bytes, Segment &segment);
+  /// The whole file as one string (nested files, tests).
+  bool assemble(const google::protobuf::MessageLite &message,
+                const FileKind &kind, std::string &out, std::string &error);
+  /// The whole file at `path`, written atomically (files::
+  /// writeFileAtomically) without assembling it in memory.
+  bool write(const google::protobuf::MessageLite &message, const FileKind &kind,
+             const std::string &path, std::string &error);
+
+private:
+  bool pieces(const google::protobuf::MessageLite &message,
+              const FileKind &kind, std::string &head,
+              std::vector<std::string_view> &out, std::string &error);
+  std::vector<std::string_view> segments_;
+  std::deque<std::string> owned_;
+  uint64_t next_ = 0;
+};
+
+/// Moves the inline data of every weight and initial value of `a` into
+/// `writer`'s segments.
+void moveToSegments(Artifact &a, FileWriter &writer);
+
+/// The bytes of a .loom file holding `a` (its tensor data moved out of the
+/// message into the data section: `a` keeps only the index).
+bool serialize(Artifact &a, std::string &bytes, std::string &error);
 
 /// Bytes per element of `dtype`, 0 when unknown.
 size_t dtypeSize(int dtype);

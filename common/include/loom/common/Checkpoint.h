@@ -22,23 +22,35 @@ namespace loom::artifact {
 inline constexpr char kCheckpointMagic[8] = {'L', 'O', 'O', 'M',
                                              'C', 'K', 'P', 'T'};
 /// Bump on every change a reader of the previous version cannot read.
-inline constexpr uint32_t kCheckpointVersion = 1;
+/// 2: tensor data in segments after the message (version 1 still loads).
+inline constexpr uint32_t kCheckpointVersion = 2;
 inline constexpr FileKind kCheckpointFile = {
-    kCheckpointMagic, kCheckpointVersion, "checkpoint", "Loom checkpoint",
-    "it was written by another version of Loom"};
+    kCheckpointMagic,
+    kCheckpointVersion,
+    "checkpoint",
+    "Loom checkpoint",
+    "it was written by another version of Loom",
+    /*oldest=*/1,
+    /*segmentsSince=*/2};
 
-/// The bytes of a .loomckpt file holding `checkpoint`; false with `error`
-/// when it does not serialize (over 2 GiB).
+/// The bytes of a .loomckpt file holding `checkpoint`, its tensors' data
+/// inline (small checkpoints, manifests, tests; a writer of large state
+/// puts it in segments with a FileWriter instead). False with `error` when
+/// the message does not serialize (over 2 GiB).
 bool serializeCheckpoint(const Checkpoint &checkpoint, std::string &bytes,
                          std::string &error);
 
 /// Parses and validates a whole file's bytes: header, message, and every
-/// state tensor (a name, unique; a known dtype; data of its dims' size;
-/// micro_step and total_steps not negative, accumulate at least 1).
+/// state tensor (a name, unique; a known dtype; data of its dims' size, in
+/// its segment of the data section when it has one: `section` is set for
+/// tensorData; micro_step and total_steps not negative, accumulate at
+/// least 1).
 bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
-                     std::string &error, const Limits &limits = {});
+                     std::string &error, const Limits &limits = {},
+                     DataSection *section = nullptr);
 
-/// Reads and validates the checkpoint at `path`; messages start with the
+/// Reads and validates the checkpoint at `path` (mapped, not read whole);
+/// every tensor comes back with its data inline. Messages start with the
 /// path ("ckpt.loomckpt: checkpoint is corrupt (checksum mismatch)"). A
 /// sharded checkpoint (a directory with a manifest, or the manifest file)
 /// comes back merged: every sharded tensor whole, as a one-process

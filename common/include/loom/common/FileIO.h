@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace loom::files {
 
@@ -67,6 +69,12 @@ private:
 /// `path`, then the directory fsynced so the rename itself is durable.
 /// Safe to call from several threads (for different paths).
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string &error);
+
+/// The same for a file made of `pieces`, written one after the other (a
+/// file larger than memory need never be assembled).
+bool writeFileAtomically(const std::string &path,
+                         const std::vector<std::string_view> &pieces,
                          std::string &error);
 
 /// Creates the directory `path` unless it exists (one level; its parent
