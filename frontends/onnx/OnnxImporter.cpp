@@ -464,6 +464,11 @@ loom::onnx_import::importModel(MLIRContext &ctx,
   int64_t opset = opsets.lookup("");
   if (opset == 0)
     opset = 1;
+  if (opset < 1 || opset > kNewestOpset)
+    return emitError(modelLoc)
+           << "the model imports opset " << opset
+           << " of ai.onnx; this importer knows opsets 1 to " << kNewestOpset
+           << " (re-export the model at one of them)";
   const onnx::GraphProto &graph = model.graph();
   if (options.maxNodes > 0 && graph.node_size() > options.maxNodes)
     return emitError(modelLoc) << "the model has " << graph.node_size()
@@ -496,6 +501,28 @@ loom::onnx_import::importModel(MLIRContext &ctx,
 
   GraphBuilder b(ctx, options.funcName);
   ImportContext ic(b, ctx, opset, options);
+  // Every node against ONNX's schema of its op, before anything is
+  // converted: a converter reads the inputs and attributes its op defines.
+  bool invalid = false;
+  for (const auto &node : graph.node()) {
+    ic.node = &node;
+    // Every ONNX op lists at least one output; the converters name output 0.
+    if (node.output_size() == 0) {
+      invalid = true;
+      (void)ic.error("the node lists no outputs (every ONNX op has one)");
+      continue;
+    }
+    StringRef domain = node.domain();
+    if (!domain.empty() && domain != "ai.onnx")
+      continue;
+    std::string reason = checkNodeSchema(node, opset);
+    if (!reason.empty()) {
+      invalid = true;
+      (void)ic.error(reason);
+    }
+  }
+  if (invalid)
+    return failure();
   std::map<std::string, ElementsAttr> initialValues;
   for (const auto &init : graph.initializer()) {
     auto value = ic.convertTensor(
@@ -546,9 +573,6 @@ loom::onnx_import::importModel(MLIRContext &ctx,
     const OpEntry *entry = lookupOp(
         domain, node.op_type(), domain.empty() ? opset : opsets.lookup(domain));
     auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
-    // Every ONNX op lists at least one output; the converters name output 0.
-    if (node.output_size() == 0)
-      return ic.error("the node lists no outputs (every ONNX op has one)");
     // Every named input must exist before a converter runs: the converters
     // build on the values they read, and one that is missing would leave
     // them working on a null value.
@@ -562,6 +586,17 @@ loom::onnx_import::importModel(MLIRContext &ctx,
     }
     if (foldShapeArithmetic(ic))
       continue;
+    // Past shape arithmetic, a shape vector with dynamic dims has no
+    // tensor: only the input its op takes a shape at may be one. Any other
+    // is refused here (input() says why), not given as a null value.
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string &name = node.input(i);
+      if (i != entry->shapeInput && ic.symbolic.count(name) &&
+          !ic.values.count(name) && !ic.known.count(name)) {
+        (void)ic.input(i);
+        return failure();
+      }
+    }
     if (failed(entry->handler(ic)))
       return failure();
     if (!b.ok())

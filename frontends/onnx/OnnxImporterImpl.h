@@ -13,6 +13,17 @@
 
 namespace loom::onnx_import {
 
+/// The newest ai.onnx opset the op table is written against: a model
+/// importing a newer one is refused (the range is 1 to this).
+constexpr int64_t kNewestOpset = 20;
+
+/// Checks an ai.onnx node against ONNX's schema of its op at `opset`
+/// (libonnx's OpSchemaRegistry): input and output counts, no empty name for
+/// a required input, the attributes' names and types, the required
+/// attributes. Returns why the node does not match, or "" when it does or
+/// when the op changed after the newest opset libonnx has a schema for.
+std::string checkNodeSchema(const onnx::NodeProto &node, int64_t opset);
+
 /// Converts an ONNX element type; failure for types graph IR lacks.
 std::optional<DType> convertDataType(int onnxType);
 /// ONNX's name of an element type, for messages.
@@ -101,6 +112,9 @@ struct OpEntry {
   const char *opType;
   int sinceVersion;
   Handler handler;
+  /// The input that may be a shape vector with dynamic dims (Reshape's
+  /// shape); -1 when none. No other input of the node may be one.
+  int shapeInput = -1;
 };
 
 /// Stores `s` as the node's output 0: as a known tensor when every entry

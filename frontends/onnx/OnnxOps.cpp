@@ -1698,7 +1698,7 @@ static const OpEntry kOps[] = {
     {"", "ArgMax", 1, argReduce<true>},
     {"", "ArgMin", 1, argReduce<false>},
     // Shapes.
-    {"", "Reshape", 5, reshape},
+    {"", "Reshape", 5, reshape, /*shapeInput=*/1},
     {"", "Transpose", 1, transpose},
     {"", "Flatten", 1, flatten},
     {"", "Concat", 4, concat},
@@ -1710,7 +1710,7 @@ static const OpEntry kOps[] = {
     {"", "Slice", 10, sliceV10},
     {"", "Gather", 1, gather},
     {"", "Shape", 1, shape},
-    {"", "Expand", 8, expand},
+    {"", "Expand", 8, expand, /*shapeInput=*/1},
     {"", "Pad", 11, pad},
     // Decomposed into graph ops.
     {"", "Not", 1, notOp},
@@ -1739,7 +1739,7 @@ static const OpEntry kOps[] = {
     {"", "GlobalMaxPool", 1, globalMaxPool},
     {"", "InstanceNormalization", 6, instanceNorm},
     {"", "Size", 1, size},
-    {"", "ConstantOfShape", 9, constantOfShape},
+    {"", "ConstantOfShape", 9, constantOfShape, /*shapeInput=*/0},
     {"", "Range", 11, range},
     {"", "Split", 2, split<false>},
     {"", "Split", 13, split<true>},
