@@ -26,8 +26,10 @@ namespace {
 using Values = std::map<std::string, onnx_export::InitializerValue>;
 
 /// The initial value, dtype and whole dims of each parameter `a` trains.
+/// (Their data only `withData`: a checkpoint's replaces it.)
 void addParams(const artifact::Artifact &a,
-               const artifact::DataSection &section, Values &values) {
+               const artifact::DataSection &section, bool withData,
+               Values &values) {
   for (const auto &s : a.training().state())
     if (s.kind() == "param") {
       const auto &sig = a.inputs(s.input());
@@ -38,8 +40,9 @@ void addParams(const artifact::Artifact &a,
       // the whole tensor.
       if (s.has_shard() && s.shard().has_dim())
         dims.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
-      values[s.name()] = {sig.dtype(), dims,
-                          std::string(artifact::initialData(section, s))};
+      values[s.name()] = {
+          sig.dtype(), dims,
+          withData ? std::string(artifact::initialData(section, s)) : ""};
     }
 }
 
@@ -52,7 +55,7 @@ LogicalResult readTrained(Location loc, StringRef artifactPath,
   if (!artifact::readCheckpoint(checkpointPath.str(), ck, error))
     return emitError(loc) << error;
   std::set<std::string> found;
-  for (const auto &t : ck.state()) {
+  for (auto &t : *ck.mutable_state()) {
     if (t.kind() != "param")
       continue;
     auto it = values.find(t.name());
@@ -66,7 +69,7 @@ LogicalResult readTrained(Location loc, StringRef artifactPath,
       return emitError(loc)
              << checkpointPath << ": parameter '" << t.name()
              << "' has another dtype or shape than in " << artifactPath;
-    it->second.rawData = t.data();
+    it->second.rawData = std::move(*t.mutable_data());
     found.insert(t.name());
   }
   for (const auto &[name, v] : values)
@@ -78,10 +81,9 @@ LogicalResult readTrained(Location loc, StringRef artifactPath,
 }
 
 /// A graph-IR model with `values` as its parameters' initializers.
-FailureOr<std::string> exportGraphModel(MLIRContext &ctx, StringRef ir,
-                                        StringRef artifactPath,
-                                        StringRef funcName,
-                                        const Values &values) {
+LogicalResult exportGraphModel(MLIRContext &ctx, StringRef ir,
+                               StringRef artifactPath, StringRef funcName,
+                               const Values &values, onnx::ModelProto &model) {
   Location loc = UnknownLoc::get(&ctx);
   ParserConfig config(&ctx);
   auto module = parseSourceString<ModuleOp>(ir, config);
@@ -113,24 +115,19 @@ FailureOr<std::string> exportGraphModel(MLIRContext &ctx, StringRef ir,
   onnx_export::ExportOptions options;
   options.funcName = funcName.str();
   options.paramsAsInitializers = true;
-  onnx::ModelProto model;
   if (failed(onnx_export::exportModel(*module, model, options)))
     return failure();
   std::string problem = onnx_export::checkModel(model);
   if (!problem.empty())
     return module->emitError("the exported model fails onnx.checker: ")
            << problem;
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
-    return module->emitError("cannot serialize the model (over 2 GiB?)");
-  return bytes;
+  return success();
 }
 } // namespace
 
-FailureOr<std::string> exportTrainedModel(MLIRContext &ctx,
-                                          StringRef artifactPath,
-                                          StringRef checkpointPath,
-                                          StringRef funcName) {
+LogicalResult exportTrainedModel(MLIRContext &ctx, StringRef artifactPath,
+                                 StringRef checkpointPath, StringRef funcName,
+                                 StringRef outputPath) {
   Location loc = UnknownLoc::get(&ctx);
   std::string error;
   auto file = llvm::MemoryBuffer::getFile(artifactPath);
@@ -146,7 +143,8 @@ FailureOr<std::string> exportTrainedModel(MLIRContext &ctx,
                           << " is not a training artifact (loomc train makes "
                              "one)";
   Values values;
-  addParams(art, section, values);
+  bool initial = checkpointPath.empty();
+  addParams(art, section, initial, values);
   // A pipeline artifact: each rank's update artifact trains its stages'.
   for (const std::string &update : art.pipeline().updates()) {
     artifact::Artifact u;
@@ -154,21 +152,27 @@ FailureOr<std::string> exportTrainedModel(MLIRContext &ctx,
     if (!artifact::parse(update.data(), update.size(), u, error, {},
                          &updateSection))
       return emitError(loc) << artifactPath << ": a pipeline update: " << error;
-    addParams(u, updateSection, values);
+    addParams(u, updateSection, initial, values);
   }
   if (!checkpointPath.empty() &&
       failed(readTrained(loc, artifactPath, checkpointPath, values)))
     return failure();
   const artifact::Training &tr = art.training();
-  if (tr.source_onnx().empty())
-    return exportGraphModel(ctx, tr.inference_module(), artifactPath, funcName,
-                            values);
-  std::string bytes;
-  std::string problem =
-      onnx_export::replaceInitializers(tr.source_onnx(), values, bytes);
-  if (!problem.empty())
+  onnx::ModelProto model;
+  if (tr.source_onnx().empty()) {
+    if (failed(exportGraphModel(ctx, tr.inference_module(), artifactPath,
+                                funcName, values, model)))
+      return failure();
+  } else if (std::string problem = onnx_export::replaceInitializers(
+                 tr.source_onnx(), values, model);
+             !problem.empty()) {
     return emitError(loc) << problem;
-  return bytes;
+  }
+  values.clear(); // the model holds the data now
+  if (std::string problem = onnx_export::writeModel(model, outputPath.str());
+      !problem.empty())
+    return emitError(loc) << problem;
+  return success();
 }
 
 } // namespace loom

@@ -19,15 +19,17 @@
 
 namespace loom {
 
-/// The checked ONNX model of the training artifact at `artifactPath` with
-/// the parameters of the checkpoint at `checkpointPath` (empty: the
-/// initial ones), which must hold exactly the artifact's parameters.
-/// `funcName` picks the function of a graph-IR model. Errors are
-/// diagnostics.
-mlir::FailureOr<std::string> exportTrainedModel(mlir::MLIRContext &ctx,
-                                                llvm::StringRef artifactPath,
-                                                llvm::StringRef checkpointPath,
-                                                llvm::StringRef funcName);
+/// Writes at `outputPath` the checked ONNX model of the training artifact
+/// at `artifactPath` with the parameters of the checkpoint at
+/// `checkpointPath` (empty: the initial ones), which must hold exactly the
+/// artifact's parameters; past 2 GiB its initializers go to external data
+/// beside it (onnx_export::writeModel). `funcName` picks the function of a
+/// graph-IR model. Errors are diagnostics.
+mlir::LogicalResult exportTrainedModel(mlir::MLIRContext &ctx,
+                                       llvm::StringRef artifactPath,
+                                       llvm::StringRef checkpointPath,
+                                       llvm::StringRef funcName,
+                                       llvm::StringRef outputPath);
 
 } // namespace loom
 

@@ -867,8 +867,7 @@ LogicalResult loom::onnx_export::exportModel(ModuleOp module,
 
 std::string loom::onnx_export::replaceInitializers(
     const std::string &onnxBytes,
-    const std::map<std::string, InitializerValue> &values, std::string &out) {
-  onnx::ModelProto model;
+    std::map<std::string, InitializerValue> &values, onnx::ModelProto &model) {
   if (!model.ParseFromString(onnxBytes))
     return "the source model is not a valid ONNX protobuf";
   std::set<std::string> replaced;
@@ -876,7 +875,7 @@ std::string loom::onnx_export::replaceInitializers(
     auto it = values.find(t.name());
     if (it == values.end())
       continue;
-    const InitializerValue &v = it->second;
+    InitializerValue &v = it->second;
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     if (t.data_type() != v.dataType || dims != v.dims)
       return "initializer '" + t.name() +
@@ -887,7 +886,7 @@ std::string loom::onnx_export::replaceInitializers(
     t.set_data_type(v.dataType);
     for (int64_t d : v.dims)
       t.add_dims(d);
-    t.set_raw_data(v.rawData);
+    t.set_raw_data(std::move(v.rawData));
     replaced.insert(name);
   }
   for (const auto &[name, v] : values)
@@ -896,8 +895,59 @@ std::string loom::onnx_export::replaceInitializers(
   std::string problem = checkModel(model);
   if (!problem.empty())
     return "the model fails onnx.checker: " + problem;
-  if (!model.SerializeToString(&out))
-    return "cannot serialize the model (over 2 GiB?)";
+  return "";
+}
+
+std::string loom::onnx_export::writeModel(onnx::ModelProto &model,
+                                          const std::string &path) {
+  constexpr uint64_t kMaxMessage = (uint64_t(1) << 31) - 1;
+  std::string error;
+  if (model.ByteSizeLong() > kMaxMessage) {
+    // External data: the raw bytes move into one file beside the model.
+    std::string dataPath = path + ".data";
+    std::string location = dataPath.substr(dataPath.rfind('/') + 1);
+    std::vector<std::string> moved;
+    auto aligned = [](uint64_t n) { return (n + 4095) / 4096 * 4096; };
+    uint64_t offset = 0;
+    for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
+      if (t.raw_data().size() < 1024)
+        continue;
+      offset = aligned(offset);
+      moved.push_back(std::move(*t.mutable_raw_data()));
+      t.clear_raw_data();
+      t.set_data_location(onnx::TensorProto::EXTERNAL);
+      for (auto [key, value] :
+           {std::pair<const char *, std::string>{"location", location},
+            {"offset", std::to_string(offset)},
+            {"length", std::to_string(moved.back().size())}}) {
+        onnx::StringStringEntryProto *e = t.add_external_data();
+        e->set_key(key);
+        e->set_value(value);
+      }
+      offset += moved.back().size();
+    }
+    // The file as laid out above: each tensor after zeros up to its offset.
+    static const char zeros[4096] = {};
+    std::vector<std::string_view> pieces;
+    offset = 0;
+    for (const std::string &bytes : moved) {
+      if (uint64_t pad = aligned(offset) - offset)
+        pieces.emplace_back(zeros, pad);
+      offset = aligned(offset);
+      pieces.emplace_back(bytes);
+      offset += bytes.size();
+    }
+    if (!loom::files::writeFileAtomically(dataPath, pieces, error))
+      return error;
+    if (model.ByteSizeLong() > kMaxMessage)
+      return "the model is over 2 GiB even with its initializers' data in "
+             "external data";
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return "cannot serialize the model";
+  if (!loom::files::writeFileAtomically(path, bytes, error))
+    return error;
   return "";
 }
 
@@ -934,13 +984,10 @@ LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,
   if (!problem.empty())
     return module.emitError("the exported model fails onnx.checker: ")
            << problem;
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
-    return module.emitError("cannot serialize the model (over 2 GiB?)");
   // Atomically (temporary file, fsync, rename): a crash leaves the old
   // file or the whole new one.
-  std::string error;
-  if (!loom::files::writeFileAtomically(path.str(), bytes, error))
-    return module.emitError(error);
+  problem = writeModel(model, path.str());
+  if (!problem.empty())
+    return module.emitError(problem);
   return success();
 }

@@ -44,13 +44,21 @@ struct InitializerValue {
   std::string rawData; ///< little endian, row-major
 };
 
-/// Rewrites the serialized ModelProto `onnxBytes` with the initializers
-/// named in `values` replaced (same dtype and shape, else an error), checks
-/// it and returns its bytes in `out`. Returns the problem, or "".
-std::string
-replaceInitializers(const std::string &onnxBytes,
-                    const std::map<std::string, InitializerValue> &values,
-                    std::string &out);
+/// Parses the serialized ModelProto `onnxBytes` into `out` with the
+/// initializers named in `values` replaced (same dtype and shape, else an
+/// error; the values' data is moved, not copied) and checks it. Returns
+/// the problem, or "".
+std::string replaceInitializers(const std::string &onnxBytes,
+                                std::map<std::string, InitializerValue> &values,
+                                onnx::ModelProto &out);
+
+/// Writes `model` at `path` atomically (a temporary file, fsynced, renamed).
+/// A model whose message would pass protobuf's 2 GiB cap keeps the data of
+/// its initializers of at least 1 KiB as ONNX external data (as torch.onnx
+/// does): one file, `PATH.data` beside it (written first), each tensor at a
+/// 4096-byte aligned offset, named by its `location`, `offset` and
+/// `length`; `model` is left pointing at it. Returns the problem, or "".
+std::string writeModel(onnx::ModelProto &model, const std::string &path);
 
 /// Rewrites the serialized ModelProto `onnxBytes` with the data of the
 /// initializers named in `names` dropped (name, dtype and dims kept): a

@@ -535,6 +535,26 @@ loom_status loom_trainer_find_state(const loom_trainer *trainer,
                     std::string("the model has no state '") + name + "'");
 }
 
+loom_status loom_trainer_memory_stats(const loom_trainer *trainer,
+                                      loom_trainer_memory *out) {
+  if (!trainer || !out)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_memory_stats: null argument");
+  *out = {};
+  for (size_t i = 0; i < loom_trainer_state_count(trainer); ++i) {
+    const char *kind = nullptr;
+    const loom_tensor *t = nullptr;
+    if (loom_status s = loom_trainer_state(trainer, i, nullptr, &kind, &t))
+      return s;
+    size_t bytes = loom_tensor_size_bytes(t);
+    std::string k = kind;
+    (k == "param"        ? out->parameter_bytes
+     : k == "grad_accum" ? out->accumulator_bytes
+                         : out->optimizer_state_bytes) += bytes;
+  }
+  return nullptr;
+}
+
 loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
   if (!trainer || !path)
     return makeStatus(LOOM_INVALID_ARGUMENT,

@@ -324,6 +324,10 @@ TEST(GlooCommunicator, AReceiveFromADeadRankFails) {
   runRanks(
       2,
       [](int r, Communicator &comm) {
+        // Both connected first: a rank that drops out while the other is
+        // still connecting fails its creation instead (which the
+        // rendezvous tests cover).
+        ASSERT_EQ(comm.barrier()->wait(), "");
         if (r == 1) {
           dropGlooCommunicatorForTesting(comm);
           return;

@@ -9,6 +9,7 @@
 #include "tools/loom-run/Train.h"
 
 #include "tools/loom-run/Data.h"
+#include "tools/loom-run/Memory.h"
 
 #include <unistd.h>
 
@@ -260,6 +261,14 @@ int train(loom_session *session, const TrainOptions &o,
                 "steps after %zu warm-up)\n",
                 ms.front(), ms[ms.size() / 2], sum / ms.size(), ms.size(),
                 warmup);
+  }
+  if (o.printMemory) {
+    size_t bytes = 0;
+    for (const loom_tensor *t : batch)
+      bytes += loom_tensor_size_bytes(t);
+    std::string problem = printMemory(session, trainer.get(), bytes);
+    if (!problem.empty())
+      return fail(problem);
   }
   if (profile) {
     if (loom_status s =

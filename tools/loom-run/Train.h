@@ -56,6 +56,8 @@ struct TrainOptions {
   int64_t warmup = 1;
   /// A Chrome trace of every step's run and kernels, when not empty.
   std::string profile;
+  /// Print what the run holds by role, and the resident set (Memory.h).
+  bool printMemory = false;
 };
 
 /// Trains `session` (a training artifact) as `options` say, as one rank of

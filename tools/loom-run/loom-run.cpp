@@ -4,11 +4,12 @@
 //            [--out-dir DIR] [--out-pb DIR] [--check-pb DIR [--rtol R]
 //            [--atol A]] [--print] [--bench N [--warmup W]] [--threads N]
 //            [--profile TRACE.json] [--max-file-bytes N] [--max-tensor-bytes N]
+//            [--print-memory]
 //   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
 //            [--tokens uint16|uint32 [--seq S] [--seed N]]
 //            [--save CKPT.loomckpt [--save-every K]] [--resume CKPT.loomckpt]
 //            [--total-steps H] [--skip-nonfinite] [--threads N]
-//            [--warmup W] [--profile TRACE.json]
+//            [--warmup W] [--profile TRACE.json] [--print-memory]
 //
 // Links the runtime only (the C API): no compiler, MLIR or LLVM. An .onnx
 // MODEL is compiled by the `loomc` installed beside loom-run, and the
@@ -25,6 +26,8 @@
 // are written as float32 .npy (exactly); f16 is numpy's float16 ('<f2').
 // `--bench N` runs N more times and prints latency min/median/p90.
 // `--profile FILE` writes a Chrome trace of the runs: one event per kernel.
+// `--print-memory` prints what the run holds by role (weights, parameters,
+// optimizer state, the arena, data) and the resident set (Memory.h).
 // A training artifact (loomc train) trains instead: see Train.h. Under a
 // launcher, as one rank of a distributed job: see Distributed.h.
 //
@@ -33,6 +36,7 @@
 #include "loom/common/FileHeader.h"
 #include "loom/common/FileIO.h"
 #include "loom/runtime.h"
+#include "tools/loom-run/Memory.h"
 #include "tools/loom-run/Tensors.h"
 #include "tools/loom-run/Train.h"
 
@@ -64,7 +68,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> in;
   std::string inPb, outPb, outDir, checkPb, profile;
   double rtol = 1e-4, atol = 1e-5;
-  bool print = false;
+  bool print = false, printMemory = false;
   int bench = 0, warmup = 1, threads = 0;
   /// The runtime's limits on loaded files (loom_instance_options); 0: the
   /// defaults.
@@ -88,13 +92,14 @@ void usage() {
       "                [--profile TRACE.json] [--device cpu|cuda|auto]\n"
       "                [--max-file-bytes N] [--max-tensor-bytes N] "
       "[--print-device]\n"
+      "                [--print-memory]\n"
       "       loom-run TRAIN.loom --data FILE.npz --steps N --batch B\n"
       "                [--tokens uint16|uint32 [--seq S] [--seed N]]\n"
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
       "                [--resume CKPT.loomckpt] [--total-steps H]\n"
       "                [--skip-nonfinite] [--threads N] [--warmup W]\n"
-      "                [--profile TRACE.json]\n");
+      "                [--profile TRACE.json] [--print-memory]\n");
 }
 
 int fail(const std::string &message) {
@@ -426,6 +431,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.trainFlags.push_back(a);
     } else if (a == "--print") {
       o.print = true;
+    } else if (a == "--print-memory") {
+      o.printMemory = true;
     } else if (a == "-h" || a == "--help") {
       usage();
       std::exit(0);
@@ -560,6 +567,7 @@ int main(int argc, char **argv) {
     else {
       o.train.warmup = o.warmup;
       o.train.profile = o.profile;
+      o.train.printMemory = o.printMemory;
       rc = loom::tools::train(session, o.train, dist);
     }
     // The other ranks may wait on this one: tell them it gave up.
@@ -724,6 +732,16 @@ int main(int argc, char **argv) {
                   o.bench, ms.front(), ms[ms.size() / 2],
                   ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
     }
+  }
+  if (rc == 0 && o.printMemory) {
+    size_t data = 0;
+    for (const auto &t : inputs)
+      data += loom_tensor_size_bytes(t.get());
+    for (const auto &t : outputs)
+      data += loom_tensor_size_bytes(t.get());
+    std::string problem = loom::tools::printMemory(session, nullptr, data);
+    if (!problem.empty())
+      rc = fail(problem);
   }
   if (rc == 0 && profile) {
     if (failed(loom_profile_write_chrome_trace(profile, o.profile.c_str())))

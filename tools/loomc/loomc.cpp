@@ -284,9 +284,8 @@ static int runExport(MLIRContext &ctx) {
   if (outputPath == "-")
     return exitError("export needs an output file (-o MODEL.onnx)");
   if (StringRef(inputPath).ends_with(".loom")) {
-    FailureOr<std::string> onnx = loom::exportTrainedModel(
-        ctx, inputPath, checkpointPath, codegen.funcName);
-    return failed(onnx) || !writeOutput(*onnx);
+    return failed(loom::exportTrainedModel(ctx, inputPath, checkpointPath,
+                                           codegen.funcName, outputPath));
   }
   if (!checkpointPath.empty())
     return exitError("--checkpoint goes with a training artifact (TRAIN.loom)");

@@ -69,8 +69,8 @@ extern "C" {
 
 /* The version of this header's API. Version 4 added loom_runtime_api_
  * version, LOOM_OUT_OF_MEMORY and the struct_size field that opens every
- * options struct. */
-#define LOOM_RUNTIME_API_VERSION 4
+ * options struct; version 5 loom_trainer_memory_stats. */
+#define LOOM_RUNTIME_API_VERSION 5
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -256,7 +256,9 @@ LOOM_API loom_status loom_session_set_max_concurrent_runs(loom_session *session,
 
 /* What a session holds. */
 typedef struct loom_session_memory {
-  size_t weight_bytes;  /* the weights (copied from the artifact) */
+  size_t weight_bytes;  /* the weights: read in place from the mapped
+                           artifact file (pages shared by every process
+                           mapping it), or copied from memory */
   size_t scratch_bytes; /* the run contexts' slots, in use or free */
   size_t run_contexts;  /* contexts that exist: the peak runs in flight,
                            at most the cap when one is set */
@@ -383,6 +385,21 @@ LOOM_API loom_status loom_trainer_state(const loom_trainer *trainer,
 LOOM_API loom_status loom_trainer_find_state(const loom_trainer *trainer,
                                              const char *name,
                                              const loom_tensor **out);
+
+/* What a trainer holds, by role (loom-run --print-memory). The step's code
+ * returns the next value of every state tensor as a new tensor, so while a
+ * step runs the state is held twice (the sum of the three once more). The
+ * planned activations and gradients are the session's scratch
+ * (loom_session_memory.scratch_bytes); the weights that are not trained,
+ * its weight_bytes. */
+typedef struct loom_trainer_memory {
+  size_t parameter_bytes;       /* kind "param" */
+  size_t optimizer_state_bytes; /* the optimizer's slots: moments, momentum */
+  size_t accumulator_bytes;     /* gradient accumulators ("grad_accum") */
+} loom_trainer_memory;
+
+LOOM_API loom_status loom_trainer_memory_stats(const loom_trainer *trainer,
+                                               loom_trainer_memory *out);
 
 /* Checkpoints (.loomckpt): the state tensors, the micro-step counter, the
  * horizon and the accumulation count, with a header (magic LOOMCKPT,
