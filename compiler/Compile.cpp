@@ -132,6 +132,11 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
     Type elem = type.getElementType();
     if (elem.isInteger(1) || dtypeOf(elem) == artifact::DTYPE_UNDEFINED)
       return;
+    // A splat stays in the code, which fills its buffer at run time (the
+    // zeros a gradient scatters into would be a vocabulary-sized weight).
+    if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+        dense && dense.isSplat())
+      return;
     int64_t bytes = type.getNumElements() * (elem.getIntOrFloatBitWidth() / 8);
     if (bytes >= minBytes)
       constants.push_back(c);

@@ -227,10 +227,10 @@ PY
     row "$size" "compile train b$b" "peak RSS GB" "$(gb "$rss")" -
     row "$size" "train artifact b$b" "GiB" \
       "$(awk -v s="$(stat -c %s "$art")" 'BEGIN { printf "%.3f", s / 2 ^ 30 }')" - \
-      "protobuf's cap: 2 GiB"
+      "no cap (tensors in the data section)"
     read -r rc _ _ rss < <(measure "$base.train_b$b.log" "$bin/loom-run" "$art" \
       --data "$base.npz" --steps "$steps" --batch "$b" --threads "$threads" \
-      --warmup "$warmup" --log-every "$steps")
+      --warmup "$warmup" --log-every "$steps" --print-memory)
     if [ "$rc" != 0 ]; then
       fail_row "$size" "train step ${b}x$seq" "$base.train_b$b.log"
       row "$size" "train step ${b}x$seq" "median ms" - "$pm" "PyTorch eager, peak RSS $ptrss GB"
@@ -238,6 +238,8 @@ PY
       row "$size" "train step ${b}x$seq" "median ms" "$(median_ms "$base.train_b$b.log")" \
         "$pm" "PyTorch eager AdamW, $threads threads"
       row "$size" "train step ${b}x$seq" "peak RSS GB" "$(gb "$rss")" "$ptrss" "PyTorch eager"
+      # Where Loom's memory goes (loom-run --print-memory), in the log.
+      grep '^memory:' "$base.train_b$b.log" | sed 's/^/    /' || true
       row "$size" "train step ${b}x$seq" "mean loss" "$(mean_loss "$base.train_b$b.log")" \
         "$([ "$prc" = 0 ] && mean_loss "$base.torch_b$b.log" || echo -)" "over $steps steps (should agree)"
     fi

@@ -19,8 +19,26 @@ using namespace mlir;
 using namespace loom::graph;
 using namespace loom::graph_to_linalg;
 
-/// graph.constant: arith.constant of the same value.
+/// graph.constant: arith.constant of the same value; a large splat (the
+/// zeros a gradient scatters into, say) a linalg.fill instead, so that its
+/// buffer is planned and filled at run time rather than carried as bytes
+/// in the code.
 static Value lowerConstant(OpBuilder &builder, ConstantOp c) {
+  constexpr int64_t kFillBytes = 64 << 10;
+  auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  auto type = cast<RankedTensorType>(c.getType());
+  if (dense && dense.isSplat() && type.hasStaticShape() &&
+      type.getElementType().isIntOrFloat() &&
+      type.getNumElements() *
+              std::max<int64_t>(1, type.getElementTypeBitWidth() / 8) >=
+          kFillBytes) {
+    Location loc = c.getLoc();
+    Value value = builder.create<arith::ConstantOp>(
+        loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    Value empty = builder.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                  type.getElementType());
+    return builder.create<linalg::FillOp>(loc, value, empty).getResult(0);
+  }
   return builder
       .create<arith::ConstantOp>(c.getLoc(), cast<TypedAttr>(c.getValue()))
       .getResult();
