@@ -249,14 +249,11 @@ static bool checkTraining(const Artifact &a, const DataSection &section,
     if (!tensorBytes(in.dtype(), initialDims.data(), initialDims.size(),
                      limits.maxTensorBytes, "training: " + what, bytes, error))
       return false;
-    if (s.has_initial_segment() && !s.initial().empty()) {
-      error = initial + " is both inline and in a segment";
+    std::string_view data;
+    if (!locateTensor(section, s.initial(),
+                      s.has_initial_segment() ? &s.initial_segment() : nullptr,
+                      initial, data, error))
       return false;
-    }
-    if (s.has_initial_segment() &&
-        !checkSegment(section, s.initial_segment(), initial, error))
-      return false;
-    std::string_view data = initialData(section, s);
     if (!data.empty() &&
         !checkTensorData(in.dtype(), initialDims.data(), initialDims.size(),
                          data.size(), initial, error))
@@ -388,30 +385,42 @@ static bool checkPipeline(const Artifact &a, std::string &error) {
   return true;
 }
 
+/// A tensor's bytes: its segment's in `section`, else `inlineData`.
+static std::string_view bytesOf(const DataSection &section,
+                                const std::string &inlineData,
+                                const Segment *segment) {
+  if (!segment)
+    return inlineData;
+  return {section.data + segment->offset(), segment->size()};
+}
+
 std::string_view weightData(const DataSection &section, const Weight &w) {
-  if (!w.has_segment())
-    return w.data();
-  return {section.data + w.segment().offset(), w.segment().size()};
+  return bytesOf(section, w.data(), w.has_segment() ? &w.segment() : nullptr);
 }
 
 std::string_view initialData(const DataSection &section,
                              const TrainingState &s) {
-  if (!s.has_initial_segment())
-    return s.initial();
-  return {section.data + s.initial_segment().offset(),
-          s.initial_segment().size()};
+  return bytesOf(section, s.initial(),
+                 s.has_initial_segment() ? &s.initial_segment() : nullptr);
 }
 
 std::string_view tensorData(const DataSection &section,
                             const CheckpointTensor &t) {
-  if (!t.has_segment())
-    return t.data();
-  return {section.data + t.segment().offset(), t.segment().size()};
+  return bytesOf(section, t.data(), t.has_segment() ? &t.segment() : nullptr);
 }
 
-bool checkSegment(const DataSection &section, const Segment &segment,
-                  const std::string &where, std::string &error) {
-  uint64_t offset = segment.offset(), size = segment.size();
+bool locateTensor(const DataSection &section, const std::string &inlineData,
+                  const Segment *segment, const std::string &where,
+                  std::string_view &bytes, std::string &error) {
+  if (!segment) {
+    bytes = inlineData;
+    return true;
+  }
+  if (!inlineData.empty()) {
+    error = where + " is both inline and in a segment";
+    return false;
+  }
+  uint64_t offset = segment->offset(), size = segment->size();
   if (offset % kSegmentAlign != 0) {
     error = where + " is corrupt (its segment's offset " +
             std::to_string(offset) + " is not a multiple of " +
@@ -425,10 +434,11 @@ bool checkSegment(const DataSection &section, const Segment &segment,
             "): the file is truncated";
     return false;
   }
-  if (segmentChecksum(section.data + offset, size) != segment.checksum()) {
+  if (segmentChecksum(section.data + offset, size) != segment->checksum()) {
     error = where + " is corrupt (checksum mismatch)";
     return false;
   }
+  bytes = bytesOf(section, inlineData, segment);
   return true;
 }
 
@@ -562,15 +572,13 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error,
   for (int i = 0; i < out.weights_size(); ++i) {
     const Weight &w = out.weights(i);
     std::string where = "weight " + std::to_string(i) + " ('" + w.name() + "')";
-    if (w.has_segment() && !w.data().empty()) {
-      error = where + " is both inline and in a segment";
-      return false;
-    }
-    if ((w.has_segment() &&
-         !checkSegment(section, w.segment(), where, error)) ||
-        !checkTensorData(
-            w.dtype(), w.dims().data(), static_cast<size_t>(w.dims_size()),
-            weightData(section, w).size(), where, error, limits.maxTensorBytes))
+    std::string_view bytes;
+    if (!locateTensor(section, w.data(),
+                      w.has_segment() ? &w.segment() : nullptr, where, bytes,
+                      error) ||
+        !checkTensorData(w.dtype(), w.dims().data(),
+                         static_cast<size_t>(w.dims_size()), bytes.size(),
+                         where, error, limits.maxTensorBytes))
       return false;
   }
   if (out.has_training() && !checkTraining(out, section, limits, error))

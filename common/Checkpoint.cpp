@@ -55,15 +55,13 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
       error = where + " appears twice";
       return false;
     }
-    if (t.has_segment() && !t.data().empty()) {
-      error = where + " is both inline and in a segment";
-      return false;
-    }
-    if ((t.has_segment() &&
-         !checkSegment(section, t.segment(), where, error)) ||
-        !checkTensorData(
-            t.dtype(), t.dims().data(), static_cast<size_t>(t.dims_size()),
-            tensorData(section, t).size(), where, error, limits.maxTensorBytes))
+    std::string_view bytes;
+    if (!locateTensor(section, t.data(),
+                      t.has_segment() ? &t.segment() : nullptr, where, bytes,
+                      error) ||
+        !checkTensorData(t.dtype(), t.dims().data(),
+                         static_cast<size_t>(t.dims_size()), bytes.size(),
+                         where, error, limits.maxTensorBytes))
       return false;
   }
   return true;

@@ -575,7 +575,6 @@ static LogicalResult finishArtifact(ModuleOp module, artifact::Artifact &out,
                                     artifact::FileWriter &writer,
                                     const CompileOptions &options,
                                     std::string &bytes) {
-  artifact::moveToSegments(out, writer); // anything still inline
   std::string error;
   bool ok = options.outputPath.empty()
                 ? writer.assemble(out, artifact::kArtifactFile, bytes, error)

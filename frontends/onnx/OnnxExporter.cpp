@@ -24,6 +24,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <set>
 
@@ -906,13 +907,19 @@ std::string loom::onnx_export::writeModel(onnx::ModelProto &model,
     // External data: the raw bytes move into one file beside the model.
     std::string dataPath = path + ".data";
     std::string location = dataPath.substr(dataPath.rfind('/') + 1);
-    std::vector<std::string> moved;
-    auto aligned = [](uint64_t n) { return (n + 4095) / 4096 * 4096; };
+    // One pass lays the file out: each tensor after zeros up to its
+    // 4096-byte aligned offset (a deque keeps the moved bytes in place).
+    static const char zeros[4096] = {};
+    std::deque<std::string> moved;
+    std::vector<std::string_view> pieces;
     uint64_t offset = 0;
     for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
       if (t.raw_data().size() < 1024)
         continue;
-      offset = aligned(offset);
+      if (uint64_t pad = (4096 - offset % 4096) % 4096) {
+        pieces.emplace_back(zeros, pad);
+        offset += pad;
+      }
       moved.push_back(std::move(*t.mutable_raw_data()));
       t.clear_raw_data();
       t.set_data_location(onnx::TensorProto::EXTERNAL);
@@ -924,18 +931,8 @@ std::string loom::onnx_export::writeModel(onnx::ModelProto &model,
         e->set_key(key);
         e->set_value(value);
       }
+      pieces.emplace_back(moved.back());
       offset += moved.back().size();
-    }
-    // The file as laid out above: each tensor after zeros up to its offset.
-    static const char zeros[4096] = {};
-    std::vector<std::string_view> pieces;
-    offset = 0;
-    for (const std::string &bytes : moved) {
-      if (uint64_t pad = aligned(offset) - offset)
-        pieces.emplace_back(zeros, pad);
-      offset = aligned(offset);
-      pieces.emplace_back(bytes);
-      offset += bytes.size();
     }
     if (!loom::files::writeFileAtomically(dataPath, pieces, error))
       return error;

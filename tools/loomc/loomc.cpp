@@ -313,9 +313,9 @@ static bool codegenOptions(loom::CompileOptions &options) {
                                                emitKind, cudaArchs));
 }
 
-/// The artifact, or --emit cuda's source, to -o; --print-memory-plan.
-static bool writeCompiled(std::string &bytes,
-                          const loom::CompileReport &report) {
+/// --emit cuda's source to -o (the compiler writes an artifact itself);
+/// --print-memory-plan.
+static bool writeCompiled(const loom::CompileReport &report) {
   if (printMemoryPlan)
     llvm::outs() << report.memoryPlan;
   if (emitKind == "cuda")
@@ -337,7 +337,7 @@ static int runCompile(MLIRContext &ctx) {
   if (!module || !codegenOptions(options) ||
       failed(loom::compileToArtifact(*module, options, bytes, &report)))
     return 1;
-  return !writeCompiled(bytes, report);
+  return !writeCompiled(report);
 }
 
 static int runTrain(MLIRContext &ctx) {
@@ -377,7 +377,7 @@ static int runTrain(MLIRContext &ctx) {
   if (!codegenOptions(options) ||
       failed(loom::compileTraining(*module, train, options, sink, bytes,
                                    &compiled)) ||
-      !writeCompiled(bytes, compiled))
+      !writeCompiled(compiled))
     return 1;
   llvm::Error budget = loom::finishTrainingReport(train, sink, compiled);
   std::string error;

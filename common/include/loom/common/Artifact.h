@@ -48,10 +48,14 @@ std::string_view initialData(const DataSection &section,
 std::string_view tensorData(const DataSection &section,
                             const CheckpointTensor &t);
 
-/// Checks that `segment` lies in `section` (aligned, in range, its
-/// checksum); `where` names the tensor in the message.
-bool checkSegment(const DataSection &section, const Segment &segment,
-                  const std::string &where, std::string &error);
+/// The bytes of a tensor held inline (`inlineData`) or in `segment` (null
+/// when it has none) of `section`: checks that it is not both and that a
+/// segment lies in the section (aligned, in range, its checksum); `where`
+/// names the tensor in the message. The one check behind weights, initial
+/// values and checkpoint tensors.
+bool locateTensor(const DataSection &section, const std::string &inlineData,
+                  const Segment *segment, const std::string &where,
+                  std::string_view &bytes, std::string &error);
 
 /// Writes a file in the header scheme with a data section: the message,
 /// then the bytes of every segment added, in order, each at a multiple of
