@@ -36,7 +36,7 @@ MLIR
     --logits logits --labels labels --optimizer adamw --batch 4 --target cuda \
     --emit cuda -o "$out/gpt2_step.cu"
 cp "$build/bin/loom-nvrtc-check" "$out/"
-cp "$here/kernel_bench.py" "$here/run.sh" "$out/"
+cp "$here/kernel_bench.py" "$here/run.sh" "$here/lease.sh" "$here/profile_summary.py" "$out/"
 
 # The runtime and its tools, built here (x86-64): loom-run, the executor's
 # tests, libloom_runtime.so, and every other library ldd names but glibc's

@@ -1,7 +1,7 @@
 #!/bin/sh
 # On the GPU machine, bench/gpu/out/ made by make_sources.sh here: every
 # GPU check and figure in one command, results in $OUT (else ./results):
-#   sh bench/gpu/out/run.sh [tests] [conformance] [training] [kernels] [step] [load]
+#   sh bench/gpu/out/run.sh [tests] [conformance] [training] [kernels] [step] [load] [profile]
 # (no argument: all sections, in that order). Each section goes on when
 # another fails; summary.txt says which passed. docs/cuda.md.
 set -u
@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 here=$(pwd)
 res=${OUT:-$here/results}
 mkdir -p "$res"
-sections=${*:-tests conformance training kernels step load}
+sections=${*:-tests conformance training kernels step load profile}
 : > "$res/summary.txt"
 log() { echo "$*" | tee -a "$res/summary.txt"; }
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -95,5 +95,14 @@ if want load; then
       grep -E "device:|error" | sed "s/^/$pass: /"
   done > "$res/load.txt"
   log "load: $(tr '\n' ' ' < "$res/load.txt")"
+fi
+if want profile; then
+  # Where the GPT-2-style step's time goes: every kernel, matmul and copy
+  # timed with CUDA events over 12 steps (profile_summary.py).
+  "$lr" step/gpt2.cuda.loom --device cuda --data step/gpt2.npz --steps 12 \
+    --batch 8 --profile "$res/step-trace.json" > "$res/profile-run.txt" 2>&1
+  python3 profile_summary.py "$res/step-trace.json" --top 40 \
+    > "$res/profile.txt" 2>&1
+  log "profile: $(head -4 "$res/profile.txt" | tr '\n' ' ')"
 fi
 log "results in $res"

@@ -176,31 +176,36 @@ def run_all(loom_run, root, rtol, atol, results_path):
     if not names:
         print(f"no models in {root}")
         return 1
-    lines, wrong = [], []
-    for n in names:
+    def one(n):
         d = os.path.join(root, n)
         p = run([loom_run, os.path.join(d, "model.loom"), "--device", "cuda",
                  "--in-pb", os.path.join(d, "in"), "--check-pb",
                  os.path.join(d, "cpu"), "--rtol", str(rtol), "--atol",
                  str(atol)])
-        out = p.stdout + p.stderr
-        if p.returncode and any(s in out for s in NO_GPU):
-            print("skipped: no GPU answers: " + first_error(out))
-            return 77
-        errs = re.findall(r"max abs err (\S+)\)", out)
-        worst = max((float(e) for e in errs), default=0.0)
-        if p.returncode == 0:
-            lines.append(f"{n}: ok (max abs err {worst:.3g})")
-        else:
-            reason = first_error(out) if "MISMATCH" not in out else \
-                out[out.index("MISMATCH"):].splitlines()[0]
-            lines.append(f"{n}: FAIL {reason}")
-            wrong.append(n)
+        return n, p.returncode, p.stdout + p.stderr
+
+    # Models run side by side (each loom-run its own process and CUDA
+    # context); each result is printed as it comes, so a run cut short
+    # still says how far it got.
+    lines, wrong = [], []
+    jobs = max(1, min(8, os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for n, rc, out in pool.map(one, names):
+            if rc and any(s in out for s in NO_GPU):
+                print("skipped: no GPU answers: " + first_error(out))
+                return 77
+            errs = re.findall(r"max abs err (\S+)\)", out)
+            worst = max((float(e) for e in errs), default=0.0)
+            if rc == 0:
+                lines.append(f"{n}: ok (max abs err {worst:.3g})")
+            else:
+                reason = first_error(out) if "MISMATCH" not in out else \
+                    out[out.index("MISMATCH"):].splitlines()[0]
+                lines.append(f"{n}: FAIL {reason}")
+                wrong.append(n)
+            print(lines[-1], flush=True)
     summary = (f"{len(names) - len(wrong)} of {len(names)} models match the "
                f"CPU on the GPU (rtol {rtol}, atol {atol})")
-    for line in lines:
-        if "FAIL" in line:
-            print(line)
     print(summary)
     if results_path:
         with open(results_path, "w") as f:

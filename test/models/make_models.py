@@ -99,7 +99,7 @@ class GPT2(nn.Module):
 
     def forward(self, ids):
         b, t = ids.shape
-        h = self.wte(ids) + self.wpe(torch.arange(t).unsqueeze(0))
+        h = self.wte(ids) + self.wpe(torch.arange(t, device=ids.device).unsqueeze(0))
         for blk in self.blocks:
             a = blk["ln_1"](h)
             q, k, v = blk["c_attn"](a).split(a.shape[-1], dim=2)
@@ -132,7 +132,7 @@ class BERT(nn.Module):
 
     def forward(self, ids, attention_mask):
         t = ids.shape[1]
-        h = self.ln(self.tok(ids) + self.pos(torch.arange(t).unsqueeze(0)))
+        h = self.ln(self.tok(ids) + self.pos(torch.arange(t, device=ids.device).unsqueeze(0)))
         return self.encoder(h, src_key_padding_mask=attention_mask == 0)
 
 

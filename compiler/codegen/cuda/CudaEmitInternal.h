@@ -322,6 +322,25 @@ private:
 /// "sum", "mean", "max", "min" or "prod" for the reduce ops; "" for any
 /// other op.
 llvm::StringRef reductionKind(mlir::Operation *op);
+/// The initial value of a "sum", "mean", "max", "min" or "prod" reduction
+/// of element type `type`, in its compute type.
+std::string reductionInit(llvm::StringRef kind, mlir::Type type);
+/// The statement that combines `element` into `acc` for `kind`.
+std::string reductionCombine(llvm::StringRef kind, const std::string &acc,
+                             const std::string &element);
+/// The index into a reduction's input (of `inputShape`, reduced over
+/// `axes`) of the element at `reducedIndex` (one entry per reduced axis)
+/// of the result element at `resultIndex`.
+Idx reductionInputIndex(llvm::ArrayRef<int64_t> inputShape,
+                        llvm::ArrayRef<int64_t> axes, bool keepdims,
+                        const Idx &resultIndex, const Idx &reducedIndex);
+/// A region whose reductions (and cross-entropy and MSE losses) have too
+/// few results to fill the GPU, as split reductions: per reduction, a
+/// kernel of partial results over the whole grid and a kernel that
+/// combines them, then a map kernel that reads the combined values
+/// (CudaEmitSplitReduction.cpp). False when the region has none, or has
+/// other ops that need a row kernel.
+mlir::FailureOr<bool> emitSplitReductions(RegionEmitter &region);
 /// The row kernel of a reduction, softmax or layer norm whose reduced dims
 /// include the last one (CudaEmitRowKernel.cpp).
 mlir::FailureOr<bool> emitRowKernel(RegionEmitter &region,

@@ -31,6 +31,48 @@ StringRef reductionKind(Operation *op) {
       .Default([](Operation *) { return ""; });
 }
 
+std::string reductionInit(StringRef kind, Type type) {
+  std::string cxxType = computeType(type);
+  if (kind == "sum" || kind == "mean")
+    return literal(0, type);
+  if (kind == "prod")
+    return literal(1, type);
+  if (cxxType == "int")
+    return kind == "max" ? "(-2147483647 - 1)" : "2147483647";
+  if (cxxType != "float" && cxxType != "double")
+    return literal(kind == "max" ? -9.3e18 : 9.3e18, type);
+  return literal(kind == "max" ? -INFINITY : INFINITY, type);
+}
+
+std::string reductionCombine(StringRef kind, const std::string &acc,
+                             const std::string &element) {
+  if (kind == "sum" || kind == "mean")
+    return acc + " += " + element + ";";
+  if (kind == "prod")
+    return acc + " *= " + element + ";";
+  return acc + " = loom::" + kind.str() + "_(" + acc + ", " + element + ");";
+}
+
+Idx reductionInputIndex(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> axes,
+                        bool keepdims, const Idx &resultIndex,
+                        const Idx &reducedIndex) {
+  Idx inputIndex;
+  size_t kept = 0, reduced = 0;
+  for (int64_t dim = 0; dim < static_cast<int64_t>(inputShape.size()); ++dim) {
+    if (llvm::is_contained(axes, dim)) {
+      inputIndex.push_back(reducedIndex[reduced++]);
+      if (keepdims)
+        ++kept;
+    } else {
+      // A kept dim of size 1 is a dim of the result too: its index is 0,
+      // and the next kept dim reads the next result index.
+      inputIndex.push_back(inputShape[dim] == 1 ? "0" : resultIndex[kept]);
+      ++kept;
+    }
+  }
+  return inputIndex;
+}
+
 namespace {
 
 /// Opens `for (loom::i64 <fresh> = 0; <fresh> < count; ++<fresh>)`; the
@@ -55,45 +97,20 @@ FailureOr<std::string> reduceLoop(KernelText &kernel, Operation *op,
                                   StringRef kind) {
   ArrayRef<int64_t> inputShape = shapeOf(input);
   Type resultType = elemOf(op->getResult(0));
-  std::string cxxType = computeType(resultType);
   SmallVector<int64_t> reducedShape;
   for (int64_t axis : axes)
     reducedShape.push_back(inputShape[axis]);
   int64_t reducedCount = numel(reducedShape);
-  std::string init = kind == "sum" || kind == "mean" ? literal(0, resultType)
-                     : kind == "prod"                ? literal(1, resultType)
-                     : kind == "max" ? literal(-INFINITY, resultType)
-                                     : literal(INFINITY, resultType);
-  if (cxxType != "float" && cxxType != "double" &&
-      (kind == "max" || kind == "min"))
-    init = kind == "max" ? literal(-9.3e18, resultType)
-                         : literal(9.3e18, resultType);
-  if (cxxType == "int" && (kind == "max" || kind == "min"))
-    init = kind == "max" ? "(-2147483647 - 1)" : "2147483647";
-  std::string acc = kernel.let(cxxType, init, "acc");
+  std::string acc = kernel.let(computeType(resultType),
+                               reductionInit(kind, resultType), "acc");
   std::string loopVar = openCountedLoop(kernel, reducedCount, "r");
   Idx reducedIndex = kernel.decompose(loopVar, reducedShape, "q");
-  Idx inputIndex;
-  size_t kept = 0, reduced = 0;
-  for (int64_t dim = 0; dim < static_cast<int64_t>(inputShape.size()); ++dim) {
-    if (llvm::is_contained(axes, dim)) {
-      inputIndex.push_back(reducedIndex[reduced++]);
-      if (keepdims)
-        ++kept;
-    } else {
-      inputIndex.push_back(inputShape[dim] == 1 ? "0" : index[kept++]);
-    }
-  }
-  FailureOr<std::string> element = kernel.eval(input, inputIndex);
+  FailureOr<std::string> element =
+      kernel.eval(input, reductionInputIndex(inputShape, axes, keepdims, index,
+                                             reducedIndex));
   if (failed(element))
     return failure();
-  if (kind == "sum" || kind == "mean")
-    kernel.line(acc + " += " + *element + ";");
-  else if (kind == "prod")
-    kernel.line(acc + " *= " + *element + ";");
-  else
-    kernel.line(acc + " = loom::" + kind.str() + "_(" + acc + ", " + *element +
-                ");");
+  kernel.line(reductionCombine(kind, acc, *element));
   kernel.close();
   if (kind == "mean")
     kernel.line(acc + " /= " +

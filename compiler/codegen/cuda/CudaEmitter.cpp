@@ -151,6 +151,12 @@ LogicalResult RegionEmitter::emit() {
     if (emitter && emitter->wholeRegion)
       return emitter->wholeRegion(*this, &op);
   }
+  // Reductions with few results over many elements: split over the grid.
+  FailureOr<bool> split = emitSplitReductions(*this);
+  if (failed(split))
+    return failure();
+  if (*split)
+    return success();
   // Then the first op that can root a row kernel, if its row kernel
   // applies.
   for (Operation &op : body.without_terminator()) {
