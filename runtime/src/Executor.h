@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::artifact {
@@ -30,6 +31,19 @@ namespace loom::runtime {
 namespace collectives {
 class Communicator;
 } // namespace collectives
+
+/// Training state an executor keeps on its device between runs (the CUDA
+/// executor; RunRequest::state): a trainer's parameters and optimizer
+/// state stay on the device, and only the batch goes in and the scalars
+/// come out.
+struct DeviceState {
+  /// (input index, output index) of each state tensor: once adopted
+  /// (Executor::adoptState), a run's output is the next run's input.
+  std::vector<std::pair<size_t, size_t>> pairs;
+  /// Whether the device holds the state inputs (an earlier run's); if
+  /// not, the run uploads them from the host tensors it is given.
+  bool onDevice = false;
+};
 
 /// One run as loom_session_run hands it to the executor.
 struct RunRequest {
@@ -49,6 +63,9 @@ struct RunRequest {
   collectives::Communicator *communicator;
   /// The instance's thread count (0: OpenMP's default).
   int32_t numThreads;
+  /// Set by a trainer whose executor claimed its state (claimState): the
+  /// paired outputs stay on the device (`outputs[i]` is left null).
+  const DeviceState *state = nullptr;
 };
 
 class Executor {
@@ -68,6 +85,17 @@ public:
   /// loom_session_set_max_concurrent_runs (0: no limit). The default
   /// records the limit only.
   virtual void setMaxConcurrentRuns(size_t limit);
+
+  /// Device-resident training state (DeviceState). claimState: whether
+  /// runs can keep `state` on the device, for one owner at a time (false:
+  /// not supported here, or claimed already); releaseState gives it up.
+  /// After a run with the state, adoptState makes its state outputs the
+  /// next run's state inputs; readState copies one state input, as the
+  /// device holds it, to the host. The defaults: nothing kept.
+  virtual bool claimState(const DeviceState &state);
+  virtual void releaseState() {}
+  virtual loom_status adoptState();
+  virtual loom_status readState(size_t input, void *out, size_t bytes);
 
   /// The pipeline description of a pipeline artifact's session; null for
   /// the executors that run code.

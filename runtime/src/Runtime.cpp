@@ -568,7 +568,8 @@ namespace {
 
 loom_status run(loom_session *session, const loom_tensor *const *inputs,
                 size_t num_inputs, loom_tensor **outputs, size_t num_outputs,
-                loom_profile *profile) {
+                loom_profile *profile,
+                const loom::runtime::DeviceState *state = nullptr) {
   if (!session || (num_inputs && !inputs) || !outputs)
     return makeStatus(LOOM_INVALID_ARGUMENT, "loom_session_run: null argument");
   if (session->executor->pipeline())
@@ -647,10 +648,22 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
   return session->executor->run({inputs, num_inputs, session->outputs, outputs,
                                  profile, session->meshShape,
                                  comm ? comm->comm.get() : nullptr,
-                                 session->instance->numThreads});
+                                 session->instance->numThreads, state});
 }
 
 } // namespace
+
+loom::runtime::Executor &loom::runtime::sessionExecutor(loom_session *session) {
+  return *session->executor;
+}
+
+loom_status loom::runtime::sessionRunWithState(
+    loom_session *session, const loom_tensor *const *inputs, size_t num_inputs,
+    loom_tensor **outputs, size_t num_outputs, loom_profile *profile,
+    const DeviceState &state) {
+  return run(session, inputs, num_inputs, outputs, num_outputs, profile,
+             &state);
+}
 
 extern "C" {
 

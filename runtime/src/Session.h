@@ -17,6 +17,9 @@
 
 namespace loom::runtime {
 
+class Executor;
+struct DeviceState;
+
 /// A new status; never null: when the status itself cannot be allocated,
 /// outOfMemoryStatus().
 loom_status makeStatus(loom_status_code code, std::string message);
@@ -55,6 +58,18 @@ loom_communicator *sessionCommunicator(const loom_session *session);
 /// The session's pipeline description; null unless it is a pipeline
 /// artifact (which has no code: loom_session_run refuses it).
 const artifact::Pipeline *sessionPipeline(const loom_session *session);
+
+/// What runs the session's code.
+Executor &sessionExecutor(loom_session *session);
+
+/// loom_session_run (or, with `profile`, loom_session_run_profiled) with
+/// training state kept on the device (`state`, claimed by the caller):
+/// the outputs paired in `state` are left null.
+loom_status sessionRunWithState(loom_session *session,
+                                const loom_tensor *const *inputs,
+                                size_t num_inputs, loom_tensor **outputs,
+                                size_t num_outputs, loom_profile *profile,
+                                const DeviceState &state);
 
 /// The instance the session was made with (its parts load with it).
 loom_instance *sessionInstance(const loom_session *session);

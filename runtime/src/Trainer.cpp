@@ -3,8 +3,12 @@
 // A trainer drives a training artifact's step through loom_session_run: it
 // owns the state tensors, passes the micro-step counter and the schedule
 // horizon, and adopts each step's state outputs by swapping the pointers
-// (no copy). Checkpoints are Checkpoint messages (loom/common/Checkpoint.h)
-// written atomically.
+// (no copy). Where the executor keeps state on its device (CUDA), the
+// state stays there between steps: a step sends the batch and reads the
+// scalars, the executor adopts the state outputs on the device, and the
+// host tensors are a copy read back only when the state is read (a
+// checkpoint, loom_trainer_state). Checkpoints are Checkpoint messages
+// (loom/common/Checkpoint.h) written atomically.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +16,7 @@
 
 #include "loom/common/Checkpoint.h"
 #include "loom/common/FileIO.h"
+#include "runtime/src/Executor.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/Trainer.h"
 #include "runtime/src/collectives/RunCollectives.h"
@@ -178,6 +183,35 @@ struct loom_trainer_s {
   Tensor step, totalSteps;
   int64_t microStep = 0;
   int64_t horizon = 0;
+  /// Set when the session's executor keeps the state on its device
+  /// (claimed at create, released with the trainer): `device` says which
+  /// inputs and outputs are state and whether the device holds it;
+  /// `hostStale`, that the device's state is newer than `state`.
+  bool keepsState = false;
+  loom::runtime::DeviceState device;
+  mutable bool hostStale = false;
+
+  ~loom_trainer_s() {
+    if (keepsState)
+      loom::runtime::sessionExecutor(session).releaseState();
+  }
+
+  /// Brings the host tensors up to date with the device's state.
+  loom_status syncHost() const {
+    if (!keepsState || !hostStale)
+      return nullptr;
+    loom::runtime::Executor &x = loom::runtime::sessionExecutor(session);
+    for (size_t i = 0; i < state.size(); ++i) {
+      loom_tensor *t = state[i].get();
+      if (loom_status s = x.readState(
+              static_cast<size_t>(training->state(static_cast<int>(i)).input()),
+              loom_tensor_data(t), loom_tensor_size_bytes(t)))
+        return loom::runtime::prefixStatus(
+            s, "reading the training state from the device: ");
+    }
+    hostStale = false;
+    return nullptr;
+  }
 };
 
 extern "C" {
@@ -259,6 +293,13 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
     return s;
   if (loom_status s = newTensor(LOOM_DTYPE_I64, {}, trainer->totalSteps))
     return s;
+  // State on the device, where the executor keeps it (one trainer per
+  // session).
+  for (const auto &s : training->state())
+    trainer->device.pairs.emplace_back(static_cast<size_t>(s.input()),
+                                       static_cast<size_t>(s.output()));
+  trainer->keepsState =
+      loom::runtime::sessionExecutor(session).claimState(trainer->device);
   *out = trainer.release();
   return nullptr;
 }
@@ -378,11 +419,15 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
   size_t numOutputs = loom_session_output_count(trainer->session);
   std::vector<loom_tensor *> raw(numOutputs, nullptr);
   if (loom_status s =
-          profile ? loom_session_run_profiled(trainer->session, inputs.data(),
-                                              inputs.size(), raw.data(),
-                                              numOutputs, profile)
-                  : loom_session_run(trainer->session, inputs.data(),
-                                     inputs.size(), raw.data(), numOutputs))
+          trainer->keepsState
+              ? loom::runtime::sessionRunWithState(
+                    trainer->session, inputs.data(), inputs.size(), raw.data(),
+                    numOutputs, profile, trainer->device)
+          : profile ? loom_session_run_profiled(trainer->session, inputs.data(),
+                                                inputs.size(), raw.data(),
+                                                numOutputs, profile)
+                    : loom_session_run(trainer->session, inputs.data(),
+                                       inputs.size(), raw.data(), numOutputs))
     return s;
   std::vector<Tensor> outputs;
   for (loom_tensor *t : raw)
@@ -402,11 +447,21 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
   bool scaled = training.has_loss_scale_output();
   if (scaled)
     result.loss_scale = scalarOf(outputs[training.loss_scale_output()].get());
-  // Adopt the next state: swap ownership; the old tensors go with the
-  // outputs.
-  if (!result.nonfinite || scaled)
+  // Adopt the next state: on the device, or by swapping ownership (the
+  // old tensors go with the outputs).
+  if (trainer->keepsState) {
+    // The run uploaded the state if the device did not hold it.
+    trainer->device.onDevice = true;
+    if (!result.nonfinite || scaled) {
+      if (loom_status s =
+              loom::runtime::sessionExecutor(trainer->session).adoptState())
+        return s;
+      trainer->hostStale = true;
+    }
+  } else if (!result.nonfinite || scaled) {
     for (int i = 0; i < training.state_size(); ++i)
       std::swap(trainer->state[i], outputs[training.state(i).output()]);
+  }
   trainer->microStep = micro + 1;
   if (stats)
     *stats = result;
@@ -510,6 +565,8 @@ loom_status loom_trainer_state(const loom_trainer *trainer, size_t index,
                       "state index " + std::to_string(index) +
                           " is out of range (" +
                           std::to_string(trainer->state.size()) + ")");
+  if (loom_status s = trainer->syncHost())
+    return s;
   const auto &s = trainer->training->state(static_cast<int>(index));
   if (out_name)
     *out_name = s.name().c_str();
@@ -527,6 +584,8 @@ loom_status loom_trainer_find_state(const loom_trainer *trainer,
   trainer = stateTrainer(trainer);
   for (size_t i = 0; i < trainer->state.size(); ++i) {
     if (trainer->training->state(static_cast<int>(i)).name() == name) {
+      if (loom_status s = trainer->syncHost())
+        return s;
       *out = trainer->state[i].get();
       return nullptr;
     }
@@ -541,13 +600,11 @@ loom_status loom_trainer_memory_stats(const loom_trainer *trainer,
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_trainer_memory_stats: null argument");
   *out = {};
-  for (size_t i = 0; i < loom_trainer_state_count(trainer); ++i) {
-    const char *kind = nullptr;
-    const loom_tensor *t = nullptr;
-    if (loom_status s = loom_trainer_state(trainer, i, nullptr, &kind, &t))
-      return s;
-    size_t bytes = loom_tensor_size_bytes(t);
-    std::string k = kind;
+  // Sizes only: the state's values may be on the device.
+  trainer = stateTrainer(trainer);
+  for (size_t i = 0; i < trainer->state.size(); ++i) {
+    size_t bytes = loom_tensor_size_bytes(trainer->state[i].get());
+    const std::string &k = trainer->training->state(static_cast<int>(i)).kind();
     (k == "param"        ? out->parameter_bytes
      : k == "grad_accum" ? out->accumulator_bytes
                          : out->optimizer_state_bytes) += bytes;
@@ -561,6 +618,8 @@ loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {
                       "loom_trainer_save: null argument");
   if (trainer->pipeline)
     return trainer->pipeline->save(path);
+  if (loom_status s = trainer->syncHost())
+    return s;
   const artifact::Training &training = *trainer->training;
   artifact::Checkpoint c;
   c.set_producer("loom runtime " + std::to_string(LOOM_RUNTIME_API_VERSION));
@@ -631,6 +690,9 @@ loom_status loom::runtime::loadTrainerState(loom_trainer *trainer,
                                             const artifact::Checkpoint &c,
                                             const std::string &path,
                                             bool others) {
+  // The host's copy first (a shard loads into the rest of a tensor).
+  if (loom_status s = trainer->syncHost())
+    return s;
   // It must be this model's: same accumulation, same state names, types.
   const artifact::Training &training = *trainer->training;
   const std::string &model = loom::runtime::sessionModelName(trainer->session);
@@ -683,6 +745,9 @@ loom_status loom::runtime::loadTrainerState(loom_trainer *trainer,
                           " micro-batches per step, " + ours + " " +
                           std::to_string(training.accumulate()));
 
+  // Should a tensor fail half way, the device's state (if it holds one)
+  // stays the trainer's, and the host's copy is read back from it.
+  trainer->hostStale = trainer->keepsState && trainer->device.onDevice;
   for (size_t i = 0; i < trainer->state.size(); ++i) {
     const auto &s = training.state(static_cast<int>(i));
     loom_tensor *mine = trainer->state[i].get();
@@ -715,6 +780,9 @@ loom_status loom::runtime::loadTrainerState(loom_trainer *trainer,
       std::memcpy(loom_tensor_data(mine), data.data() + begin,
                   std::min(chunk, data.size() - begin));
   }
+  // The loaded state goes to the device with the next step.
+  trainer->device.onDevice = false;
+  trainer->hostStale = false;
   trainer->microStep = c.micro_step();
   trainer->horizon = c.total_steps();
   return nullptr;

@@ -19,6 +19,8 @@
 #include "runtime/src/cuda/CudaExecutor.h"
 #include "loom/common/Artifact.h"
 #include "loom/runtime.h"
+#include "runtime/src/Executor.h"
+#include "runtime/src/Session.h"
 #include "runtime/src/cuda/CudaApi.h"
 
 #include <gtest/gtest.h>
@@ -170,6 +172,20 @@ std::string serialize(const artifact::Artifact &a) {
 }
 
 /// A session of `a` on `device`; the status's code and message.
+/// A status's code and message, the status freed.
+struct Status {
+  explicit Status(loom_status s)
+      : code_(loom_status_get_code(s)), message_(loom_status_message(s)) {
+    loom_status_free(s);
+  }
+  loom_status_code code() const { return code_; }
+  const std::string &message() const { return message_; }
+
+private:
+  loom_status_code code_;
+  std::string message_;
+};
+
 loom_status_code createSession(const artifact::Artifact &a, loom_device device,
                                loom_session **session, std::string &message) {
   loom_instance_options options;
@@ -636,4 +652,61 @@ TEST(CudaGpuTest, LaunchErrorsNameTheKernel) {
   EXPECT_EQ(createSession(b, LOOM_DEVICE_CUDA, &session, message),
             LOOM_BAD_ARTIFACT);
   EXPECT_NE(message.find("NVRTC"), std::string::npos) << message;
+}
+
+TEST(CudaGpuTest, TrainingStateStaysOnTheDevice) {
+  REQUIRE_GPU();
+  // The program's input 0 as state, its output 0 the next state: s' = 2 s
+  // + w, run and adopted on the device; the host's tensor is not read
+  // once the device holds the state.
+  loom_session *session = nullptr;
+  std::string message;
+  ASSERT_EQ(createSession(kernelProgram(), LOOM_DEVICE_CUDA, &session, message),
+            LOOM_OK)
+      << message;
+  runtime::Executor &executor = runtime::sessionExecutor(session);
+  runtime::DeviceState state;
+  state.pairs = {{0, 0}};
+  ASSERT_TRUE(executor.claimState(state));
+  EXPECT_FALSE(executor.claimState(state)) << "one owner at a time";
+  int64_t dims[] = {1000};
+  loom_tensor *s = nullptr;
+  loom_status_free(loom_tensor_create(LOOM_DTYPE_F32, 1, dims, &s));
+  float *sv = static_cast<float *>(loom_tensor_data(s));
+  std::vector<float> want(1000);
+  for (int i = 0; i < 1000; ++i)
+    want[i] = sv[i] = static_cast<float>(i % 7) - 3;
+  auto step = [&](bool adopt) {
+    loom_tensor *out = nullptr;
+    const loom_tensor *in[] = {s};
+    Status st(
+        runtime::sessionRunWithState(session, in, 1, &out, 1, nullptr, state));
+    ASSERT_EQ(st.code(), LOOM_OK) << st.message();
+    EXPECT_EQ(out, nullptr) << "a state output stays on the device";
+    state.onDevice = true;
+    if (adopt) {
+      Status a(executor.adoptState());
+      ASSERT_EQ(a.code(), LOOM_OK) << a.message();
+      for (int i = 0; i < 1000; ++i)
+        want[i] = 2 * want[i] + 0.5f * i;
+    }
+    // The host's copy is stale from here: poisoned, it must not be read.
+    for (int i = 0; i < 1000; ++i)
+      sv[i] = std::nanf("");
+  };
+  step(true);
+  step(true);
+  step(false); // a skipped update (non-finite gradients) keeps the state
+  std::vector<float> got(1000, -1);
+  Status r(executor.readState(0, got.data(), got.size() * sizeof(float)));
+  ASSERT_EQ(r.code(), LOOM_OK) << r.message();
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(got[i], want[i]) << "state element " << i;
+  Status bad(executor.readState(0, got.data(), 4));
+  EXPECT_EQ(bad.code(), LOOM_INTERNAL);
+  executor.releaseState();
+  EXPECT_TRUE(executor.claimState(state)) << "released, claimed again";
+  executor.releaseState();
+  loom_tensor_release(s);
+  loom_session_release(session);
 }

@@ -375,6 +375,16 @@ struct CudaExecutor::Impl {
   std::mutex mutex;
   std::vector<std::unique_ptr<Slot>> freeSlots;
 
+  /// Device-resident training state (runtime::DeviceState): the runs of
+  /// the one trainer that claimed it use `stateSlot`, whose inputs region
+  /// holds the state between runs; `statePairs` and `stateRan` describe
+  /// the last run, whose state outputs await adoptState.
+  std::mutex stateMutex;
+  bool stateClaimed = false;
+  std::unique_ptr<Slot> stateSlot;
+  std::vector<std::pair<size_t, size_t>> statePairs;
+  bool stateRan = false;
+
   ~Impl();
   bool check(CUresult r, const std::string &what, std::string &error) const {
     if (r == api::kSuccess)
@@ -398,6 +408,8 @@ CudaExecutor::Impl::~Impl() {
     cu->cuCtxSetCurrent(context);
   for (auto &slot : freeSlots)
     destroySlot(*slot);
+  if (stateSlot)
+    destroySlot(*stateSlot);
   if (lt) {
     for (GemmPlan &g : gemms)
       for (cublasLtMatrixLayout_t l : {g.a, g.b, g.d})
@@ -935,7 +947,8 @@ CudaExecutor::load(const artifact::Artifact &a,
 bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                               const std::vector<void *> &outputs,
                               std::vector<StepTime> *times, std::string &error,
-                              Failure &failure) {
+                              Failure &failure,
+                              const runtime::DeviceState *state) {
   Impl &x = *impl;
   const Driver &cu = *x.cu;
   failure = Failure::Internal;
@@ -946,8 +959,19 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
   }
   if (!x.check(cu.cuCtxSetCurrent(x.context), "cuCtxSetCurrent", error))
     return false;
+  // A run with device-resident state takes the state's slot (one run at a
+  // time); any other run a free slot or a new one.
   std::unique_ptr<Slot> slot;
-  {
+  std::unique_lock<std::mutex> stateLock;
+  if (state) {
+    stateLock = std::unique_lock<std::mutex>(x.stateMutex);
+    slot = std::move(x.stateSlot);
+    x.stateRan = false;
+    if (!slot && state->onDevice) {
+      error = "CUDA run: the training state is no longer on the device";
+      return false;
+    }
+  } else {
     std::lock_guard<std::mutex> lock(x.mutex);
     if (!x.freeSlots.empty()) {
       slot = std::move(x.freeSlots.back());
@@ -957,6 +981,17 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
   if (!slot && !x.makeSlot(slot, error, failure))
     return false;
   failure = Failure::Internal;
+  // Inputs the device holds already (state from the last run) are not
+  // uploaded; state outputs stay on the device.
+  std::vector<char> resident(inputs.size(), 0), kept(outputs.size(), 0);
+  if (state) {
+    for (auto [in, out] : state->pairs) {
+      resident[in] = state->onDevice;
+      kept[out] = 1;
+    }
+  }
+  bool uploadAll =
+      std::find(resident.begin(), resident.end(), 1) == resident.end();
   const int numSteps = x.program.steps_size();
   const size_t numEvents = static_cast<size_t>(numSteps) + 3;
   if (times && slot->events.size() != numEvents) {
@@ -975,17 +1010,25 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                              "cuEventRecord", error);
   };
 
-  // Inputs through pinned staging, one copy; the steps; the outputs back.
+  // Inputs through pinned staging, one copy (or one per input the device
+  // does not hold); the steps; the outputs back.
   bool ok = record(0);
   char *stageIn = static_cast<char *>(slot->stagingIn);
   for (size_t i = 0; ok && i < inputs.size(); ++i)
-    if (x.inputSizes[i])
+    if (x.inputSizes[i] && !resident[i])
       std::memcpy(stageIn + x.inputOffsets[i], inputs[i], x.inputSizes[i]);
-  if (ok && x.inputsBytes)
+  if (ok && x.inputsBytes && uploadAll)
     ok = x.check(cu.cuMemcpyHtoDAsync(slot->inputs, stageIn,
                                       static_cast<size_t>(x.inputsBytes),
                                       slot->stream),
                  "cuMemcpyHtoDAsync of the inputs", error);
+  for (size_t i = 0; ok && !uploadAll && i < inputs.size(); ++i)
+    if (x.inputSizes[i] && !resident[i])
+      ok = x.check(cu.cuMemcpyHtoDAsync(slot->inputs + x.inputOffsets[i],
+                                        stageIn + x.inputOffsets[i],
+                                        static_cast<size_t>(x.inputSizes[i]),
+                                        slot->stream),
+                   "cuMemcpyHtoDAsync of input " + std::to_string(i), error);
   ok = ok && record(1);
   for (int s = 0; ok && s < numSteps; ++s) {
     const auto &step = x.program.steps(s);
@@ -1000,7 +1043,7 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
   }
   char *stageOut = static_cast<char *>(slot->stagingOut);
   for (size_t i = 0; ok && i < outputs.size(); ++i) {
-    if (!x.outputSizes[i])
+    if (!x.outputSizes[i] || kept[i])
       continue;
     CUdeviceptr from = x.address(*slot, x.program.output_buffers(i));
     ok = x.check(cu.cuMemcpyDtoHAsync(stageOut + x.outputOffsets[i], from,
@@ -1015,12 +1058,19 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                  "LOOM_CUDA_SYNC_STEPS=1 to name it)",
                  error);
   if (!ok) {
+    if (state) {
+      // The state's slot holds the only copy of the state: kept, so that
+      // readState can still try to save it.
+      cu.cuStreamSynchronize(slot->stream);
+      x.stateSlot = std::move(slot);
+      return false;
+    }
     // The slot's stream may hold work that failed: never reuse it.
     x.destroySlot(*slot);
     return false;
   }
   for (size_t i = 0; i < outputs.size(); ++i)
-    if (x.outputSizes[i])
+    if (x.outputSizes[i] && !kept[i])
       std::memcpy(outputs[i], stageOut + x.outputOffsets[i], x.outputSizes[i]);
   if (times) {
     // Event i's time from event 0; a failed query reads as the previous.
@@ -1036,12 +1086,98 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
     times->push_back(
         {"copy outputs to the host", at[numSteps + 1], at[numSteps + 2]});
   }
-  {
+  if (state) {
+    x.stateSlot = std::move(slot);
+    x.statePairs = state->pairs;
+    x.stateRan = true;
+  } else {
     std::lock_guard<std::mutex> lock(x.mutex);
     x.freeSlots.push_back(std::move(slot));
   }
   failure = Failure::None;
   return true;
+}
+
+bool CudaExecutor::claimState(const runtime::DeviceState &state) {
+  Impl &x = *impl;
+  std::lock_guard<std::mutex> lock(x.stateMutex);
+  if (x.stateClaimed)
+    return false;
+  // Each pair's output must be the input's size, and not another input's
+  // buffer (adoptState's copies must not overlap).
+  for (auto [in, out] : state.pairs) {
+    if (in >= x.inputSizes.size() || out >= x.outputSizes.size() ||
+        x.inputSizes[in] != x.outputSizes[out])
+      return false;
+    const CudaBuffer &b = x.program.buffers(x.program.output_buffers(out));
+    if (b.kind() == CudaBuffer::INPUT && static_cast<size_t>(b.index()) != in)
+      return false;
+  }
+  x.stateClaimed = true;
+  return true;
+}
+
+void CudaExecutor::releaseState() {
+  Impl &x = *impl;
+  std::lock_guard<std::mutex> lock(x.stateMutex);
+  if (x.stateSlot) {
+    x.cu->cuCtxSetCurrent(x.context);
+    x.destroySlot(*x.stateSlot);
+    x.stateSlot.reset();
+  }
+  x.stateClaimed = false;
+  x.stateRan = false;
+}
+
+loom_status CudaExecutor::adoptState() {
+  Impl &x = *impl;
+  const Driver &cu = *x.cu;
+  std::lock_guard<std::mutex> lock(x.stateMutex);
+  if (!x.stateSlot || !x.stateRan)
+    return runtime::makeStatus(LOOM_INTERNAL,
+                               "CUDA: no run's training state to adopt");
+  std::string error;
+  Slot &slot = *x.stateSlot;
+  bool ok = x.check(cu.cuCtxSetCurrent(x.context), "cuCtxSetCurrent", error);
+  for (auto [in, out] : x.statePairs) {
+    CUdeviceptr to = slot.inputs + x.inputOffsets[in];
+    CUdeviceptr from = x.address(slot, x.program.output_buffers(out));
+    if (ok && from != to && x.inputSizes[in])
+      ok = x.check(
+          cu.cuMemcpyDtoDAsync(to, from, static_cast<size_t>(x.inputSizes[in]),
+                               slot.stream),
+          "cuMemcpyDtoDAsync of state input " + std::to_string(in), error);
+  }
+  ok = ok && x.check(cu.cuStreamSynchronize(slot.stream),
+                     "adopting the training state", error);
+  x.stateRan = false;
+  return ok ? nullptr : runtime::makeStatus(LOOM_INTERNAL, error);
+}
+
+loom_status CudaExecutor::readState(size_t input, void *out, size_t bytes) {
+  Impl &x = *impl;
+  const Driver &cu = *x.cu;
+  std::lock_guard<std::mutex> lock(x.stateMutex);
+  if (!x.stateSlot)
+    return runtime::makeStatus(LOOM_INTERNAL,
+                               "CUDA: no training state on the device");
+  if (input >= x.inputSizes.size() ||
+      bytes != static_cast<size_t>(x.inputSizes[input]))
+    return runtime::makeStatus(
+        LOOM_INTERNAL, "CUDA: state input " + std::to_string(input) +
+                           " is not " + std::to_string(bytes) + " bytes");
+  std::string error;
+  Slot &slot = *x.stateSlot;
+  bool ok =
+      x.check(cu.cuCtxSetCurrent(x.context), "cuCtxSetCurrent", error) &&
+      (!bytes ||
+       x.check(cu.cuMemcpyDtoHAsync(out, slot.inputs + x.inputOffsets[input],
+                                    bytes, slot.stream),
+               "cuMemcpyDtoHAsync of state input " + std::to_string(input),
+               error)) &&
+      x.check(cu.cuStreamSynchronize(slot.stream),
+              "reading the training state from the device", error);
+  return ok ? nullptr : runtime::makeStatus(LOOM_INTERNAL, error);
 }
 
 loom_status CudaExecutor::run(const runtime::RunRequest &request) {
@@ -1050,7 +1186,16 @@ loom_status CudaExecutor::run(const runtime::RunRequest &request) {
     in.push_back(request.inputs[i]->data);
   std::vector<std::unique_ptr<loom_tensor_s>> made;
   std::vector<void *> out;
+  std::vector<char> kept(request.outputSignature.size(), 0);
+  if (request.state)
+    for (auto [in, o] : request.state->pairs)
+      kept[o] = 1;
   for (const runtime::Signature &s : request.outputSignature) {
+    if (kept[out.size()]) {
+      made.emplace_back(nullptr); // stays on the device
+      out.push_back(nullptr);
+      continue;
+    }
     loom_tensor *t = nullptr;
     if (loom_status status =
             loom_tensor_create(s.dtype, s.dims.size(), s.dims.data(), &t))
@@ -1063,7 +1208,8 @@ loom_status CudaExecutor::run(const runtime::RunRequest &request) {
   std::string error;
   Failure failure = Failure::None;
   int64_t start = runtime::nowNs();
-  if (!runBuffers(in, out, profile ? &times : nullptr, error, failure))
+  if (!runBuffers(in, out, profile ? &times : nullptr, error, failure,
+                  request.state))
     return runtime::makeStatus(
         failure == Failure::Unavailable ? LOOM_UNAVAILABLE : LOOM_INTERNAL,
         error);

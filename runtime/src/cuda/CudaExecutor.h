@@ -93,17 +93,28 @@ public:
   /// One run: `inputs[i]` holds inputBytes(i) bytes of input i,
   /// `outputs[i]` receives outputBytes(i) bytes. Thread-safe (runs in
   /// flight take different slots). `times` (may be null) receives each
-  /// step's GPU time. False with `error`, `failure` set on failure.
+  /// step's GPU time. With `state` (claimed, claimState): the run takes
+  /// the state's slot, whose inputs region keeps the state inputs between
+  /// runs; inputs the device holds (state->onDevice) are not uploaded,
+  /// and paired outputs are not downloaded (their `outputs[i]` may be
+  /// null). False with `error`, `failure` set on failure.
   bool runBuffers(const std::vector<const void *> &inputs,
                   const std::vector<void *> &outputs,
                   std::vector<StepTime> *times, std::string &error,
-                  Failure &failure);
+                  Failure &failure,
+                  const runtime::DeviceState *state = nullptr);
 
   /// A session's run (inputs checked): the outputs are new tensors of the
   /// signature's (static) shapes, filled by runBuffers; a profile gets
   /// the run and each step, placed from the run's start on the host.
   loom_status run(const runtime::RunRequest &request) override;
   loom_device device() const override { return LOOM_DEVICE_CUDA; }
+
+  /// Device-resident training state (runtime::Executor).
+  bool claimState(const runtime::DeviceState &state) override;
+  void releaseState() override;
+  loom_status adoptState() override;
+  loom_status readState(size_t input, void *out, size_t bytes) override;
 
   /// "cuda:0 NVIDIA H100 80GB HBM3 (sm_90); code: cubin of the artifact"
   /// or "...; code: NVRTC, 9 programs (9 from the cache) in 0.01 s; 2
