@@ -28,6 +28,8 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 // cuBLASLt (cublasLt.h).
 using cublasStatus_t = int;
 using cublasLtHandle_t = struct cublasLtContext *;
@@ -56,8 +58,9 @@ inline constexpr int kAttrMaxSharedPerBlockOptin =
     97; // ..._MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 inline constexpr int kFuncAttrMaxDynamicShared =
     8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-inline constexpr unsigned kStreamNonBlocking = 1;   // CU_STREAM_NON_BLOCKING
-inline constexpr unsigned kEventDefault = 0;        // CU_EVENT_DEFAULT
+inline constexpr unsigned kStreamNonBlocking = 1; // CU_STREAM_NON_BLOCKING
+inline constexpr unsigned kEventDefault = 0;      // CU_EVENT_DEFAULT
+inline constexpr int kCaptureModeRelaxed = 2; // CU_STREAM_CAPTURE_MODE_RELAXED
 inline constexpr cublasStatus_t kCublasSuccess = 0; // CUBLAS_STATUS_SUCCESS
 inline constexpr int kOpN = 0, kOpT = 1;            // CUBLAS_OP_N, CUBLAS_OP_T
 inline constexpr int kComputeF32 = 68,
@@ -121,6 +124,13 @@ inline constexpr int kPrefMaxWorkspace =
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
      unsigned, CUstream, void **, void **))                                    \
   X(cuStreamQuery, cuStreamQuery, CUresult, (CUstream))                        \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_v2, CUresult, (CUstream, int))  \
+  X(cuStreamEndCapture, cuStreamEndCapture, CUresult, (CUstream, CUgraph *))   \
+  X(cuGraphInstantiate, cuGraphInstantiateWithFlags, CUresult,                 \
+    (CUgraphExec *, CUgraph, unsigned long long))                              \
+  X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec, CUstream))           \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult, (CUgraphExec))           \
+  X(cuGraphDestroy, cuGraphDestroy, CUresult, (CUgraph))                       \
   X(cuPointerGetAttribute, cuPointerGetAttribute, CUresult,                    \
     (void *, int, CUdeviceptr))
 

@@ -344,6 +344,12 @@ struct Slot {
   /// Created on the first profiled run: before the inputs' upload, after
   /// it, after each step, after the outputs' download.
   std::vector<CUevent> events;
+  /// The launch sequence captured on the slot's first run (its buffers'
+  /// addresses are the slot's, fixed) and replayed with one launch; set
+  /// `graphFailed` when capture did not work (the steps then launch one
+  /// by one).
+  CUgraphExec graph = nullptr;
+  bool graphFailed = false;
 };
 
 struct GemmPlan {
@@ -370,6 +376,9 @@ struct CudaExecutor::Impl {
   cublasLtHandle_t handle = nullptr;
   std::vector<GemmPlan> gemms;
   bool syncEachStep = false;
+  /// Whether runs replay the launch sequence as a CUDA graph
+  /// (LOOM_CUDA_GRAPHS=0 turns it off).
+  bool useGraphs = true;
   std::string description;
 
   std::mutex mutex;
@@ -398,6 +407,10 @@ struct CudaExecutor::Impl {
   void destroySlot(Slot &slot) const;
   bool launch(Slot &slot, int kernel, std::string &error) const;
   bool matmul(Slot &slot, int gemm, std::string &error) const;
+  bool runStep(Slot &slot, int step, std::string &error) const;
+  /// Captures the launch sequence into `slot.graph`, or sets
+  /// `slot.graphFailed`.
+  void capture(Slot &slot) const;
   std::string stepName(int step) const;
 };
 
@@ -443,6 +456,8 @@ void CudaExecutor::Impl::destroySlot(Slot &s) const {
     cu->cuStreamSynchronize(s.stream);
   for (CUevent e : s.events)
     cu->cuEventDestroy(e);
+  if (s.graph)
+    cu->cuGraphExecDestroy(s.graph);
   if (lt)
     for (cublasLtMatmulDesc_t d : s.matmuls)
       if (d)
@@ -587,6 +602,36 @@ bool CudaExecutor::Impl::matmul(Slot &slot, int i, std::string &error) const {
   error = "cublasLtMatmul failed for matmul " + g.name() + " (" +
           g.description() + "): " + statusName(*lt, st);
   return false;
+}
+
+bool CudaExecutor::Impl::runStep(Slot &slot, int s, std::string &error) const {
+  const auto &step = program.steps(s);
+  return step.has_launch() ? launch(slot, step.launch(), error)
+                           : matmul(slot, step.gemm(), error);
+}
+
+void CudaExecutor::Impl::capture(Slot &slot) const {
+  std::string ignored;
+  if (cu->cuStreamBeginCapture(slot.stream, api::kCaptureModeRelaxed) !=
+      api::kSuccess) {
+    slot.graphFailed = true;
+    return;
+  }
+  bool ok = true;
+  for (int s = 0; ok && s < program.steps_size(); ++s)
+    ok = runStep(slot, s, ignored);
+  // Capture ends whatever happened, so that the stream leaves capture mode.
+  CUgraph graph = nullptr;
+  ok = cu->cuStreamEndCapture(slot.stream, &graph) == api::kSuccess && ok &&
+       graph;
+  CUgraphExec exec = nullptr;
+  ok = ok && cu->cuGraphInstantiate(&exec, graph, 0) == api::kSuccess;
+  if (graph)
+    cu->cuGraphDestroy(graph);
+  if (ok)
+    slot.graph = exec;
+  else
+    slot.graphFailed = true;
 }
 
 CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl)
@@ -929,6 +974,8 @@ CudaExecutor::load(const artifact::Artifact &a,
 
   const char *debug = std::getenv("LOOM_CUDA_SYNC_STEPS");
   x.syncEachStep = debug && *debug && std::strcmp(debug, "0") != 0;
+  const char *graphs = std::getenv("LOOM_CUDA_GRAPHS");
+  x.useGraphs = !graphs || std::strcmp(graphs, "0") != 0;
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
@@ -1030,10 +1077,19 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                                         slot->stream),
                    "cuMemcpyHtoDAsync of input " + std::to_string(i), error);
   ok = ok && record(1);
-  for (int s = 0; ok && s < numSteps; ++s) {
-    const auto &step = x.program.steps(s);
-    ok = step.has_launch() ? x.launch(*slot, step.launch(), error)
-                           : x.matmul(*slot, step.gemm(), error);
+  // The steps: one graph launch, after the slot's first run captured
+  // them; one by one when profiled (an event after each), synchronized
+  // after each (LOOM_CUDA_SYNC_STEPS), or when capture did not work.
+  bool replay = ok && !times && !x.syncEachStep && x.useGraphs &&
+                numSteps > 0 && !slot->graphFailed;
+  if (replay && !slot->graph)
+    x.capture(*slot);
+  replay = replay && slot->graph;
+  if (replay)
+    ok = x.check(cu.cuGraphLaunch(slot->graph, slot->stream), "cuGraphLaunch",
+                 error);
+  for (int s = 0; ok && !replay && s < numSteps; ++s) {
+    ok = x.runStep(*slot, s, error);
     ok = ok && record(s + 2);
     if (ok && x.syncEachStep)
       ok = x.check(cu.cuStreamSynchronize(slot->stream),
