@@ -368,7 +368,8 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       if (!value || value.getType() != wholeType)
         return argError() << kInitialValueAttr << " must be elements of type "
                           << wholeType;
-      if (!addElements(value, writer, *state->mutable_initial_segment()))
+      if (options.initialValues &&
+          !addElements(value, writer, *state->mutable_initial_segment()))
         return argError() << kInitialValueAttr
                           << " has no data (an unloaded dense_resource)";
       // The bytes live in the artifact now; codegen need not carry them.

@@ -49,6 +49,11 @@ struct CompileOptions {
   /// from the IR to the file, never copied into one string) and the
   /// `artifact` bytes stay empty.
   std::string outputPath;
+  /// Whether a training step's state initial values (its parameters'
+  /// values) go into the artifact; without them the runtime starts the
+  /// state from zeros unless given values (loom_trainer_set_state, a
+  /// checkpoint).
+  bool initialValues = true;
   /// Constants of at least this many bytes become artifact weights, the
   /// rest stay in the code.
   int64_t minWeightBytes = 1024;

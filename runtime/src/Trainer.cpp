@@ -594,6 +594,33 @@ loom_status loom_trainer_find_state(const loom_trainer *trainer,
                     std::string("the model has no state '") + name + "'");
 }
 
+loom_status loom_trainer_set_state(loom_trainer *trainer, const char *name,
+                                   const loom_tensor *value) {
+  if (!trainer || !name || !value)
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "loom_trainer_set_state: null argument");
+  loom_trainer *owner = const_cast<loom_trainer *>(stateTrainer(trainer));
+  for (size_t i = 0; i < owner->state.size(); ++i) {
+    if (owner->training->state(static_cast<int>(i)).name() != name)
+      continue;
+    loom_tensor *mine = owner->state[i].get();
+    if (typeOf(mine) != typeOf(value))
+      return makeStatus(LOOM_SHAPE_MISMATCH,
+                        std::string("state '") + name + "' is " + typeOf(mine) +
+                            ", the value " + typeOf(value));
+    // The rest of the state as the device has it, then this tensor: the
+    // whole state goes up with the next step.
+    if (loom_status s = owner->syncHost())
+      return s;
+    std::memcpy(loom_tensor_data(mine), loom_tensor_data_const(value),
+                loom_tensor_size_bytes(mine));
+    owner->device.onDevice = false;
+    return nullptr;
+  }
+  return makeStatus(LOOM_NOT_FOUND,
+                    std::string("the model has no state '") + name + "'");
+}
+
 loom_status loom_trainer_memory_stats(const loom_trainer *trainer,
                                       loom_trainer_memory *out) {
   if (!trainer || !out)

@@ -212,6 +212,34 @@ TEST_F(TrainerTest, CreatesFromTheArtifact) {
   EXPECT_EQ(missing.message(), "the model has no state 'nope'");
 }
 
+TEST_F(TrainerTest, StateIsSetFromTheHost) {
+  Session session;
+  load(stepIR(4, true, "total_steps = 7 : i64"), session);
+  Trainer trainer;
+  Status s = Trainer::create(session, trainer);
+  ASSERT_TRUE(s) << s.message();
+  int64_t four[] = {4}, three[] = {3};
+  loom_tensor *w = nullptr, *small = nullptr;
+  ASSERT_EQ(loom_tensor_create(LOOM_DTYPE_F32, 1, four, &w), nullptr);
+  ASSERT_EQ(loom_tensor_create(LOOM_DTYPE_F32, 1, three, &small), nullptr);
+  float *wv = static_cast<float *>(loom_tensor_data(w));
+  for (int i = 0; i < 4; ++i)
+    wv[i] = 1.5f + i;
+  Status set = trainer.setState("w", w);
+  ASSERT_TRUE(set) << set.message();
+  EXPECT_EQ(values(trainer.state("w")),
+            (std::vector<float>{1.5f, 2.5f, 3.5f, 4.5f}));
+  wv[0] = -1; // copied, not borrowed
+  EXPECT_EQ(values(trainer.state("w"))[0], 1.5f);
+  Status wrong = trainer.setState("w", small);
+  EXPECT_EQ(wrong.code(), LOOM_SHAPE_MISMATCH);
+  EXPECT_EQ(wrong.message(), "state 'w' is f32[4], the value f32[3]");
+  Status unknown = trainer.setState("nope", w);
+  EXPECT_EQ(unknown.code(), LOOM_NOT_FOUND);
+  loom_tensor_release(w);
+  loom_tensor_release(small);
+}
+
 TEST_F(TrainerTest, InferenceArtifactIsNotTrainable) {
   std::string ir = R"(
 func.func @add(%a: tensor<2xf32> {graph.input = "a"}) -> (tensor<2xf32> {graph.output = "b"}) {

@@ -10,6 +10,7 @@
 
 #include "tools/loom-run/Data.h"
 #include "tools/loom-run/Memory.h"
+#include "tools/loom-run/Tensors.h"
 
 #include <unistd.h>
 
@@ -107,6 +108,24 @@ int train(loom_session *session, const TrainOptions &o,
   if (!o.resume.empty())
     if (loom_status s = loom_trainer_load(trainer.get(), o.resume.c_str()))
       return fail(takeMessage(s));
+  if (!o.init.empty()) {
+    // Every array of the file names a state tensor; each is set.
+    std::vector<std::pair<std::string, loom_tensor *>> arrays;
+    if (!readNpz(o.init, arrays, error))
+      return fail("--init " + error);
+    std::string failed;
+    for (auto &[name, t] : arrays) {
+      if (failed.empty())
+        if (loom_status s =
+                loom_trainer_set_state(trainer.get(), name.c_str(), t))
+          failed = "--init " + o.init + ": " + takeMessage(s);
+      loom_tensor_release(t);
+    }
+    if (!failed.empty())
+      return fail(failed);
+    std::printf("initialized %zu state tensors from %s\n", arrays.size(),
+                o.init.c_str());
+  }
   int64_t accumulate = loom_trainer_accumulate(trainer.get());
   int64_t micro = loom_trainer_micro_step(trainer.get());
   int64_t firstStep = micro / accumulate;

@@ -2,7 +2,7 @@
 //
 //   loom-run TRAIN.loom --data FILE.npz|FILE.npy --steps N --batch B
 //            [--tokens uint16|uint32 [--seq S] [--seed N]] [--log-every K]
-//            [--save CKPT] [--save-every K] [--resume CKPT]
+//            [--save CKPT] [--save-every K] [--resume CKPT] [--init W.npz]
 //            [--total-steps H] [--skip-nonfinite] [--threads T]
 //            [--warmup W] [--profile TRACE.json]
 //
@@ -45,6 +45,9 @@ struct TrainOptions {
   /// to start from.
   std::string save, resume;
   int64_t saveEvery = 0;
+  /// Initial values of state tensors, by name (an .npz of, say, a PyTorch
+  /// state_dict): loom_trainer_set_state before the first step.
+  std::string init;
   /// The schedule horizon; 0: the checkpoint's on resume, else the
   /// artifact's, else the steps this run ends at.
   int64_t totalSteps = 0;

@@ -8,6 +8,7 @@
 //   loom-run TRAIN.loom --data FILE.npz --steps N --batch B [--log-every K]
 //            [--tokens uint16|uint32 [--seq S] [--seed N]]
 //            [--save CKPT.loomckpt [--save-every K]] [--resume CKPT.loomckpt]
+//            [--init WEIGHTS.npz]
 //            [--total-steps H] [--skip-nonfinite] [--threads N]
 //            [--warmup W] [--profile TRACE.json] [--print-memory]
 //
@@ -97,7 +98,8 @@ void usage() {
       "                [--tokens uint16|uint32 [--seq S] [--seed N]]\n"
       "                [--log-every K] [--save CKPT.loomckpt [--save-every "
       "K]]\n"
-      "                [--resume CKPT.loomckpt] [--total-steps H]\n"
+      "                [--resume CKPT.loomckpt] [--init WEIGHTS.npz]\n"
+      "                [--total-steps H]\n"
       "                [--skip-nonfinite] [--threads N] [--warmup W]\n"
       "                [--profile TRACE.json] [--print-memory]\n");
 }
@@ -394,10 +396,11 @@ int parseArgs(int argc, char **argv, Options &o) {
         return fail(a + " takes a number of bytes, not '" + v + "'");
       (a == "--max-file-bytes" ? o.maxFileBytes : o.maxTensorBytes) = n;
     } else if (a == "--data" || a == "--save" || a == "--resume" ||
-               a == "--tokens") {
+               a == "--tokens" || a == "--init") {
       ok = value(a == "--data"     ? o.train.data
                  : a == "--save"   ? o.train.save
                  : a == "--tokens" ? o.train.tokens
+                 : a == "--init"   ? o.train.init
                                    : o.train.resume);
       o.trainFlags.push_back(a);
     } else if (a == "--seed") {

@@ -152,6 +152,12 @@ static cl::list<std::string> deprecatedSchedule(
     cl::CommaSeparated);
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("print the training step's graph IR"));
+static cl::opt<bool> noInitialValues(
+    "no-initial-values",
+    cl::desc("train: leave the state's initial values out of the artifact "
+             "(zeros at load; loom-run --init or --resume gives them): a "
+             "small artifact of a large model whose weights come from "
+             "elsewhere"));
 static cl::opt<std::string>
     reportPath("report",
                cl::desc("the passes' decisions and the memory plan as JSON"));
@@ -358,6 +364,7 @@ static int runTrain(MLIRContext &ctx) {
   if (!module)
     return 1;
   loom::CompileOptions options;
+  options.initialValues = !noInitialValues;
   loom::report::Sink sink;
   if (failed(loom::keepInferenceModel(*module, inputPath, options)) ||
       failed(

@@ -69,8 +69,9 @@ extern "C" {
 
 /* The version of this header's API. Version 4 added loom_runtime_api_
  * version, LOOM_OUT_OF_MEMORY and the struct_size field that opens every
- * options struct; version 5 loom_trainer_memory_stats. */
-#define LOOM_RUNTIME_API_VERSION 5
+ * options struct; version 5 loom_trainer_memory_stats; version 6
+ * loom_trainer_set_state. */
+#define LOOM_RUNTIME_API_VERSION 6
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -385,6 +386,15 @@ LOOM_API loom_status loom_trainer_state(const loom_trainer *trainer,
 LOOM_API loom_status loom_trainer_find_state(const loom_trainer *trainer,
                                              const char *name,
                                              const loom_tensor **out);
+/* Sets state tensor `name` to a copy of `value`, of the state's dtype and
+ * shape (this rank's piece, for sharded state): training starts from
+ * given weights (loom-run --init), without recompiling the artifact.
+ * LOOM_NOT_FOUND for an unknown name; LOOM_SHAPE_MISMATCH naming the
+ * tensor when the value does not fit. The next step uses it (on a GPU,
+ * it is uploaded with that step). */
+LOOM_API loom_status loom_trainer_set_state(loom_trainer *trainer,
+                                            const char *name,
+                                            const loom_tensor *value);
 
 /* What a trainer holds, by role (loom-run --print-memory). The step's code
  * returns the next value of every state tensor as a new tensor, so while a

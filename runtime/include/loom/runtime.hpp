@@ -78,8 +78,8 @@ public:
   static Tensor wrap(loom_dtype dtype, const std::vector<int64_t> &shape,
                      void *data, size_t bytes, Status *status = nullptr) {
     loom_tensor *t = nullptr;
-    Status s(loom_tensor_wrap(dtype, shape.size(), shape.data(), data, bytes,
-                              &t));
+    Status s(
+        loom_tensor_wrap(dtype, shape.size(), shape.data(), data, bytes, &t));
     if (status)
       *status = std::move(s);
     return Tensor(t);
@@ -300,6 +300,10 @@ public:
     const loom_tensor *t = nullptr;
     Status(loom_trainer_find_state(t_, name.c_str(), &t));
     return t;
+  }
+  /// Sets state tensor `name` to a copy of `value` (loom_trainer_set_state).
+  Status setState(const std::string &name, const loom_tensor *value) {
+    return Status(loom_trainer_set_state(t_, name.c_str(), value));
   }
 
   Status save(const std::string &path) const {
