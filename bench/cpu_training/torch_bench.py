@@ -19,7 +19,7 @@ gpt2_SIZE.pt and gpt2_SIZE.npz.
 
 usage: /usr/bin/python3 torch_bench.py DIR NAME --threads T --steps N
            --batch B [--warmup W] [--lr 1e-4] [--weight-decay 0.01]
-           [--clip-norm 1.0] [--device cpu|cuda] [--compile]
+           [--clip-norm 1.0] [--device cpu|cuda] [--compile] [--bf16]
 (loss.item() synchronizes each step, on a GPU too.)
 """
 import argparse
@@ -46,6 +46,10 @@ def main():
                    help="cpu or cuda (bench/gpu: the step on the GPU)")
     p.add_argument("--compile", action="store_true",
                    help="the model through torch.compile")
+    p.add_argument("--bf16", action="store_true",
+                   help="mixed precision: the forward and the loss under "
+                        "bf16 autocast (f32 weights and optimizer), as "
+                        "loomc train --precision bf16")
     a = p.parse_args()
     # OpenBLAS (PyTorch's GEMM here, a pthreads build) starts one thread per
     # core unless told before it loads. Its threads run the GEMMs while
@@ -93,9 +97,11 @@ def main():
                            device=a.device)
         xb, yb = x[idx], labels[idx]
         opt.zero_grad(set_to_none=True)
-        logits = step_model(xb)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                               yb.reshape(-1))
+        with torch.autocast(device_type=a.device.split(":")[0],
+                            dtype=torch.bfloat16, enabled=a.bf16):
+            logits = step_model(xb)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                   yb.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, a.clip_norm)
         opt.step()

@@ -83,9 +83,11 @@ rm -f "$out/step/mlp".* "$out/step/gpt2.onnx.data" "$out/step/gpt2.pt"
     --target cuda -o "$out/step/gpt2.cuda.loom"
 rm -f "$out/step/gpt2.onnx"
 # What only `loomc export` reads (the inference module and the source ONNX,
-# 26 MB of the 43) does not go to the GPU: stripped, the header rewritten.
+# 26 MB of the 43 of the step; the whole ONNX of GPT-2 small) does not go
+# to the GPU: stripped, the header rewritten.
 protoc --python_out="$stage" -I "$root" "$root/common/schema/loom_artifact.proto"
-PYTHONPATH="$stage" "$py" - "$out/step/gpt2.cuda.loom" <<'PY'
+strip_export() {
+  PYTHONPATH="$stage" "$py" - "$1" <<'PY'
 import struct, sys
 from common.schema import loom_artifact_pb2 as pb
 path = sys.argv[1]
@@ -105,9 +107,38 @@ pad = b"\0" * (align(28 + len(body)) - 28 - len(body)) if section else b""
 open(path, "wb").write(data[:12] + struct.pack("<QQ", len(body), h) + body +
                        pad + section)
 PY
+}
+strip_export "$out/step/gpt2.cuda.loom"
 cp "$root/bench/cpu_training/torch_bench.py" \
    "$root/bench/cpu_training/make_training_models.py" \
    "$root/test/models/make_models.py" "$out/step/"
+
+# GPT-2 small (124M) in bf16, the scale section's step: the ONNX of
+# bench/scale (made when missing), compiled without its initial values
+# (run.sh makes the same seeded weights with PyTorch there;
+# LOOM_GPU_SCALE=0 leaves it out).
+if [ "${LOOM_GPU_SCALE:-1}" != 0 ]; then
+  scale=$root/build/bench/scale
+  if [ ! -f "$scale/gpt2_small.onnx" ] || [ ! -f "$scale/gpt2_small.npz" ]; then
+    mkdir -p "$scale"
+    "$py" "$root/bench/scale/make_gpt2.py" --size small --batch 8 --seq 128 \
+      -o "$scale" > "$out/scale.make.log"
+  fi
+  mkdir -p "$out/scale"
+  "$build/bin/loomc" train "$scale/gpt2_small.onnx" --loss cross_entropy \
+      --logits logits --labels labels --optimizer adamw --lr 1e-4 \
+      --weight-decay 0.01 --lr-schedule constant --clip-norm 1.0 --batch 8 \
+      --precision bf16 --target cuda --no-initial-values \
+      -o "$out/scale/gpt2_small.cuda.loom"
+  strip_export "$out/scale/gpt2_small.cuda.loom"
+  cp "$scale/gpt2_small.npz" "$root/bench/scale/make_gpt2.py" "$out/scale/"
+  cp "$here/gpt2_weights.py" "$out/"
+fi
+# The comparisons' files compress well (CUDA sources, zeros): one xz
+# archive that run.sh unpacks there (23 MB of conformance files are 1.4).
+tar -C "$out" -cJf "$out/data.tar.xz" conformance training $(
+  [ -d "$out/scale" ] && echo scale)
+rm -rf "$out/conformance" "$out/training" "$out/scale"
 size=$(du -sm "$out" | cut -f1)
 echo "bench/gpu/out: $size MiB (the device tool carries at most 64)"
 [ "$size" -lt 64 ] || { echo "bench/gpu/out is too large to carry"; exit 1; }

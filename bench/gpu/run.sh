@@ -1,7 +1,7 @@
 #!/bin/sh
 # On the GPU machine, bench/gpu/out/ made by make_sources.sh here: every
 # GPU check and figure in one command, results in $OUT (else ./results):
-#   sh bench/gpu/out/run.sh [tests] [conformance] [training] [kernels] [step] [load] [profile]
+#   sh bench/gpu/out/run.sh [tests] [conformance] [training] [kernels] [step] [load] [profile] [scale]
 # (no argument: all sections, in that order). Each section goes on when
 # another fails; summary.txt says which passed. docs/cuda.md.
 set -u
@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 here=$(pwd)
 res=${OUT:-$here/results}
 mkdir -p "$res"
-sections=${*:-tests conformance training kernels step load profile}
+sections=${*:-tests conformance training kernels step load profile scale}
 : > "$res/summary.txt"
 log() { echo "$*" | tee -a "$res/summary.txt"; }
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -23,7 +23,13 @@ log "device: $(head -1 "$res/device.txt")"
 # The runtime built on the compiling machine: loom-run behind a wrapper
 # that finds its libraries (the machine's libstdc++ first, the carried one
 # when it is too old).
-rm -rf loom && mkdir loom && tar -C loom -xJf loom.tar.xz
+# (Unpacked once: lease.sh runs one section a call.)
+if [ ! -f loom/.unpacked ]; then
+  rm -rf loom && mkdir loom && tar -C loom -xJf loom.tar.xz &&
+    touch loom/.unpacked
+fi
+# The comparisons' files (make_sources.sh packs them).
+[ -d conformance ] || [ ! -f data.tar.xz ] || tar -xJf data.tar.xz
 libs=$here/loom/lib
 if LD_LIBRARY_PATH=$libs "$here/loom/bin/loom-run" 2>&1 | grep -q "not found"; then
   libs=$libs:$here/loom/lib/fallback
@@ -104,5 +110,28 @@ if want profile; then
   python3 profile_summary.py "$res/step-trace.json" --top 40 \
     > "$res/profile.txt" 2>&1
   log "profile: $(head -4 "$res/profile.txt" | tr '\n' ' ')"
+fi
+if want scale && [ -f scale/gpt2_small.cuda.loom ]; then
+  # GPT-2 small (124M; 12 x 768, vocab 50257), bf16 mixed precision, batch
+  # 8 x 128 tokens, AdamW + clipping: Loom's executor against PyTorch eager
+  # and torch.compile under bf16 autocast, on the same seeded weights (made
+  # here by PyTorch: the artifact carries none) and data.
+  steps=30 warm=5
+  ms() { sed -n 's/^per step: .* median \([0-9.]*\) ms.*/\1/p'; }
+  python3 gpt2_weights.py small scale/gpt2_small.weights.npz \
+    > "$res/scale-weights.txt" 2>&1
+  "$lr" scale/gpt2_small.cuda.loom --device cuda --print-device \
+    --data scale/gpt2_small.npz --init scale/gpt2_small.weights.npz \
+    --steps $steps --batch 8 --warmup $warm --log-every 10 \
+    > "$res/scale-loom.txt" 2>&1
+  (cd step && python3 torch_bench.py ../scale gpt2_small --device cuda \
+    --threads 1 --steps $steps --batch 8 --warmup $warm --bf16) \
+    > "$res/scale-eager.txt" 2>&1
+  (cd step && python3 torch_bench.py ../scale gpt2_small --device cuda \
+    --threads 1 --steps $steps --batch 8 --warmup $warm --bf16 --compile) \
+    > "$res/scale-compile.txt" 2>&1
+  l=$(ms < "$res/scale-loom.txt"); e=$(ms < "$res/scale-eager.txt")
+  c=$(ms < "$res/scale-compile.txt")
+  log "gpt2 small bf16 step ms: loom ${l:-?} eager ${e:-?} compile ${c:-?}; loom/eager $(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}') loom/compile $(awk -v a="${l:-0}" -v b="${c:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}')"
 fi
 log "results in $res"
