@@ -87,9 +87,10 @@ FailureOr<std::string> emitRelu(KernelText &kernel, ReluOp relu, Value result,
   FailureOr<std::string> x = kernel.evalBroadcast(relu.getX(), result, index);
   if (failed(x))
     return failure();
+  // NaN stays NaN (as PyTorch and the CPU backend): only x < 0 is 0.
   return kernel.let(computeType(resultType),
-                    *x + " > " + literal(0, resultType) + " ? " + *x + " : " +
-                        literal(0, resultType));
+                    *x + " < " + literal(0, resultType) + " ? " +
+                        literal(0, resultType) + " : " + *x);
 }
 
 FailureOr<std::string> emitGelu(KernelText &kernel, GeluOp gelu, Value result,

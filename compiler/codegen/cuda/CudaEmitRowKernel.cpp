@@ -110,10 +110,14 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     block *= 2;
   KernelText kernel(region, region.kernelName());
   std::string cxxType = computeType(resultType);
+  // Softmax and norm statistics in the compute type (double for f64).
   std::string accType = kind == "softmax" || kind == "log_softmax"
-                            ? "loom::maxsum"
-                        : kind == "norm" ? "loom::welford"
+                            ? "loom::maxsum_t<" + cxxType + ">"
+                        : kind == "norm" ? "loom::welford_t<" + cxxType + ">"
                                          : cxxType;
+  bool isMaxsum = kind == "softmax" || kind == "log_softmax";
+  bool isWelford = kind == "norm";
+  std::string zero = literal(0, resultType), one = literal(1, resultType);
   kernel.line("__shared__ " + accType + " sh[32];");
   kernel.open("for (loom::i64 row = blockIdx.x; row < " + std::to_string(rows) +
               "; row += gridDim.x)");
@@ -131,12 +135,12 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
 
   // The accumulator: its initial value, combine function and identity.
   std::string init, combine, identity;
-  if (accType == "loom::maxsum") {
+  if (isMaxsum) {
     init = identity =
-        "loom::maxsum{" + literal(-INFINITY, resultType) + ", 0.0f}";
+        accType + "{" + literal(-INFINITY, resultType) + ", " + zero + "}";
     combine = "loom::combine_maxsum";
-  } else if (accType == "loom::welford") {
-    init = identity = "loom::welford{0.0f, 0.0f, 0.0f}";
+  } else if (isWelford) {
+    init = identity = accType + "{" + zero + ", " + zero + ", " + zero + "}";
     combine = "loom::combine_welford";
   } else {
     if (kind == "sum" || kind == "mean")
@@ -162,12 +166,12 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     FailureOr<std::string> element = kernel.eval(input, inputIndex);
     if (failed(element))
       return failure();
-    if (accType == "loom::maxsum")
-      kernel.line(acc + " = loom::combine_maxsum(" + acc + ", loom::maxsum{" +
-                  *element + ", 1.0f});");
-    else if (accType == "loom::welford")
-      kernel.line(acc + " = loom::combine_welford(" + acc +
-                  ", loom::welford{1.0f, " + *element + ", 0.0f});");
+    if (isMaxsum)
+      kernel.line(acc + " = loom::combine_maxsum(" + acc + ", " + accType +
+                  "{" + *element + ", " + one + "});");
+    else if (isWelford)
+      kernel.line(acc + " = loom::combine_welford(" + acc + ", " + accType +
+                  "{" + one + ", " + *element + ", " + zero + "});");
     else
       kernel.line(acc + " = " + combine + "(" + acc + ", " + *element + ");");
   }
@@ -207,9 +211,9 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     };
   } else if (kind == "norm") {
     auto norm = cast<LayerNormOp>(root);
-    std::string mean = kernel.let("float", acc + ".mean", "mean");
+    std::string mean = kernel.let(cxxType, acc + ".mean", "mean");
     std::string rstd = kernel.let(
-        "float",
+        cxxType,
         "loom::rsqrt_(" + acc + ".m2 / " +
             literal(static_cast<double>(rowSize), resultType) + " + " +
             literal(norm.getEpsilon().convertToDouble(), resultType) + ")",
@@ -241,8 +245,8 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     bool isLog = kind == "log_softmax";
     std::string post =
         isLog
-            ? kernel.let("float", acc + ".m + loom::log_(" + acc + ".s)", "lse")
-            : kernel.let("float", "1.0f / " + acc + ".s", "inv");
+            ? kernel.let(cxxType, acc + ".m + loom::log_(" + acc + ".s)", "lse")
+            : kernel.let(cxxType, one + " / " + acc + ".s", "inv");
     std::string max = acc + ".m";
     kernel.overrides[root->getResult(0)] =
         [&kernel, &current, input, post, max, isLog,

@@ -254,7 +254,9 @@ LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
                 loopVar + " < " + std::to_string(loopIterations) + "; " +
                 loopVar + " += " + stride + ")");
     SmallVector<std::string> outVectors;
-    SmallVector<Value> preloaded;
+    // Values read as vectors in this loop, with the override each had
+    // before (a read-back value's), restored after the loop.
+    SmallVector<std::pair<Value, KernelText::Override>> preloaded;
     if (vectorize) {
       // Inputs of the loop's shape, read whole: one vector load each.
       SmallVector<Value> reads;
@@ -275,8 +277,8 @@ LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
             "*reinterpret_cast<const " + vectorType(type) + " *>(" + pointer +
                 " + " + std::to_string(kVectorWidth) + " * j)",
             "a");
-        preloaded.push_back(read);
         KernelText::Override previous = kernel.overrides.lookup(read);
+        preloaded.push_back({read, previous});
         kernel.overrides[read] =
             [&kernel, vector, read, type, previous,
              buffer](const Idx &index) -> FailureOr<std::string> {
@@ -328,8 +330,12 @@ LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
                     " * j) = " + outVectors[n] + ";");
       }
     }
-    for (Value read : preloaded)
-      kernel.overrides.erase(read);
+    for (auto &[read, previous] : preloaded) {
+      if (previous)
+        kernel.overrides[read] = previous;
+      else
+        kernel.overrides.erase(read);
+    }
     kernel.close();
   }
   if (iterations == 0)

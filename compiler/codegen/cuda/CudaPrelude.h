@@ -104,19 +104,26 @@ __device__ __forceinline__ i64 index_(i64 k, i64 n) { if (k < 0) k += n; return 
 
 // Warp and block reductions. shfl of every type the row kernels combine.
 template <class T> __device__ __forceinline__ T shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
-struct maxsum { float m, s; };  // online softmax: running max, sum of exp(x - m)
-__device__ __forceinline__ maxsum shfl(maxsum v, int o) { return {shfl(v.m, o), shfl(v.s, o)}; }
-__device__ __forceinline__ maxsum combine_maxsum(maxsum a, maxsum b) {
-  float m = fmaxf(a.m, b.m);
-  if (m == -__int_as_float(0x7f800000)) return {m, 0.0f};
-  return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
+// Online softmax (running max, sum of exp(x - m)) and Welford statistics
+// (count, mean, sum of squared deviations), in the row's compute type:
+// float for f32 and the 16-bit floats, double for f64.
+__device__ __forceinline__ float exp_fast(float x) { return __expf(x); }
+__device__ __forceinline__ double exp_fast(double x) { return exp(x); }
+template <class T> struct maxsum_t { T m, s; };
+typedef maxsum_t<float> maxsum;
+template <class T> __device__ __forceinline__ maxsum_t<T> shfl(maxsum_t<T> v, int o) { return {shfl(v.m, o), shfl(v.s, o)}; }
+template <class T> __device__ __forceinline__ maxsum_t<T> combine_maxsum(maxsum_t<T> a, maxsum_t<T> b) {
+  T m = a.m > b.m ? a.m : b.m;
+  if (m == -(T)__int_as_float(0x7f800000)) return {m, (T)0};
+  return {m, a.s * exp_fast(a.m - m) + b.s * exp_fast(b.m - m)};
 }
-struct welford { float n, mean, m2; };  // count, mean, sum of squared deviations
-__device__ __forceinline__ welford shfl(welford v, int o) { return {shfl(v.n, o), shfl(v.mean, o), shfl(v.m2, o)}; }
-__device__ __forceinline__ welford combine_welford(welford a, welford b) {
-  float n = a.n + b.n;
-  if (n == 0.0f) return a;
-  float d = b.mean - a.mean, fb = b.n / n;
+template <class T> struct welford_t { T n, mean, m2; };
+typedef welford_t<float> welford;
+template <class T> __device__ __forceinline__ welford_t<T> shfl(welford_t<T> v, int o) { return {shfl(v.n, o), shfl(v.mean, o), shfl(v.m2, o)}; }
+template <class T> __device__ __forceinline__ welford_t<T> combine_welford(welford_t<T> a, welford_t<T> b) {
+  T n = a.n + b.n;
+  if (n == (T)0) return a;
+  T d = b.mean - a.mean, fb = b.n / n;
   return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
 }
 template <class T, class F> __device__ __forceinline__ T warp_reduce(T v, F f) {

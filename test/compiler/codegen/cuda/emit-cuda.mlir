@@ -71,7 +71,7 @@ func.func @columns(%x: tensor<512x64xf32>) -> tensor<64xf32> {
 // Softmax over rows: one pass with an online max and sum, then the row's
 // outputs in the same kernel.
 // SOFTMAX: // fusion_0 (softmax): softmax {{.*}}[rows]
-// SOFTMAX: __shared__ loom::maxsum sh[32];
+// SOFTMAX: __shared__ loom::maxsum_t<float> sh[32];
 // SOFTMAX: loom::combine_maxsum(
 // SOFTMAX: loom::block_reduce(
 // SOFTMAX: loom::exp_(
@@ -84,7 +84,7 @@ func.func @softmax(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
 // LayerNorm + GELU + residual: one kernel per row block (Welford
 // statistics), the epilogue in the same kernel.
 // LN: // fusion_0 (norm): layer_norm gelu add {{.*}}[rows]
-// LN: __shared__ loom::welford sh[32];
+// LN: __shared__ loom::welford_t<float> sh[32];
 // LN: loom::combine_welford(
 // LN: loom::rsqrt_(
 // LN: loom::gelu_tanh_(
