@@ -322,6 +322,17 @@ private:
 /// "sum", "mean", "max", "min" or "prod" for the reduce ops; "" for any
 /// other op.
 llvm::StringRef reductionKind(mlir::Operation *op);
+/// Whether `value` is computed, inside its region, from an op for which
+/// `pred` holds.
+bool readsFrom(mlir::Value value,
+               llvm::function_ref<bool(mlir::Operation *)> pred);
+/// A cross-entropy's label at `row` (evaluated into `kernel`), with the
+/// condition that skips the row (an ignored label; "false" without
+/// ignore_index) in `skip`.
+mlir::FailureOr<std::string> crossEntropyLabel(KernelText &kernel,
+                                               graph::CrossEntropyOp loss,
+                                               const Idx &row,
+                                               std::string &skip);
 /// The initial value of a "sum", "mean", "max", "min" or "prod" reduction
 /// of element type `type`, in its compute type.
 std::string reductionInit(llvm::StringRef kind, mlir::Type type);

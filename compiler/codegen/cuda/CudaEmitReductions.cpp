@@ -73,6 +73,19 @@ Idx reductionInputIndex(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> axes,
   return inputIndex;
 }
 
+FailureOr<std::string> crossEntropyLabel(KernelText &kernel,
+                                         CrossEntropyOp loss, const Idx &row,
+                                         std::string &skip) {
+  FailureOr<std::string> label = kernel.eval(loss.getLabels(), row);
+  skip = "false";
+  if (succeeded(label))
+    if (auto ignore = loss.getIgnoreIndex())
+      skip = *label + " == " +
+             literal(static_cast<double>(static_cast<int64_t>(*ignore)),
+                     elemOf(loss.getLabels()));
+  return label;
+}
+
 namespace {
 
 /// Opens `for (loom::i64 <fresh> = 0; <fresh> < count; ++<fresh>)`; the
@@ -426,14 +439,10 @@ FailureOr<std::string> emitCrossEntropy(KernelText &kernel, CrossEntropyOp loss,
     std::string rowVar = openCountedLoop(kernel, numel(rowShape), "row");
     row = kernel.decompose(rowVar, rowShape, "q");
   }
-  FailureOr<std::string> label = kernel.eval(loss.getLabels(), row);
+  std::string skip;
+  FailureOr<std::string> label = crossEntropyLabel(kernel, loss, row, skip);
   if (failed(label))
     return failure();
-  std::string skip = "false";
-  if (auto ignore = loss.getIgnoreIndex())
-    skip = *label + " == " +
-           literal(static_cast<double>(static_cast<int64_t>(*ignore)),
-                   elemOf(loss.getLabels()));
   kernel.open("if (!(" + skip + "))");
   std::string max = kernel.let(cxxType, literal(-INFINITY, resultType), "m");
   std::string sum = kernel.let(cxxType, literal(0, resultType), "s");

@@ -24,17 +24,7 @@ namespace {
 
 /// Whether `value` is computed from `root`'s results (inside the region).
 bool dependsOn(Value value, Operation *root) {
-  SmallVector<Value> work{value};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def).second)
-      continue;
-    if (def == root)
-      return true;
-    work.append(def->operand_begin(), def->operand_end());
-  }
-  return false;
+  return readsFrom(value, [root](Operation *op) { return op == root; });
 }
 
 /// The values a row kernel writes: element outputs (the reduced operand's
@@ -46,6 +36,20 @@ struct RowOutputs {
 };
 
 } // namespace
+
+bool readsFrom(Value value, llvm::function_ref<bool(Operation *)> pred) {
+  SmallVector<Value> work{value};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (pred(def))
+      return true;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
 
 FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
   Value input = root->getOperand(0);

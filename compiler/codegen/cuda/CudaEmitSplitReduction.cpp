@@ -27,7 +27,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,19 +70,7 @@ bool combinesElements(Operation *op) {
 
 /// Whether `value` is computed, inside the region, from an op that
 /// combines elements.
-bool readsCombined(Value value) {
-  SmallVector<Value> work{value};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def).second)
-      continue;
-    if (combinesElements(def))
-      return true;
-    work.append(def->operand_begin(), def->operand_end());
-  }
-  return false;
-}
+bool readsCombined(Value value) { return readsFrom(value, combinesElements); }
 
 /// The type partials are kept in: the compute type of `type` (f32 for
 /// the 16-bit floats).
@@ -334,14 +321,10 @@ FailureOr<int> splitCrossEntropy(RegionEmitter &region, CrossEntropyOp loss,
     kernel.open("for (loom::i64 row = blockIdx.x; row < " +
                 std::to_string(rows) + "; row += gridDim.x)");
     Idx row = kernel.decompose("row", rowShape, "y");
-    FailureOr<std::string> label = kernel.eval(loss.getLabels(), row);
+    std::string skip;
+    FailureOr<std::string> label = crossEntropyLabel(kernel, loss, row, skip);
     if (failed(label))
       return failure();
-    std::string skip = "false";
-    if (auto ignore = loss.getIgnoreIndex())
-      skip = *label + " == " +
-             literal(static_cast<double>(static_cast<int64_t>(*ignore)),
-                     elemOf(loss.getLabels()));
     // The whole block takes the branch (the label is the row's): the block
     // reductions inside stay uniform.
     kernel.open("if (!(" + skip + "))");
