@@ -333,12 +333,29 @@ mlir::FailureOr<std::string> crossEntropyLabel(KernelText &kernel,
                                                graph::CrossEntropyOp loss,
                                                const Idx &row,
                                                std::string &skip);
+/// A cross-entropy row's loss, logsumexp - the label's logit, from the
+/// row's max and sum of exponentials and its label (crossEntropyLabel).
+mlir::FailureOr<std::string>
+crossEntropyRowLoss(KernelText &kernel, graph::CrossEntropyOp loss,
+                    const Idx &row, const std::string &label,
+                    const std::string &max, const std::string &sum);
 /// The initial value of a "sum", "mean", "max", "min" or "prod" reduction
 /// of element type `type`, in its compute type.
 std::string reductionInit(llvm::StringRef kind, mlir::Type type);
 /// The statement that combines `element` into `acc` for `kind`.
 std::string reductionCombine(llvm::StringRef kind, const std::string &acc,
                              const std::string &element);
+/// The prelude function that combines two partial results of `kind` in
+/// C++ type `cxxType` ("loom::add_<float>").
+std::string reductionCombineFn(llvm::StringRef kind,
+                               const std::string &cxxType);
+/// `loom::block_reduce(value, ...)` of a block's `value`s of C++ type
+/// `type`, combined by function `fn` from `identity`.
+std::string blockReduce(const std::string &value, const std::string &type,
+                        const std::string &fn, const std::string &identity);
+/// The threads of a block that strides over a row of `rowSize` elements:
+/// a power of two from a warp to kBlock.
+int64_t rowBlock(int64_t rowSize);
 /// The index into a reduction's input (of `inputShape`, reduced over
 /// `axes`) of the element at `reducedIndex` (one entry per reduced axis)
 /// of the result element at `resultIndex`.

@@ -53,6 +53,26 @@ std::string reductionCombine(StringRef kind, const std::string &acc,
   return acc + " = loom::" + kind.str() + "_(" + acc + ", " + element + ");";
 }
 
+std::string reductionCombineFn(StringRef kind, const std::string &cxxType) {
+  StringRef fn = kind == "sum" || kind == "mean" ? "add"
+                 : kind == "prod"                ? "mul"
+                                                 : kind;
+  return "loom::" + fn.str() + "_<" + cxxType + ">";
+}
+
+std::string blockReduce(const std::string &value, const std::string &type,
+                        const std::string &fn, const std::string &identity) {
+  return "loom::block_reduce(" + value + ", [](" + type + " a, " + type +
+         " b) { return " + fn + "(a, b); }, " + identity + ", sh)";
+}
+
+int64_t rowBlock(int64_t rowSize) {
+  int64_t block = 32;
+  while (block < rowSize && block < kBlock)
+    block *= 2;
+  return block;
+}
+
 Idx reductionInputIndex(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> axes,
                         bool keepdims, const Idx &resultIndex,
                         const Idx &reducedIndex) {
@@ -84,6 +104,22 @@ FailureOr<std::string> crossEntropyLabel(KernelText &kernel,
              literal(static_cast<double>(static_cast<int64_t>(*ignore)),
                      elemOf(loss.getLabels()));
   return label;
+}
+
+FailureOr<std::string> crossEntropyRowLoss(KernelText &kernel,
+                                           CrossEntropyOp loss, const Idx &row,
+                                           const std::string &label,
+                                           const std::string &max,
+                                           const std::string &sum) {
+  int64_t classes = shapeOf(loss.getLogits()).back();
+  Idx labelIndex = row;
+  labelIndex.push_back(kernel.let(
+      "loom::i64",
+      "loom::index_(" + label + ", " + std::to_string(classes) + ")", "k"));
+  FailureOr<std::string> picked = kernel.eval(loss.getLogits(), labelIndex);
+  if (failed(picked))
+    return failure();
+  return max + " + loom::log_(" + sum + ") - " + *picked;
 }
 
 namespace {
@@ -459,15 +495,11 @@ FailureOr<std::string> emitCrossEntropy(KernelText &kernel, CrossEntropyOp loss,
       kernel.line(sum + " += loom::exp_(" + *logit + " - " + max + ");");
     kernel.close();
   }
-  Idx labelIndex = row;
-  labelIndex.push_back(kernel.let(
-      "loom::i64",
-      "loom::index_(" + *label + ", " + std::to_string(classes) + ")", "k"));
-  FailureOr<std::string> picked = kernel.eval(loss.getLogits(), labelIndex);
-  if (failed(picked))
+  FailureOr<std::string> rowLoss =
+      crossEntropyRowLoss(kernel, loss, row, *label, max, sum);
+  if (failed(rowLoss))
     return failure();
-  kernel.line(acc + " += " + max + " + loom::log_(" + sum + ") - " + *picked +
-              ";");
+  kernel.line(acc + " += " + *rowLoss + ";");
   kernel.line(count + " += 1;");
   kernel.close();
   if (!unreduced)

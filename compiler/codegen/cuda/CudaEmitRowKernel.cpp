@@ -109,18 +109,15 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     }
   }
 
-  int64_t block = 32;
-  while (block < rowSize && block < kBlock)
-    block *= 2;
+  int64_t block = rowBlock(rowSize);
   KernelText kernel(region, region.kernelName());
   std::string cxxType = computeType(resultType);
   // Softmax and norm statistics in the compute type (double for f64).
-  std::string accType = kind == "softmax" || kind == "log_softmax"
-                            ? "loom::maxsum_t<" + cxxType + ">"
-                        : kind == "norm" ? "loom::welford_t<" + cxxType + ">"
-                                         : cxxType;
   bool isMaxsum = kind == "softmax" || kind == "log_softmax";
   bool isWelford = kind == "norm";
+  std::string accType = isMaxsum    ? "loom::maxsum_t<" + cxxType + ">"
+                        : isWelford ? "loom::welford_t<" + cxxType + ">"
+                                    : cxxType;
   std::string zero = literal(0, resultType), one = literal(1, resultType);
   kernel.line("__shared__ " + accType + " sh[32];");
   kernel.open("for (loom::i64 row = blockIdx.x; row < " + std::to_string(rows) +
@@ -147,20 +144,8 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     init = identity = accType + "{" + zero + ", " + zero + ", " + zero + "}";
     combine = "loom::combine_welford";
   } else {
-    if (kind == "sum" || kind == "mean")
-      init = literal(0, resultType);
-    else if (kind == "prod")
-      init = literal(1, resultType);
-    else if (isFloat)
-      init = literal(kind == "max" ? -INFINITY : INFINITY, resultType);
-    else if (cxxType == "int")
-      init = kind == "max" ? "(-2147483647 - 1)" : "2147483647";
-    else
-      init = literal(kind == "max" ? -9.3e18 : 9.3e18, resultType);
-    identity = init;
-    combine = kind == "sum" || kind == "mean" ? "loom::add_<" + cxxType + ">"
-              : kind == "prod"                ? "loom::mul_<" + cxxType + ">"
-                               : "loom::" + kind.str() + "_<" + cxxType + ">";
+    init = identity = reductionInit(kind, resultType);
+    combine = reductionCombineFn(kind, cxxType);
   }
   std::string acc = kernel.let(accType, init, "acc");
   kernel.open("for (loom::i64 r = threadIdx.x; r < " + std::to_string(rowSize) +
@@ -180,9 +165,7 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
       kernel.line(acc + " = " + combine + "(" + acc + ", " + *element + ");");
   }
   kernel.close();
-  kernel.line(acc + " = loom::block_reduce(" + acc + ", [](" + accType +
-              " a, " + accType + " b) { return " + combine + "(a, b); }, " +
-              identity + ", sh);");
+  kernel.line(acc + " = " + blockReduce(acc, accType, combine, identity) + ";");
 
   // The root's value, per row or per element of the row: an override that
   // serves only the row (or element) being written.

@@ -113,12 +113,7 @@ FailureOr<int> emitSplit(RegionEmitter &region, Value result, StringRef kind,
                 std::max<int64_t>(
                     2, std::min<int64_t>(kMaxThreadParts, reducedCount / 8)));
   std::string partsText = std::to_string(parts);
-  std::string blockOp = kind == "sum" || kind == "mean" ? "add"
-                        : kind == "prod"                ? "mul"
-                                                        : kind.str();
-  std::string blockCombine = "[](" + cxxType + " a, " + cxxType +
-                             " b) { return loom::" + blockOp + "_<" + cxxType +
-                             ">(a, b); }";
+  std::string combineFn = reductionCombineFn(kind, cxxType);
   // Partial p of result o: [o][p] for block partials, [p][o] for thread
   // partials (the layout each kernel writes coalesced).
   int partials =
@@ -161,8 +156,8 @@ FailureOr<int> emitSplit(RegionEmitter &region, Value result, StringRef kind,
     kernel.close();
     std::string out = kernel.param(partials, accType, true);
     if (blockParts) {
-      kernel.line(acc + " = loom::block_reduce(" + acc + ", " + blockCombine +
-                  ", " + init + ", sh);");
+      kernel.line(acc + " = " + blockReduce(acc, cxxType, combineFn, init) +
+                  ";");
       kernel.open("if (threadIdx.x == 0)");
     }
     kernel.line("loom::st(" + out + " + t, " + acc + ");");
@@ -198,8 +193,8 @@ FailureOr<int> emitSplit(RegionEmitter &region, Value result, StringRef kind,
       kernel.line(reductionCombine(
           kind, acc, "loom::ld(" + in + "[o * " + partsText + " + p])"));
       kernel.close();
-      kernel.line(acc + " = loom::block_reduce(" + acc + ", " + blockCombine +
-                  ", " + init + ", sh);");
+      kernel.line(acc + " = " + blockReduce(acc, cxxType, combineFn, init) +
+                  ";");
     } else {
       kernel.open("for (loom::i64 p = 0; p < " + partsText + "; ++p)");
       kernel.line(reductionCombine(
@@ -285,11 +280,11 @@ FailureOr<int> splitMse(RegionEmitter &region, MseLossOp loss, int target) {
           const std::string &r) -> FailureOr<std::string> {
         Idx index = kernel.decompose(r, predShape, "q");
         FailureOr<std::string> pred = kernel.eval(loss.getPred(), index);
-        FailureOr<std::string> target = kernel.eval(loss.getTarget(), index);
-        if (failed(pred) || failed(target))
+        FailureOr<std::string> truth = kernel.eval(loss.getTarget(), index);
+        if (failed(pred) || failed(truth))
           return failure();
         std::string diff = kernel.let(computeType(elemOf(loss.getResult())),
-                                      *pred + " - " + *target, "d");
+                                      *pred + " - " + *truth, "d");
         return diff + " * " + diff;
       },
       target);
@@ -308,9 +303,7 @@ FailureOr<int> splitCrossEntropy(RegionEmitter &region, CrossEntropyOp loss,
   SmallVector<int64_t> rowShape(logitsShape.begin(), logitsShape.end() - 1);
   int64_t rows = numel(rowShape);
   int64_t blocks = std::clamp<int64_t>(rows, 1, kLossBlocks);
-  int64_t block = 32;
-  while (block < classes && block < kBlock)
-    block *= 2;
+  int64_t block = rowBlock(classes);
   int sums = region.newScratch(accType, {blocks}, "loss partials");
   int counts = region.newScratch(accType, {blocks}, "loss counts");
   {
@@ -347,26 +340,19 @@ FailureOr<int> splitCrossEntropy(RegionEmitter &region, CrossEntropyOp loss,
         kernel.line(local + " += loom::exp_(" + *logit + " - " + stats[0] +
                     ");");
       kernel.close();
-      std::string combine = pass == 0 ? "loom::max_<" + cxxType + ">"
-                                      : "loom::add_<" + cxxType + ">";
-      stats[pass] = kernel.let(cxxType,
-                               "loom::block_reduce(" + local + ", [](" +
-                                   cxxType + " a, " + cxxType +
-                                   " b) { return " + combine + "(a, b); }, " +
-                                   (pass == 0 ? literal(-INFINITY, resultType)
-                                              : literal(0, resultType)) +
-                                   ", sh)",
-                               pass == 0 ? "rm" : "rs");
+      stats[pass] = kernel.let(
+          cxxType,
+          blockReduce(local, cxxType,
+                      reductionCombineFn(pass == 0 ? "max" : "sum", cxxType),
+                      pass == 0 ? literal(-INFINITY, resultType)
+                                : literal(0, resultType)),
+          pass == 0 ? "rm" : "rs");
     }
-    Idx labelIndex = row;
-    labelIndex.push_back(kernel.let(
-        "loom::i64",
-        "loom::index_(" + *label + ", " + std::to_string(classes) + ")", "k"));
-    FailureOr<std::string> picked = kernel.eval(loss.getLogits(), labelIndex);
-    if (failed(picked))
+    FailureOr<std::string> rowLoss =
+        crossEntropyRowLoss(kernel, loss, row, *label, stats[0], stats[1]);
+    if (failed(rowLoss))
       return failure();
-    kernel.line(acc + " += " + stats[0] + " + loom::log_(" + stats[1] + ") - " +
-                *picked + ";");
+    kernel.line(acc + " += " + *rowLoss + ";");
     kernel.line(count + " += 1;");
     kernel.close();
     kernel.close();

@@ -109,16 +109,16 @@ template <class T> __device__ __forceinline__ T shfl(T v, int o) { return __shfl
 // float for f32 and the 16-bit floats, double for f64.
 __device__ __forceinline__ float exp_fast(float x) { return __expf(x); }
 __device__ __forceinline__ double exp_fast(double x) { return exp(x); }
+__device__ __forceinline__ float fmax_(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double fmax_(double a, double b) { return fmax(a, b); }
 template <class T> struct maxsum_t { T m, s; };
-typedef maxsum_t<float> maxsum;
 template <class T> __device__ __forceinline__ maxsum_t<T> shfl(maxsum_t<T> v, int o) { return {shfl(v.m, o), shfl(v.s, o)}; }
 template <class T> __device__ __forceinline__ maxsum_t<T> combine_maxsum(maxsum_t<T> a, maxsum_t<T> b) {
-  T m = a.m > b.m ? a.m : b.m;
+  T m = fmax_(a.m, b.m);
   if (m == -(T)__int_as_float(0x7f800000)) return {m, (T)0};
   return {m, a.s * exp_fast(a.m - m) + b.s * exp_fast(b.m - m)};
 }
 template <class T> struct welford_t { T n, mean, m2; };
-typedef welford_t<float> welford;
 template <class T> __device__ __forceinline__ welford_t<T> shfl(welford_t<T> v, int o) { return {shfl(v.n, o), shfl(v.mean, o), shfl(v.m2, o)}; }
 template <class T> __device__ __forceinline__ welford_t<T> combine_welford(welford_t<T> a, welford_t<T> b) {
   T n = a.n + b.n;

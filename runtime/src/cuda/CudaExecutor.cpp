@@ -385,13 +385,13 @@ struct CudaExecutor::Impl {
   std::vector<std::unique_ptr<Slot>> freeSlots;
 
   /// Device-resident training state (runtime::DeviceState): the runs of
-  /// the one trainer that claimed it use `stateSlot`, whose inputs region
-  /// holds the state between runs; `statePairs` and `stateRan` describe
-  /// the last run, whose state outputs await adoptState.
+  /// the one trainer that claimed it (its state's pairs, `statePairs`) use
+  /// `stateSlot`, whose inputs region holds the state between runs;
+  /// `stateRan`: the last run's state outputs await adoptState.
   std::mutex stateMutex;
   bool stateClaimed = false;
-  std::unique_ptr<Slot> stateSlot;
   std::vector<std::pair<size_t, size_t>> statePairs;
+  std::unique_ptr<Slot> stateSlot;
   bool stateRan = false;
 
   ~Impl();
@@ -991,6 +991,16 @@ CudaExecutor::load(const artifact::Artifact &a,
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
 
+/// Which of `count` outputs are `state`'s (they stay on the device).
+static std::vector<char> stateOutputs(const runtime::DeviceState *state,
+                                      size_t count) {
+  std::vector<char> kept(count, 0);
+  if (state)
+    for (auto [in, out] : state->pairs)
+      kept[out] = 1;
+  return kept;
+}
+
 bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                               const std::vector<void *> &outputs,
                               std::vector<StepTime> *times, std::string &error,
@@ -1030,13 +1040,11 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
   failure = Failure::Internal;
   // Inputs the device holds already (state from the last run) are not
   // uploaded; state outputs stay on the device.
-  std::vector<char> resident(inputs.size(), 0), kept(outputs.size(), 0);
-  if (state) {
-    for (auto [in, out] : state->pairs) {
-      resident[in] = state->onDevice;
-      kept[out] = 1;
-    }
-  }
+  std::vector<char> resident(inputs.size(), 0);
+  std::vector<char> kept = stateOutputs(state, outputs.size());
+  if (state && state->onDevice)
+    for (auto [in, out] : state->pairs)
+      resident[in] = 1;
   bool uploadAll =
       std::find(resident.begin(), resident.end(), 1) == resident.end();
   const int numSteps = x.program.steps_size();
@@ -1144,7 +1152,6 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
   }
   if (state) {
     x.stateSlot = std::move(slot);
-    x.statePairs = state->pairs;
     x.stateRan = true;
   } else {
     std::lock_guard<std::mutex> lock(x.mutex);
@@ -1170,6 +1177,7 @@ bool CudaExecutor::claimState(const runtime::DeviceState &state) {
       return false;
   }
   x.stateClaimed = true;
+  x.statePairs = state.pairs;
   return true;
 }
 
@@ -1182,6 +1190,7 @@ void CudaExecutor::releaseState() {
     x.stateSlot.reset();
   }
   x.stateClaimed = false;
+  x.statePairs.clear();
   x.stateRan = false;
 }
 
@@ -1242,10 +1251,8 @@ loom_status CudaExecutor::run(const runtime::RunRequest &request) {
     in.push_back(request.inputs[i]->data);
   std::vector<std::unique_ptr<loom_tensor_s>> made;
   std::vector<void *> out;
-  std::vector<char> kept(request.outputSignature.size(), 0);
-  if (request.state)
-    for (auto [in, o] : request.state->pairs)
-      kept[o] = 1;
+  std::vector<char> kept =
+      stateOutputs(request.state, request.outputSignature.size());
   for (const runtime::Signature &s : request.outputSignature) {
     if (kept[out.size()]) {
       made.emplace_back(nullptr); // stays on the device
