@@ -13,6 +13,15 @@ sections=${*:-tests conformance training kernels step load profile scale}
 : > "$res/summary.txt"
 log() { echo "$*" | tee -a "$res/summary.txt"; }
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
+# The median step times of $res/NAME-{loom,eager,compile}.txt and Loom's
+# ratios to the two peers.
+ms() { sed -n 's/^per step: .* median \([0-9.]*\) ms.*/\1/p'; }
+ratio() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}'; }
+step_ratios() {
+  l=$(ms < "$res/$1-loom.txt"); e=$(ms < "$res/$1-eager.txt")
+  c=$(ms < "$res/$1-compile.txt")
+  echo "loom ${l:-?} eager ${e:-?} compile ${c:-?}; loom/eager $(ratio "$l" "$e") loom/compile $(ratio "$l" "$c")"
+}
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nvcc --version | tail -1
@@ -81,16 +90,13 @@ if want step; then
   # AdamW + clipping): Loom's executor against PyTorch eager and
   # torch.compile, median step time after warm-up, same weights and data.
   steps=40 warm=10
-  ms() { sed -n 's/^per step: .* median \([0-9.]*\) ms.*/\1/p'; }
   "$lr" step/gpt2.cuda.loom --device cuda --data step/gpt2.npz --steps $steps \
     --batch 8 --warmup $warm --log-every $steps > "$res/step-loom.txt" 2>&1
   (cd step && python3 torch_bench.py . gpt2 --device cuda --threads 1 \
     --steps $steps --batch 8 --warmup $warm) > "$res/step-eager.txt" 2>&1
   (cd step && python3 torch_bench.py . gpt2 --device cuda --threads 1 \
     --steps $steps --batch 8 --warmup $warm --compile) > "$res/step-compile.txt" 2>&1
-  l=$(ms < "$res/step-loom.txt"); e=$(ms < "$res/step-eager.txt")
-  c=$(ms < "$res/step-compile.txt")
-  log "gpt2 step ms: loom ${l:-?} eager ${e:-?} compile ${c:-?}; loom/eager $(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}') loom/compile $(awk -v a="${l:-0}" -v b="${c:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}')"
+  log "gpt2 step ms: $(step_ratios step)"
 fi
 if want load; then
   # The executor's load: NVRTC from an empty cache, then a cache hit.
@@ -117,7 +123,6 @@ if want scale && [ -f scale/gpt2_small.cuda.loom ]; then
   # and torch.compile under bf16 autocast, on the same seeded weights (made
   # here by PyTorch: the artifact carries none) and data.
   steps=30 warm=5
-  ms() { sed -n 's/^per step: .* median \([0-9.]*\) ms.*/\1/p'; }
   python3 gpt2_weights.py small scale/gpt2_small.weights.npz \
     > "$res/scale-weights.txt" 2>&1
   "$lr" scale/gpt2_small.cuda.loom --device cuda --print-device \
@@ -130,8 +135,6 @@ if want scale && [ -f scale/gpt2_small.cuda.loom ]; then
   (cd step && python3 torch_bench.py ../scale gpt2_small --device cuda \
     --threads 1 --steps $steps --batch 8 --warmup $warm --bf16 --compile) \
     > "$res/scale-compile.txt" 2>&1
-  l=$(ms < "$res/scale-loom.txt"); e=$(ms < "$res/scale-eager.txt")
-  c=$(ms < "$res/scale-compile.txt")
-  log "gpt2 small bf16 step ms: loom ${l:-?} eager ${e:-?} compile ${c:-?}; loom/eager $(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}') loom/compile $(awk -v a="${l:-0}" -v b="${c:-0}" 'BEGIN{if(b>0)printf "%.2f",a/b; else print "?"}')"
+  log "gpt2 small bf16 step ms: $(step_ratios scale)"
 fi
 log "results in $res"
