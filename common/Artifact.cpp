@@ -572,13 +572,7 @@ bool parse(const void *data, size_t size, Artifact &out, std::string &error,
   for (int i = 0; i < out.weights_size(); ++i) {
     const Weight &w = out.weights(i);
     std::string where = "weight " + std::to_string(i) + " ('" + w.name() + "')";
-    std::string_view bytes;
-    if (!locateTensor(section, w.data(),
-                      w.has_segment() ? &w.segment() : nullptr, where, bytes,
-                      error) ||
-        !checkTensorData(w.dtype(), w.dims().data(),
-                         static_cast<size_t>(w.dims_size()), bytes.size(),
-                         where, error, limits.maxTensorBytes))
+    if (!checkStoredTensor(section, w, where, limits.maxTensorBytes, error))
       return false;
   }
   if (out.has_training() && !checkTraining(out, section, limits, error))

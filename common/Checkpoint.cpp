@@ -55,13 +55,7 @@ bool parseCheckpoint(const void *data, size_t size, Checkpoint &out,
       error = where + " appears twice";
       return false;
     }
-    std::string_view bytes;
-    if (!locateTensor(section, t.data(),
-                      t.has_segment() ? &t.segment() : nullptr, where, bytes,
-                      error) ||
-        !checkTensorData(t.dtype(), t.dims().data(),
-                         static_cast<size_t>(t.dims_size()), bytes.size(),
-                         where, error, limits.maxTensorBytes))
+    if (!checkStoredTensor(section, t, where, limits.maxTensorBytes, error))
       return false;
   }
   return true;

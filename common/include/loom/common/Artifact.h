@@ -110,6 +110,22 @@ bool checkTensorData(int dtype, const int64_t *dims, size_t rank, size_t bytes,
                      const std::string &where, std::string &error,
                      uint64_t maxBytes = UINT64_MAX);
 
+/// locateTensor, then checkTensorData, for a message that holds a
+/// tensor's dtype, dims and bytes (inline `data` or a `segment`): a
+/// Weight or a CheckpointTensor.
+template <class Message>
+bool checkStoredTensor(const DataSection &section, const Message &t,
+                       const std::string &where, uint64_t maxBytes,
+                       std::string &error) {
+  std::string_view bytes;
+  return locateTensor(section, t.data(),
+                      t.has_segment() ? &t.segment() : nullptr, where, bytes,
+                      error) &&
+         checkTensorData(t.dtype(), t.dims().data(),
+                         static_cast<size_t>(t.dims_size()), bytes.size(),
+                         where, error, maxBytes);
+}
+
 /// "f32", "i64", ...; "undefined" for an unknown dtype.
 const char *dtypeName(int dtype);
 
