@@ -239,7 +239,7 @@ loom_status loom_instance_create(const loom_instance_options *options,
                       "loom_instance_create: num_threads is negative");
   loom_device device = LOOM_OPTION(options, device, LOOM_DEVICE_AUTO);
   if (device != LOOM_DEVICE_AUTO && device != LOOM_DEVICE_CPU &&
-      device != LOOM_DEVICE_CUDA)
+      device != LOOM_DEVICE_CUDA && device != LOOM_DEVICE_CUDA_SIM)
     return makeStatus(LOOM_INVALID_ARGUMENT,
                       "loom_instance_create: unknown device " +
                           std::to_string(static_cast<int>(device)));
@@ -318,7 +318,7 @@ loom_status createSession(std::unique_ptr<loom_session_s> session,
                                         instance->deviceOrdinal, noGpu))
                  ? LOOM_DEVICE_CUDA
                  : LOOM_DEVICE_CPU;
-  if (device == LOOM_DEVICE_CUDA) {
+  if (device == LOOM_DEVICE_CUDA || device == LOOM_DEVICE_CUDA_SIM) {
     if (!hasCuda)
       return makeStatus(LOOM_UNAVAILABLE,
                         "the artifact has no CUDA code (it was compiled for "
@@ -330,6 +330,7 @@ loom_status createSession(std::unique_ptr<loom_session_s> session,
                         "there yet)");
     loom::cuda::CudaExecutor::Options options;
     options.ordinal = instance->deviceOrdinal;
+    options.simulate = device == LOOM_DEVICE_CUDA_SIM;
     loom::cuda::Failure failure = loom::cuda::Failure::None;
     std::unique_ptr<loom::cuda::CudaExecutor> cuda =
         loom::cuda::CudaExecutor::load(artifact, session->section, options,

@@ -19,6 +19,8 @@ Two halves, so that the GPU machine needs no compiler (bench/gpu):
   cuda-gpu.py ctest LOOMC LOOM_RUN [--jobs J] [--filter S]
       CTest cuda-gpu-conformance: exit 77 (skipped) unless a GPU answers,
       else prepare into a temporary folder and run.
+--device cuda-sim (run and ctest) runs the CUDA artifacts on the host, in
+the CUDA simulator (CTest cuda-sim-conformance: in CI, without a GPU).
 `run` needs only the Python standard library.
 """
 import argparse
@@ -33,7 +35,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models")
-NO_GPU = ("no CUDA driver", "cuInit failed", "no CUDA device")
+NO_GPU = ("no CUDA driver", "cuInit failed", "no CUDA device",
+          "no host C++ compiler", "runs on x86-64 Linux only")
 
 
 _loaded = {}
@@ -170,7 +173,7 @@ def prepare(loomc, loom_run, root, jobs, filt):
     return 0
 
 
-def run_all(loom_run, root, rtol, atol, results_path):
+def run_all(loom_run, root, rtol, atol, results_path, device="cuda"):
     names = sorted(d for d in os.listdir(root)
                    if os.path.exists(os.path.join(root, d, "model.loom")))
     if not names:
@@ -178,7 +181,7 @@ def run_all(loom_run, root, rtol, atol, results_path):
         return 1
     def one(n):
         d = os.path.join(root, n)
-        p = run([loom_run, os.path.join(d, "model.loom"), "--device", "cuda",
+        p = run([loom_run, os.path.join(d, "model.loom"), "--device", device,
                  "--in-pb", os.path.join(d, "in"), "--check-pb",
                  os.path.join(d, "cpu"), "--rtol", str(rtol), "--atol",
                  str(atol)])
@@ -189,10 +192,11 @@ def run_all(loom_run, root, rtol, atol, results_path):
     # still says how far it got.
     lines, wrong = [], []
     jobs = max(1, min(8, os.cpu_count() or 1))
+    where = "on the GPU" if device == "cuda" else "in the CUDA simulator"
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         for n, rc, out in pool.map(one, names):
             if rc and any(s in out for s in NO_GPU):
-                print("skipped: no GPU answers: " + first_error(out))
+                print(f"skipped: no {device} device: " + first_error(out))
                 return 77
             errs = re.findall(r"max abs err (\S+)\)", out)
             worst = max((float(e) for e in errs), default=0.0)
@@ -205,7 +209,7 @@ def run_all(loom_run, root, rtol, atol, results_path):
                 wrong.append(n)
             print(lines[-1], flush=True)
     summary = (f"{len(names) - len(wrong)} of {len(names)} models match the "
-               f"CPU on the GPU (rtol {rtol}, atol {atol})")
+               f"CPU {where} (rtol {rtol}, atol {atol})")
     print(summary)
     if results_path:
         with open(results_path, "w") as f:
@@ -213,8 +217,8 @@ def run_all(loom_run, root, rtol, atol, results_path):
     return 0 if not wrong else 1
 
 
-def gpu_answers(loomc, loom_run, tmp):
-    """(True, "") when loom-run --device cuda finds a GPU, else (False, why)."""
+def gpu_answers(loomc, loom_run, tmp, device="cuda"):
+    """(True, "") when loom-run --device DEVICE runs, else (False, why)."""
     src = os.path.join(tmp, "probe.mlir")
     with open(src, "w") as f:
         f.write("func.func @probe(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -224,7 +228,7 @@ def gpu_answers(loomc, loom_run, tmp):
     p = run([loomc, "compile", src, "--target", "cuda", "-o", art])
     if p.returncode:
         return False, "loomc: " + first_error(p.stderr)
-    p = run([loom_run, art, "--device", "cuda", "--print-device"])
+    p = run([loom_run, art, "--device", device, "--print-device"])
     out = p.stdout + p.stderr
     if any(s in out for s in NO_GPU):
         return False, first_error(out)
@@ -240,6 +244,7 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--results", default="")
+    ap.add_argument("--device", choices=["cuda", "cuda-sim"], default="cuda")
     a = ap.parse_args()
     if a.mode == "prepare":
         loomc, loom_run, root = a.paths
@@ -247,15 +252,18 @@ def main():
         return prepare(loomc, loom_run, root, a.jobs, a.filter)
     if a.mode == "run":
         loom_run, root = a.paths
-        return run_all(loom_run, root, a.rtol, a.atol, a.results)
+        return run_all(loom_run, root, a.rtol, a.atol, a.results, a.device)
     loomc, loom_run = a.paths
     with tempfile.TemporaryDirectory() as tmp:
-        ok, why = gpu_answers(loomc, loom_run, tmp)
+        if a.device == "cuda-sim":
+            # The simulator's libraries in the run's own cache, not $HOME's.
+            os.environ["LOOM_CUDA_CACHE"] = os.path.join(tmp, "cache")
+        ok, why = gpu_answers(loomc, loom_run, tmp, a.device)
         if not ok:
-            print(f"skipped: no GPU answers ({why})")
+            print(f"skipped: no {a.device} device ({why})")
             return 77
         prepare(loomc, loom_run, tmp, a.jobs, a.filter)
-        return run_all(loom_run, tmp, a.rtol, a.atol, a.results)
+        return run_all(loom_run, tmp, a.rtol, a.atol, a.results, a.device)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ value must match the CPU's within --rtol (f32; bf16 steps within
   cuda-gpu.py prepare LOOMC LOOM_RUN DIR   # here: DIR/<cfg>.loom, .npz, .cpu.txt
   cuda-gpu.py run LOOM_RUN DIR [--rtol R] [--results FILE]   # on the GPU
   cuda-gpu.py ctest LOOMC LOOM_RUN         # CTest cuda-gpu-training (77: no GPU)
+--device cuda-sim (run and ctest) runs the CUDA artifacts in the CUDA
+simulator, on the host (CTest cuda-sim-training, in CI).
 `run` needs only the Python standard library.
 """
 import argparse
@@ -25,7 +27,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NO_GPU = ("no CUDA driver", "cuInit failed", "no CUDA device")
+NO_GPU = ("no CUDA driver", "cuInit failed", "no CUDA device",
+          "no host C++ compiler", "runs on x86-64 Linux only")
 
 
 def configs():
@@ -94,16 +97,16 @@ def prepare(loomc, loom_run, root):
     return 0
 
 
-def run_all(loom_run, root, rtol, rtol_bf16, results_path):
+def run_all(loom_run, root, rtol, rtol_bf16, results_path, device="cuda"):
     with open(os.path.join(root, "training.json")) as f:
         plan = json.load(f)
     lines, wrong = [], []
     for name, cfg in sorted(plan.items()):
         p = subprocess.run([loom_run, f"{name}.cuda.loom", *cfg["args"],
-                            "--device", "cuda"], cwd=root,
+                            "--device", device], cwd=root,
                            capture_output=True, text=True, timeout=600)
         if p.returncode and any(s in p.stderr for s in NO_GPU):
-            print("skipped: no GPU answers: " + first_error(p.stderr))
+            print(f"skipped: no {device} device: " + first_error(p.stderr))
             return 77
         with open(os.path.join(root, f"{name}.cpu.txt")) as f:
             want = logged(f.read())
@@ -124,8 +127,9 @@ def run_all(loom_run, root, rtol, rtol_bf16, results_path):
                      f"{worst:.3g} (tol {tol}); loss gpu/cpu {losses}")
         if not ok:
             wrong.append(name)
+    where = "on the GPU" if device == "cuda" else "in the CUDA simulator"
     summary = (f"{len(plan) - len(wrong)} of {len(plan)} training "
-               "configurations match the CPU on the GPU over 5 steps")
+               f"configurations match the CPU {where} over 5 steps")
     print("\n".join(lines + [summary]))
     if results_path:
         with open(results_path, "w") as f:
@@ -140,16 +144,20 @@ def main():
     ap.add_argument("--rtol", type=float, default=2e-3)
     ap.add_argument("--rtol-bf16", type=float, default=3e-2)
     ap.add_argument("--results", default="")
+    ap.add_argument("--device", choices=["cuda", "cuda-sim"], default="cuda")
     a = ap.parse_args()
     if a.mode == "prepare":
         return prepare(*a.paths)
     if a.mode == "run":
         loom_run, root = a.paths
         return run_all(os.path.abspath(loom_run), root, a.rtol, a.rtol_bf16,
-                       a.results)
+                       a.results, a.device)
     loomc, loom_run = a.paths
     loom_run = os.path.abspath(loom_run)
     with tempfile.TemporaryDirectory() as tmp:
+        if a.device == "cuda-sim":
+            # The simulator's libraries in the run's own cache, not $HOME's.
+            os.environ["LOOM_CUDA_CACHE"] = os.path.join(tmp, "cache")
         # A GPU first: without one, do not spend minutes compiling.
         cfg = configs()["mlp_sgd"]
         art = os.path.join(tmp, "probe.loom")
@@ -158,16 +166,18 @@ def main():
         if p.returncode:
             print("loomc train --target cuda failed: " + first_error(p.stderr))
             return 1
-        p = run([loom_run, art, "--device", "cuda", "--data",
+        p = run([loom_run, art, "--device", a.device, "--data",
                  os.path.join(HERE, cfg["data"]), "--steps", "1", "--batch",
                  "4"])
         if p.returncode and any(s in p.stderr for s in NO_GPU):
-            print("skipped: no GPU answers (" + first_error(p.stderr) + ")")
+            print(f"skipped: no {a.device} device (" + first_error(p.stderr)
+                  + ")")
             return 77
         rc = prepare(loomc, loom_run, tmp)
         if rc:
             return rc
-        return run_all(loom_run, tmp, a.rtol, a.rtol_bf16, a.results)
+        return run_all(loom_run, tmp, a.rtol, a.rtol_bf16, a.results,
+                       a.device)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ struct Options {
   /// The runtime's limits on loaded files (loom_instance_options); 0: the
   /// defaults.
   uint64_t maxFileBytes = 0, maxTensorBytes = 0;
-  /// cpu, cuda or auto (docs/cuda.md).
+  /// cpu, cuda, cuda-sim or auto (docs/cuda.md).
   std::string device = "auto";
   bool printDevice = false;
   /// Training mode (a training artifact): set when --data is given.
@@ -90,7 +90,8 @@ void usage() {
       "                [--in-pb DIR] [--out-dir DIR] [--out-pb DIR]\n"
       "                [--check-pb DIR [--rtol R] [--atol A]] [--print]\n"
       "                [--bench N [--warmup W]] [--threads N]\n"
-      "                [--profile TRACE.json] [--device cpu|cuda|auto]\n"
+      "                [--profile TRACE.json] [--device "
+      "cpu|cuda|cuda-sim|auto]\n"
       "                [--max-file-bytes N] [--max-tensor-bytes N] "
       "[--print-device]\n"
       "                [--print-memory]\n"
@@ -362,8 +363,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.printDevice = true;
     } else if (a == "--device") {
       ok = value(o.device);
-      if (ok && o.device != "cpu" && o.device != "cuda" && o.device != "auto")
-        return fail("--device takes cpu, cuda or auto, not '" + o.device + "'");
+      if (ok && o.device != "cpu" && o.device != "cuda" &&
+          o.device != "cuda-sim" && o.device != "auto")
+        return fail("--device takes cpu, cuda, cuda-sim or auto, not '" +
+                    o.device + "'");
     } else if (a == "--rtol" || a == "--atol" || a == "--bench" ||
                a == "--warmup" || a == "--threads") {
       ok = value(v);
@@ -516,13 +519,15 @@ int main(int argc, char **argv) {
 
   // --device: cuda runs the artifact's CUDA code (or says why it cannot:
   // no CUDA code, no driver, no device); auto runs it when a GPU answers,
-  // else the CPU code (docs/cuda.md).
+  // else the CPU code; cuda-sim runs the CUDA code on the host (a check of
+  // the generated code, docs/cuda.md).
   loom_instance_options instanceOptions;
   loom_instance_options_initialize(&instanceOptions);
   instanceOptions.num_threads = o.threads;
-  instanceOptions.device = o.device == "cuda"  ? LOOM_DEVICE_CUDA
-                           : o.device == "cpu" ? LOOM_DEVICE_CPU
-                                               : LOOM_DEVICE_AUTO;
+  instanceOptions.device = o.device == "cuda"       ? LOOM_DEVICE_CUDA
+                           : o.device == "cuda-sim" ? LOOM_DEVICE_CUDA_SIM
+                           : o.device == "cpu"      ? LOOM_DEVICE_CPU
+                                                    : LOOM_DEVICE_AUTO;
   instanceOptions.max_file_bytes = o.maxFileBytes;
   instanceOptions.max_tensor_bytes = o.maxTensorBytes;
   loom_instance *instance = nullptr;
@@ -531,7 +536,9 @@ int main(int argc, char **argv) {
   loom_session *session = nullptr;
   if (failed(
           loom_session_create_from_file(instance, artifact.c_str(), &session),
-          o.device == "cuda" ? "--device cuda" : "")) {
+          o.device == "cuda"       ? "--device cuda"
+          : o.device == "cuda-sim" ? "--device cuda-sim"
+                                   : "")) {
     loom_instance_release(instance);
     return 1;
   }

@@ -146,6 +146,14 @@ typedef enum loom_device {
    * failed: CUDA_ERROR_NO_DEVICE (100)"). The CUDA libraries are opened
    * with dlopen: the runtime has no link-time CUDA dependency. */
   LOOM_DEVICE_CUDA = 2,
+  /* The artifact's CUDA program executed on the host by the CUDA
+   * simulator: the runtime's CUDA executor through host implementations
+   * of the driver and cuBLASLt, the CUDA source compiled as host C++ (a
+   * C++ compiler must be on PATH, or named by LOOM_SIM_CXX). A check of
+   * the generated code on machines without a GPU (docs/cuda.md), orders
+   * of magnitude slower than a GPU: not a way to run models. Never chosen
+   * by LOOM_DEVICE_AUTO. */
+  LOOM_DEVICE_CUDA_SIM = 3,
 } loom_device;
 
 typedef struct loom_instance_options {
@@ -203,8 +211,8 @@ LOOM_API loom_status loom_session_create_from_memory(loom_instance *instance,
                                                      loom_session **out);
 LOOM_API void loom_session_release(loom_session *session);
 
-/* The device the session runs on: LOOM_DEVICE_CPU or LOOM_DEVICE_CUDA
- * (never AUTO: the choice is made when the session is created). */
+/* The device the session runs on: LOOM_DEVICE_CPU, LOOM_DEVICE_CUDA or
+ * LOOM_DEVICE_CUDA_SIM (never AUTO: the choice is made when the session is created). */
 LOOM_API loom_device loom_session_device(const loom_session *session);
 /* A line for people and logs, valid while the session lives: "cpu", or
  * the GPU, its arch, where the code came from (the artifact's cubin, or

@@ -7,6 +7,7 @@
 #include "runtime/src/Profile.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/cuda/CudaApi.h"
+#include "runtime/src/cuda/sim/CudaSim.h"
 
 #include <algorithm>
 #include <cctype>
@@ -379,6 +380,7 @@ struct CudaExecutor::Impl {
   /// Whether runs replay the launch sequence as a CUDA graph
   /// (LOOM_CUDA_GRAPHS=0 turns it off).
   bool useGraphs = true;
+  bool simulated = false;
   std::string description;
 
   std::mutex mutex;
@@ -647,6 +649,9 @@ size_t CudaExecutor::outputBytes(size_t i) const {
 const std::string &CudaExecutor::description() const {
   return impl->description;
 }
+loom_device CudaExecutor::device() const {
+  return impl->simulated ? LOOM_DEVICE_CUDA_SIM : LOOM_DEVICE_CUDA;
+}
 
 /// The cubins of `code` for `arch` ("sm_90"): the artifact's binary for it
 /// (or for an earlier minor of the same major, which the GPU also runs),
@@ -657,6 +662,12 @@ static bool codeFor(const CudaCode &code, const std::string &arch,
                     std::string &error, Failure &failure) {
   int major = std::atoi(arch.c_str() + 3) / 10,
       minor = std::atoi(arch.c_str() + 3) % 10;
+  if (options.simulate && code.source().empty()) {
+    failure = Failure::Unavailable;
+    error = "the CUDA simulator compiles the CUDA source, and this artifact "
+            "has cubins only (compile without --no-source)";
+    return false;
+  }
   const artifact::CudaBinary *best = nullptr;
   int bestMinor = -1;
   for (const auto &b : code.binaries()) {
@@ -674,7 +685,7 @@ static bool codeFor(const CudaCode &code, const std::string &arch,
     if (v / 10 == major && v % 10 <= minor && v % 10 > bestMinor)
       best = &b, bestMinor = v % 10;
   }
-  if (best) {
+  if (best && !options.simulate) {
     cubins = {best->cubin()};
     how = "cubin of the artifact (" + best->arch() + ")";
     return true;
@@ -700,6 +711,15 @@ static bool codeFor(const CudaCode &code, const std::string &arch,
     programs = chunkSource(prelude, regions, kKernelsPerProgram);
   else
     programs = {code.source()};
+  if (options.simulate) {
+    std::string dir =
+        options.useDefaultCache ? defaultCacheDir() : options.cacheDir;
+    if (sim::compile(programs, dir, cubins, how, error))
+      return true;
+    failure = error.rfind("no host", 0) == 0 ? Failure::Unavailable
+                                             : Failure::BadArtifact;
+    return false;
+  }
   std::vector<CompileRequest> requests;
   for (std::string &p : programs)
     requests.push_back({std::move(p), arch, options2});
@@ -738,11 +758,13 @@ CudaExecutor::load(const artifact::Artifact &a,
   if (!validateProgram(a, error))
     return nullptr;
   failure = Failure::Unavailable;
-  if (!deviceAvailable(options.ordinal, error))
+  if (options.simulate ? !sim::supported(error)
+                       : !deviceAvailable(options.ordinal, error))
     return nullptr;
   auto impl = std::make_unique<Impl>();
   Impl &x = *impl;
-  x.cu = driver(error);
+  x.simulated = options.simulate;
+  x.cu = options.simulate ? sim::driver() : driver(error);
   const Driver &cu = *x.cu;
   const CudaCode &code = a.cuda();
   if (!x.check(cu.cuDeviceGet(&x.device, options.ordinal), "cuDeviceGet",
@@ -843,7 +865,7 @@ CudaExecutor::load(const artifact::Artifact &a,
   failure = Failure::Internal;
   if (code.gemms_size()) {
     std::string why;
-    x.lt = cublasLt(why);
+    x.lt = options.simulate ? sim::cublasLt() : cublasLt(why);
     if (!x.lt) {
       error = why;
       failure = Failure::Unavailable;
@@ -982,7 +1004,8 @@ CudaExecutor::load(const artifact::Artifact &a,
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.3f", seconds);
   x.description =
-      "cuda:" + std::to_string(options.ordinal) + " " + name + " (" + arch +
+      (options.simulate ? "cuda-sim:" : "cuda:") +
+      std::to_string(options.ordinal) + " " + name + " (" + arch +
       "); code: " + how + "; " + std::to_string(code.kernels_size()) +
       " kernels, " + std::to_string(code.gemms_size()) +
       " cuBLASLt matmuls, arena " + std::to_string(code.arena_bytes()) +

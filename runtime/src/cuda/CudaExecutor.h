@@ -73,6 +73,10 @@ public:
     /// NVRTC's cache ("" = no cache); defaults to defaultCacheDir().
     std::string cacheDir;
     bool useDefaultCache = true;
+    /// The CUDA simulator (runtime/src/cuda/sim/CudaSim.h): the same
+    /// executor through host implementations of the driver and cuBLASLt,
+    /// the source compiled as host C++. A check of the generated code.
+    bool simulate = false;
   };
 
   /// Validates and loads `a`'s CUDA program on device `options.ordinal`,
@@ -108,7 +112,7 @@ public:
   /// signature's (static) shapes, filled by runBuffers; a profile gets
   /// the run and each step, placed from the run's start on the host.
   loom_status run(const runtime::RunRequest &request) override;
-  loom_device device() const override { return LOOM_DEVICE_CUDA; }
+  loom_device device() const override;
 
   /// Device-resident training state (runtime::Executor).
   bool claimState(const runtime::DeviceState &state) override;
