@@ -63,7 +63,9 @@ def logged(out):
     return [[float(x) for x in row] for row in rows]
 
 
-def prepare(loomc, loom_run, root):
+def prepare(loomc, loom_run, root, keep=False):
+    """`keep`: the CPU artifacts and their checkpoints after 5 steps stay
+    (compare_params; too large to carry to a GPU machine)."""
     os.makedirs(root, exist_ok=True)
     loom_run = os.path.abspath(loom_run)
     plan = {}
@@ -81,10 +83,12 @@ def prepare(loomc, loom_run, root):
         shutil.copy(os.path.join(HERE, cfg["data"]), root)
         args = ["--data", cfg["data"], *cfg["loom_run"], "--log-every", "1"]
         cpu = os.path.join(root, f"{name}.cpu.loom")
-        p = subprocess.run([loom_run, cpu, *args, "--device", "cpu"],
+        save = ["--save", f"{name}.cpu.loomckpt"] if keep else []
+        p = subprocess.run([loom_run, cpu, *args, *save, "--device", "cpu"],
                            cwd=root, capture_output=True, text=True,
                            timeout=600)
-        os.remove(cpu)
+        if not keep:
+            os.remove(cpu)
         if p.returncode or not logged(p.stdout):
             print(f"{name}: the CPU run failed: {first_error(p.stderr)}")
             return 1
@@ -97,13 +101,16 @@ def prepare(loomc, loom_run, root):
     return 0
 
 
-def run_all(loom_run, root, rtol, rtol_bf16, results_path, device="cuda"):
+def run_all(loom_run, root, rtol, rtol_bf16, results_path, device="cuda",
+            save=False):
+    """`save`: each run saves its state after 5 steps, <cfg>.DEVICE.loomckpt."""
     with open(os.path.join(root, "training.json")) as f:
         plan = json.load(f)
     lines, wrong = [], []
     for name, cfg in sorted(plan.items()):
+        extra = ["--save", f"{name}.{device}.loomckpt"] if save else []
         p = subprocess.run([loom_run, f"{name}.cuda.loom", *cfg["args"],
-                            "--device", device], cwd=root,
+                            *extra, "--device", device], cwd=root,
                            capture_output=True, text=True, timeout=600)
         if p.returncode and any(s in p.stderr for s in NO_GPU):
             print(f"skipped: no {device} device: " + first_error(p.stderr))
@@ -134,6 +141,81 @@ def run_all(loom_run, root, rtol, rtol_bf16, results_path, device="cuda"):
     if results_path:
         with open(results_path, "w") as f:
             f.write("\n".join(lines + [summary]) + "\n")
+    return 0 if not wrong else 1
+
+
+def params(loomc, root, artifact, ckpt):
+    """The parameters of `ckpt` by name (loomc export, read back)."""
+    import onnx
+    from onnx import numpy_helper
+    out = os.path.join(root, ckpt + ".onnx")
+    p = run([loomc, "export", os.path.join(root, artifact), "--checkpoint",
+             os.path.join(root, ckpt), "-o", out])
+    if p.returncode:
+        raise RuntimeError(f"loomc export {artifact} --checkpoint {ckpt}: "
+                           + first_error(p.stderr))
+    return {t.name: numpy_helper.to_array(t).astype("float64")
+            for t in onnx.load(out).graph.initializer}
+
+
+def compare_params(loomc, root, device):
+    """Every parameter after the 5 steps, the device's against the CPU's,
+    within 1e-4 (bf16: 2e-3) relative to the larger of 1 and the
+    parameter's largest value. Under Adam, an element whose gradient is
+    rounding noise (below 1e-6 in the configuration's PyTorch reference,
+    as check_training.py masks them: the attention's key bias) moves by
+    about lr a step in either direction: within 2 lr a step."""
+    import numpy as np
+    with open(os.path.join(root, "training.json")) as f:
+        plan = json.load(f)
+    lines, wrong = [], []
+    for name, cfg in sorted(plan.items()):
+        try:
+            want = params(loomc, root, f"{name}.cpu.loom", f"{name}.cpu.loomckpt")
+            got = params(loomc, root, f"{name}.cuda.loom",
+                         f"{name}.{device}.loomckpt")
+        except RuntimeError as e:
+            lines.append(f"{name}: FAIL {e}")
+            wrong.append(name)
+            continue
+        flags = configs()[name]["loomc"]
+        lr = float(flag(flags, "--lr", "1e-3"))
+        steps = 5
+        adam = flag(flags, "--optimizer", "adamw") != "sgd"
+        ref = np.load(os.path.join(HERE, configs()[name]["reference"]))
+        tol = 2e-3 if cfg["bf16"] else 1e-4
+        bad, worst, noisy = [], 0.0, 0
+        if sorted(got) != sorted(want):
+            bad.append("the parameters' names differ")
+        for key in sorted(set(got) & set(want)):
+            g, w = got[key], want[key]
+            if g.shape != w.shape:
+                bad.append(f"{key}: shape {g.shape} vs {w.shape}")
+                continue
+            scale = max(1.0, float(abs(w).max(initial=0)))
+            diff = abs(g - w) / scale
+            noise = np.zeros(w.shape, bool)
+            if adam and "grad/" + key in ref.files:
+                noise = np.abs(ref["grad/" + key]) < 1e-6
+            noisy += int(noise.sum())
+            if (diff[noise] > 2 * lr * steps).any():
+                bad.append(f"{key}: an element with a noise gradient moved "
+                           "more than 2 lr a step away from the CPU's")
+            clean = diff[~noise]
+            worst = max(worst, float(clean.max(initial=0)))
+            if (clean > tol).any():
+                bad.append(f"{key}: {int((clean > tol).sum())} of "
+                           f"{clean.size} elements differ by more than {tol} "
+                           f"(up to {float(clean.max()):.3g})")
+        status = "FAIL " + "; ".join(bad[:3]) if bad else "ok"
+        lines.append(f"{name}: parameters {status} ({len(want)} tensors, "
+                     f"max diff {worst:.3g}, tol {tol}; {noisy} elements "
+                     "with noise gradients)")
+        if bad:
+            wrong.append(name)
+    print("\n".join(lines))
+    print(f"{len(plan) - len(wrong)} of {len(plan)} configurations have the "
+          "CPU's parameters after 5 steps")
     return 0 if not wrong else 1
 
 
@@ -173,11 +255,12 @@ def main():
             print(f"skipped: no {a.device} device (" + first_error(p.stderr)
                   + ")")
             return 77
-        rc = prepare(loomc, loom_run, tmp)
+        rc = prepare(loomc, loom_run, tmp, keep=True)
         if rc:
             return rc
-        return run_all(loom_run, tmp, a.rtol, a.rtol_bf16, a.results,
-                       a.device)
+        rc = run_all(loom_run, tmp, a.rtol, a.rtol_bf16, a.results, a.device,
+                     save=True)
+        return rc or compare_params(loomc, tmp, a.device)
 
 
 if __name__ == "__main__":

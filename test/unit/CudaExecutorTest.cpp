@@ -11,8 +11,11 @@
 //  * CudaStubDriverTest: with the toolkit's stub libcuda (CTest
 //    `cuda-executor-stub-driver`): every symbol of the driver table
 //    resolves, cuInit fails with a named error.
-//  * CudaGpuTest: runs on a GPU against host references; skipped with the
-//    reason when no CUDA device answers.
+//  * CudaDeviceTest: runs on a GPU against host references (skipped with
+//    the reason when no CUDA device answers), and the same in the CUDA
+//    simulator (runtime/src/cuda/sim), which runs without a GPU.
+//  * CudaSimTest: what the simulator catches (writes past an allocation,
+//    deadlocked barriers, memory nothing wrote).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 #include "runtime/src/Executor.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/cuda/CudaApi.h"
+#include "runtime/src/cuda/sim/CudaSim.h"
 
 #include <gtest/gtest.h>
 
@@ -421,17 +425,30 @@ TEST(CudaStubDriverTest, TableResolvesAndCuInitFailsByName) {
   EXPECT_NE(cuda::cublasLt(ltError), nullptr) << ltError;
 }
 
-// ---- on a GPU -------------------------------------------------------------
+// ---- on a GPU, and in the CUDA simulator ----------------------------------
 
 namespace {
 
-bool gpu(std::string &why) { return cuda::deviceAvailable(0, why); }
+/// The tests of CudaDeviceTest run on each device: a GPU (skipped when
+/// none answers) and the CUDA simulator (the host; skipped only where it
+/// cannot run).
+class CudaDeviceTest : public ::testing::TestWithParam<loom_device> {
+protected:
+  bool simulated() const { return GetParam() == LOOM_DEVICE_CUDA_SIM; }
+};
 
-#define REQUIRE_GPU()                                                          \
+std::string deviceName(const ::testing::TestParamInfo<loom_device> &info) {
+  return info.param == LOOM_DEVICE_CUDA ? "gpu" : "sim";
+}
+
+#define REQUIRE_DEVICE()                                                       \
   do {                                                                         \
     std::string why;                                                           \
-    if (!gpu(why))                                                             \
-      GTEST_SKIP() << "no CUDA device answers: " << why;                       \
+    if (simulated() ? !cuda::sim::supported(why)                               \
+                    : !cuda::deviceAvailable(0, why))                          \
+      GTEST_SKIP() << "no "                                                    \
+                   << (simulated() ? "CUDA simulator" : "CUDA device") << ": " \
+                   << why;                                                     \
   } while (0)
 
 float toFloat(artifact::DType t, const void *p) {
@@ -499,14 +516,14 @@ loom_tensor *randomTensor(artifact::DType t, std::vector<int64_t> dims,
 
 } // namespace
 
-TEST(CudaGpuTest, KernelMatchesTheHost) {
-  REQUIRE_GPU();
+TEST_P(CudaDeviceTest, KernelMatchesTheHost) {
+  REQUIRE_DEVICE();
   loom_session *session = nullptr;
   std::string message;
-  ASSERT_EQ(createSession(kernelProgram(), LOOM_DEVICE_CUDA, &session, message),
+  ASSERT_EQ(createSession(kernelProgram(), GetParam(), &session, message),
             LOOM_OK)
       << message;
-  EXPECT_EQ(loom_session_device(session), LOOM_DEVICE_CUDA);
+  EXPECT_EQ(loom_session_device(session), GetParam());
   std::printf("device: %s\n", loom_session_device_description(session));
   int64_t dims[] = {1000};
   loom_tensor *x = nullptr;
@@ -557,8 +574,8 @@ TEST(CudaGpuTest, KernelMatchesTheHost) {
   loom_session_release(session);
 }
 
-TEST(CudaGpuTest, MatmulsMatchTheHost) {
-  REQUIRE_GPU();
+TEST_P(CudaDeviceTest, MatmulsMatchTheHost) {
+  REQUIRE_DEVICE();
   std::vector<GemmCase> cases = {
       {32, 48, 64, 1, false, false, false, false, "none", artifact::F32},
       {17, 9, 33, 3, true, false, true, false, "relu", artifact::F32},
@@ -589,7 +606,7 @@ TEST(CudaGpuTest, MatmulsMatchTheHost) {
     }
     loom_session *session = nullptr;
     std::string message;
-    ASSERT_EQ(createSession(a, LOOM_DEVICE_CUDA, &session, message), LOOM_OK)
+    ASSERT_EQ(createSession(a, GetParam(), &session, message), LOOM_OK)
         << message;
     std::vector<int64_t> aDims = {g.batch, g.transA ? g.k : g.m,
                                   g.transA ? g.m : g.k};
@@ -636,32 +653,31 @@ TEST(CudaGpuTest, MatmulsMatchTheHost) {
   }
 }
 
-TEST(CudaGpuTest, LaunchErrorsNameTheKernel) {
-  REQUIRE_GPU();
+TEST_P(CudaDeviceTest, LaunchErrorsNameTheKernel) {
+  REQUIRE_DEVICE();
   // More dynamic shared memory than any GPU has: refused at load, named.
   artifact::Artifact a = kernelProgram();
   a.mutable_cuda()->mutable_kernels(0)->set_shared_bytes(64 << 20);
   loom_session *session = nullptr;
   std::string message;
-  EXPECT_EQ(createSession(a, LOOM_DEVICE_CUDA, &session, message),
-            LOOM_UNAVAILABLE);
+  EXPECT_EQ(createSession(a, GetParam(), &session, message), LOOM_UNAVAILABLE);
   EXPECT_NE(message.find("kernel axpw needs"), std::string::npos) << message;
   // A source that does not compile: NVRTC's log.
   artifact::Artifact b = kernelProgram();
   b.mutable_cuda()->set_source(std::string(kSource) + "\nthis is not C++;\n");
-  EXPECT_EQ(createSession(b, LOOM_DEVICE_CUDA, &session, message),
-            LOOM_BAD_ARTIFACT);
-  EXPECT_NE(message.find("NVRTC"), std::string::npos) << message;
+  EXPECT_EQ(createSession(b, GetParam(), &session, message), LOOM_BAD_ARTIFACT);
+  EXPECT_NE(message.find(simulated() ? "host C++" : "NVRTC"), std::string::npos)
+      << message;
 }
 
-TEST(CudaGpuTest, TrainingStateStaysOnTheDevice) {
-  REQUIRE_GPU();
+TEST_P(CudaDeviceTest, TrainingStateStaysOnTheDevice) {
+  REQUIRE_DEVICE();
   // The program's input 0 as state, its output 0 the next state: s' = 2 s
   // + w, run and adopted on the device; the host's tensor is not read
   // once the device holds the state.
   loom_session *session = nullptr;
   std::string message;
-  ASSERT_EQ(createSession(kernelProgram(), LOOM_DEVICE_CUDA, &session, message),
+  ASSERT_EQ(createSession(kernelProgram(), GetParam(), &session, message),
             LOOM_OK)
       << message;
   runtime::Executor &executor = runtime::sessionExecutor(session);
@@ -710,3 +726,146 @@ TEST(CudaGpuTest, TrainingStateStaysOnTheDevice) {
   loom_tensor_release(s);
   loom_session_release(session);
 }
+
+// ---- what the CUDA simulator catches ----------------------------------------
+
+namespace {
+
+/// Runs kernelProgram() with its kernel's source, name, grid and block
+/// replaced, in the simulator: the run's status, and y.
+Status runSimulated(const std::string &source, const std::string &name,
+                    int grid, int block, std::vector<float> &y) {
+  artifact::Artifact a = kernelProgram();
+  a.mutable_cuda()->set_source(source);
+  artifact::CudaKernel *k = a.mutable_cuda()->mutable_kernels(0);
+  k->set_name(name);
+  k->set_grid(grid);
+  k->set_block(block);
+  loom_session *session = nullptr;
+  std::string message;
+  if (createSession(a, LOOM_DEVICE_CUDA_SIM, &session, message) != LOOM_OK) {
+    ADD_FAILURE() << message;
+    return Status(nullptr);
+  }
+  int64_t dims[] = {1000};
+  loom_tensor *x = nullptr, *out = nullptr;
+  loom_status_free(loom_tensor_create(LOOM_DTYPE_F32, 1, dims, &x));
+  float *xv = static_cast<float *>(loom_tensor_data(x));
+  for (int i = 0; i < 1000; ++i)
+    xv[i] = static_cast<float>(i);
+  const loom_tensor *in[] = {x};
+  Status st(loom_session_run(session, in, 1, &out, 1));
+  y.clear();
+  if (out) {
+    const float *yv = static_cast<const float *>(loom_tensor_data(out));
+    y.assign(yv, yv + 1000);
+    loom_tensor_release(out);
+  }
+  loom_tensor_release(x);
+  loom_session_release(session);
+  return st;
+}
+
+#define REQUIRE_SIMULATOR()                                                    \
+  do {                                                                         \
+    std::string why;                                                           \
+    if (!cuda::sim::supported(why))                                            \
+      GTEST_SKIP() << why;                                                     \
+  } while (0)
+
+} // namespace
+
+TEST(CudaSimTest, AWritePastAnAllocationNamesTheKernel) {
+  REQUIRE_SIMULATOR();
+  // y is the arena's 4000 bytes (the allocation 4096): threads up to
+  // 4 * 1024 write far past it.
+  std::vector<float> y;
+  Status st = runSimulated(R"(#define LOOM_KERNEL extern "C" __global__
+LOOM_KERNEL void over(const float *x, const float *w, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i * 4] = x[i % 1000];
+}
+)",
+                           "over", 4, 1024, y);
+  EXPECT_EQ(st.code(), LOOM_INTERNAL);
+  EXPECT_NE(st.message().find("CUDA_ERROR_ILLEGAL_ADDRESS: kernel over"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("past the end of a device allocation of 4096"),
+            std::string::npos)
+      << st.message();
+}
+
+TEST(CudaSimTest, ADeadlockedBarrierIsNamed) {
+  REQUIRE_SIMULATOR();
+  // Half of warp 0 shuffles while the other half waits at __syncthreads.
+  std::vector<float> y;
+  Status st = runSimulated(R"(#define LOOM_KERNEL extern "C" __global__
+LOOM_KERNEL void split(const float *x, const float *w, float *y) {
+  float v = x[threadIdx.x];
+  if (threadIdx.x < 16) v = __shfl_xor_sync(0xffffffffu, v, 1);
+  else __syncthreads();
+  y[threadIdx.x] = v;
+}
+)",
+                           "split", 1, 64, y);
+  EXPECT_EQ(st.code(), LOOM_INTERNAL);
+  EXPECT_NE(st.message().find("CUDA_ERROR_LAUNCH_FAILED: kernel split, "
+                              "block 0"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("deadlock"), std::string::npos) << st.message();
+}
+
+TEST(CudaSimTest, ShufflesAndBarriersMatchAGpu) {
+  REQUIRE_SIMULATOR();
+  // A block sum through shuffles and shared memory, then y[i] = x[i] +
+  // the sum of x over the block (blocks of 256 threads).
+  std::vector<float> y;
+  Status st = runSimulated(R"(#define LOOM_KERNEL extern "C" __global__
+LOOM_KERNEL void bsum(const float *x, const float *w, float *y) {
+  __shared__ float part[8];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = i < 1000 ? x[i] : 0.f, s = v;
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+  __syncthreads();
+  float total = 0;
+  for (int k = 0; k < 8; ++k) total += part[k];
+  if (i < 1000) y[i] = v + total;
+}
+)",
+                           "bsum", 4, 256, y);
+  ASSERT_EQ(st.code(), LOOM_OK) << st.message();
+  for (int i = 0; i < 1000; ++i) {
+    int b = i / 256;
+    float total = 0;
+    for (int j = b * 256; j < std::min(1000, b * 256 + 256); ++j)
+      total += static_cast<float>(j);
+    ASSERT_EQ(y[i], static_cast<float>(i) + total) << "y[" << i << "]";
+  }
+}
+
+TEST(CudaSimTest, MemoryNothingWroteReadsAsNaN) {
+  REQUIRE_SIMULATOR();
+  // A kernel that writes half its output: the rest is what the device
+  // memory held, 0xff bytes (NaN), so a comparison with the CPU fails.
+  std::vector<float> y;
+  Status st = runSimulated(R"(#define LOOM_KERNEL extern "C" __global__
+LOOM_KERNEL void half(const float *x, const float *w, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < 500) y[i] = x[i];
+}
+)",
+                           "half", 4, 256, y);
+  ASSERT_EQ(st.code(), LOOM_OK) << st.message();
+  ASSERT_EQ(y.size(), 1000u);
+  EXPECT_EQ(y[499], 499.0f);
+  EXPECT_TRUE(std::isnan(y[500]));
+  EXPECT_TRUE(std::isnan(y[999]));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CudaDeviceTest,
+                         ::testing::Values(LOOM_DEVICE_CUDA,
+                                           LOOM_DEVICE_CUDA_SIM),
+                         deviceName);
