@@ -23,6 +23,10 @@
 //   their descriptors (layouts, transposes, batches, bias and ReLU / GELU
 //   epilogues) with OpenBLAS, 16-bit floats through f32.
 //
+// LOOM_CUDA_SIM_STATS=1 prints, at the process's exit, the kernel launches,
+// matmuls and copies (count and bytes each way) it was asked for
+// (test/training/cuda-sim-copies.py counts a training step's).
+//
 // Errors carry the simulator's message in the result's name
 // (cuGetErrorName): "CUDA_ERROR_LAUNCH_FAILED: kernel fusion_3, block 2,
 // thread 37: deadlock: ...".

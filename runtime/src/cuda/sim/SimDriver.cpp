@@ -14,6 +14,7 @@
 #include <cmath>
 #include <csetjmp>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -82,6 +83,25 @@ std::mutex lock;
 /// The message of the last failure, returned by cuGetErrorName.
 std::string lastMessage;
 CUctx_st context;
+
+/// What the process asked of the simulator (printed at exit with
+/// LOOM_CUDA_SIM_STATS=1): a test counts a training step's copies.
+struct Stats {
+  uint64_t launches = 0, matmuls = 0;
+  uint64_t copies[3] = {0, 0, 0}, bytes[3] = {0, 0, 0}; // HtoD, DtoH, DtoD
+} stats;
+
+void printStats() {
+  std::fprintf(
+      stderr,
+      "cuda-sim: %llu kernel launches, %llu matmuls; host to device "
+      "%llu copies %llu bytes; device to host %llu copies %llu "
+      "bytes; device to device %llu copies %llu bytes\n",
+      (unsigned long long)stats.launches, (unsigned long long)stats.matmuls,
+      (unsigned long long)stats.copies[0], (unsigned long long)stats.bytes[0],
+      (unsigned long long)stats.copies[1], (unsigned long long)stats.bytes[1],
+      (unsigned long long)stats.copies[2], (unsigned long long)stats.bytes[2]);
+}
 
 CUresult failWith(CUresult code, const std::string &message) {
   lastMessage = message;
@@ -278,21 +298,23 @@ CUresult memFreeHost(void *p) {
   std::free(p);
   return 0;
 }
-CUresult copy(void *to, const void *from, size_t bytes, CUstream s) {
+CUresult copy(int kind, void *to, const void *from, size_t bytes, CUstream s) {
   std::lock_guard<std::mutex> g(lock);
   return submit(s, [=] {
+    ++stats.copies[kind];
+    stats.bytes[kind] += bytes;
     std::memmove(to, from, bytes);
     return 0;
   });
 }
 CUresult memcpyHtoD(CUdeviceptr to, const void *from, size_t n, CUstream s) {
-  return copy(reinterpret_cast<void *>(to), from, n, s);
+  return copy(0, reinterpret_cast<void *>(to), from, n, s);
 }
 CUresult memcpyDtoH(void *to, CUdeviceptr from, size_t n, CUstream s) {
-  return copy(to, reinterpret_cast<const void *>(from), n, s);
+  return copy(1, to, reinterpret_cast<const void *>(from), n, s);
 }
 CUresult memcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t n, CUstream s) {
-  return copy(reinterpret_cast<void *>(to),
+  return copy(2, reinterpret_cast<void *>(to),
               reinterpret_cast<const void *>(from), n, s);
 }
 CUresult memsetD8(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
@@ -389,6 +411,7 @@ CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   return submit(s, [=] {
     unsigned gr[3] = {grid[0], grid[1], grid[2]},
              bl[3] = {block[0], block[1], block[2]};
+    ++stats.launches;
     return runKernel(f, gr, bl, params);
   });
 }
@@ -679,6 +702,7 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   cublasLtMatmulDescOpaque_t desc = *d;
   cublasLtMatrixLayoutOpaque_t a = *la, b = *lb, c = *lc, dd = *ldd;
   int rc = submit(s, [=] {
+    ++stats.matmuls;
     return f64 ? gemm<double>(desc, al, A, a, B, b, be, C, c, D, dd)
                : gemm<float>(desc, static_cast<float>(al), A, a, B, b,
                              static_cast<float>(be), C, c, D, dd);
@@ -687,6 +711,8 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t d,
 }
 
 Driver makeDriver() {
+  if (const char *e = std::getenv("LOOM_CUDA_SIM_STATS"); e && *e && *e != '0')
+    std::atexit(printStats);
   Driver d;
   static char loaded;
   d.handle = &loaded; // non-null: loaded (never closed)
