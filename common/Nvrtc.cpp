@@ -215,6 +215,7 @@ CompileResult NvrtcCompiler::compile(const CompileRequest &request) const {
   api->nvrtcGetCUBIN(program, result.cubin.data());
   api->nvrtcDestroyProgram(&program);
   result.ok = true;
+  result.log = std::move(log);
   if (!path.empty())
     writeCache(path, k, result.cubin);
   return done();

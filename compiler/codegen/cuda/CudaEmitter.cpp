@@ -36,6 +36,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -202,6 +203,46 @@ static SmallVector<BlockArgument> argsRead(ArrayRef<Value> values) {
   return args;
 }
 
+/// For each of `values` (outputs of shape `shape`), its component: outputs
+/// that read an operand of that shape in common (a block argument, or a
+/// value of `readBack`), directly or through other outputs' operands,
+/// share one; numbered from 0 in the order of their first output.
+static SmallVector<int>
+independentOutputs(ArrayRef<Value> values, ArrayRef<int64_t> shape,
+                   const DenseMap<Value, int> &readBack) {
+  SmallVector<int> parent(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    parent[i] = static_cast<int>(i);
+  std::function<int(int)> find = [&](int i) {
+    return parent[i] == i ? i : parent[i] = find(parent[i]);
+  };
+  DenseMap<Value, int> firstReader;
+  for (auto [n, output] : llvm::enumerate(values)) {
+    SmallVector<Value> work = {output};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      bool leaf = isa<BlockArgument>(value) || readBack.count(value);
+      if (leaf && ArrayRef<int64_t>(shapeOf(value)) == shape) {
+        auto [it, inserted] = firstReader.try_emplace(value, n);
+        if (!inserted)
+          parent[find(static_cast<int>(n))] = find(it->second);
+      }
+      if (leaf)
+        continue;
+      Operation *def = value.getDefiningOp();
+      if (def && seen.insert(def).second)
+        work.append(def->operand_begin(), def->operand_end());
+    }
+  }
+  SmallVector<int> component(values.size());
+  DenseMap<int, int> number;
+  for (size_t i = 0; i < values.size(); ++i)
+    component[i] = number.try_emplace(find(static_cast<int>(i)), number.size())
+                       .first->second;
+  return component;
+}
+
 /// `loom::vec<T, 4>` of the storage type of `type`.
 static std::string vectorType(Type type) {
   return "loom::vec<" + storageType(type) + ", " +
@@ -233,17 +274,9 @@ LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
     };
   }
   int64_t iterations = 0;
-  for (const SmallVector<int64_t> &shape : shapes) {
+  auto emitLoop = [&](ArrayRef<int64_t> shape, ArrayRef<Value> group,
+                      ArrayRef<int> groupBuffers) -> LogicalResult {
     int64_t count = numel(shape);
-    if (count == 0)
-      continue;
-    SmallVector<Value> group;
-    SmallVector<int> groupBuffers;
-    for (auto [value, buffer] : llvm::zip(values, buffers))
-      if (ArrayRef<int64_t>(shapeOf(value)) == ArrayRef<int64_t>(shape)) {
-        group.push_back(value);
-        groupBuffers.push_back(buffer);
-      }
     bool vectorize = count % kVectorWidth == 0 && count >= kVectorWidth;
     int64_t loopIterations = vectorize ? count / kVectorWidth : count;
     iterations = std::max(iterations, loopIterations);
@@ -337,6 +370,34 @@ LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
         kernel.overrides.erase(read);
     }
     kernel.close();
+    return success();
+  };
+  for (const SmallVector<int64_t> &shape : shapes) {
+    if (numel(shape) == 0)
+      continue;
+    SmallVector<Value> group;
+    SmallVector<int> groupBuffers;
+    for (auto [value, buffer] : llvm::zip(values, buffers))
+      if (ArrayRef<int64_t>(shapeOf(value)) == ArrayRef<int64_t>(shape)) {
+        group.push_back(value);
+        groupBuffers.push_back(buffer);
+      }
+    // Outputs that read no operand of this shape in common (an optimizer's
+    // update of each parameter) get loops of their own: a loop's registers
+    // are then one tensor's, whatever the number of tensors.
+    SmallVector<int> component = independentOutputs(group, shape, readBack);
+    int components = 1 + *llvm::max_element(component);
+    for (int c = 0; c < components; ++c) {
+      SmallVector<Value> part;
+      SmallVector<int> partBuffers;
+      for (auto [n, value] : llvm::enumerate(group))
+        if (component[n] == c) {
+          part.push_back(value);
+          partBuffers.push_back(groupBuffers[n]);
+        }
+      if (failed(emitLoop(shape, part, partBuffers)))
+        return failure();
+    }
   }
   if (iterations == 0)
     return success(); // nothing to compute (empty tensors)

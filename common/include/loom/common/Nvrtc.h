@@ -65,6 +65,9 @@ struct CompileResult {
   std::string cubin;
   /// NVRTC's log on failure, or why NVRTC could not run.
   std::string error;
+  /// NVRTC's log on success (warnings; ptxas's report with
+  /// --ptxas-options=-v); empty for a cubin from the cache.
+  std::string log;
   /// Whether the cubin came from the cache.
   bool cached = false;
   double seconds = 0;
