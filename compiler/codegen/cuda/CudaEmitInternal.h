@@ -46,6 +46,8 @@ using Idx = llvm::SmallVector<std::string, 4>;
 /// The threads per block of map and scatter kernels, and the most blocks a
 /// grid-stride loop is launched with.
 inline constexpr int64_t kBlock = 256;
+/// Rows up to this many elements take a warp each in a row kernel.
+inline constexpr int64_t kWarpRowMax = 1024;
 inline constexpr int64_t kMaxGrid = 4096;
 /// Elements per iteration of a vectorized map loop.
 inline constexpr int kVectorWidth = 4;
@@ -353,6 +355,10 @@ std::string reductionCombineFn(llvm::StringRef kind,
 /// `type`, combined by function `fn` from `identity`.
 std::string blockReduce(const std::string &value, const std::string &type,
                         const std::string &fn, const std::string &identity);
+/// `loom::warp_reduce(value, ...)` of a warp's `value`s, combined by `fn`
+/// (every lane of the warp gets the result).
+std::string warpReduce(const std::string &value, const std::string &type,
+                       const std::string &fn);
 /// The threads of a block that strides over a row of `rowSize` elements:
 /// a power of two from a warp to kBlock.
 int64_t rowBlock(int64_t rowSize);

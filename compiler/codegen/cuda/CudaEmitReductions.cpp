@@ -66,6 +66,12 @@ std::string blockReduce(const std::string &value, const std::string &type,
          " b) { return " + fn + "(a, b); }, " + identity + ", sh)";
 }
 
+std::string warpReduce(const std::string &value, const std::string &type,
+                       const std::string &fn) {
+  return "loom::warp_reduce(" + value + ", [](" + type + " a, " + type +
+         " b) { return " + fn + "(a, b); })";
+}
+
 int64_t rowBlock(int64_t rowSize) {
   int64_t block = 32;
   while (block < rowSize && block < kBlock)

@@ -1,10 +1,13 @@
 //===- CudaEmitRowKernel.cpp - row kernels of reductions and norms --------===//
 //
 // A reduction, softmax or layer norm whose reduced dims include the last
-// one becomes a "row" kernel: one block per row, its threads striding
-// over the row, combined with warp shuffles and shared memory (online
-// max/sum for softmax, Welford for layer norm), then the region's outputs
-// written in the same kernel, per row or per element of the row.
+// one becomes a "row" kernel: rows of up to 1024 elements take a warp
+// each (8 rows a block of 256 threads, the lanes striding over the row,
+// combined with warp shuffles alone: no shared memory, no barrier);
+// longer rows one block each, its threads striding over the row,
+// combined with warp shuffles and shared memory (online max/sum for
+// softmax, Welford for layer norm); then the region's outputs written in
+// the same kernel, per row or per element of the row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,7 +112,12 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     }
   }
 
-  int64_t block = rowBlock(rowSize);
+  // A warp per row for short rows, a block per row for long ones.
+  bool warpRows = rowSize <= kWarpRowMax;
+  int64_t block = warpRows ? kBlock : rowBlock(rowSize);
+  int64_t rowsPerBlock = warpRows ? kBlock / 32 : 1;
+  std::string lane = warpRows ? "(threadIdx.x & 31)" : "threadIdx.x";
+  std::string laneStride = warpRows ? "32" : "blockDim.x";
   KernelText kernel(region, region.kernelName());
   std::string cxxType = computeType(resultType);
   // Softmax and norm statistics in the compute type (double for f64).
@@ -119,9 +127,17 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
                         : isWelford ? "loom::welford_t<" + cxxType + ">"
                                     : cxxType;
   std::string zero = literal(0, resultType), one = literal(1, resultType);
-  kernel.line("__shared__ " + accType + " sh[32];");
-  kernel.open("for (loom::i64 row = blockIdx.x; row < " + std::to_string(rows) +
-              "; row += gridDim.x)");
+  if (warpRows) {
+    kernel.open("for (loom::i64 row = blockIdx.x * " +
+                std::to_string(rowsPerBlock) +
+                "ll + (threadIdx.x >> 5); row < " + std::to_string(rows) +
+                "; row += (loom::i64)gridDim.x * " +
+                std::to_string(rowsPerBlock) + ")");
+  } else {
+    kernel.line("__shared__ " + accType + " sh[32];");
+    kernel.open("for (loom::i64 row = blockIdx.x; row < " +
+                std::to_string(rows) + "; row += gridDim.x)");
+  }
   Idx rowIndex = kernel.decompose("row", keptShape, "y");
   // The input index of an element of the row, from its reduced index.
   auto inputIndexOf = [&](const Idx &reducedIndex) {
@@ -148,8 +164,8 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     combine = reductionCombineFn(kind, cxxType);
   }
   std::string acc = kernel.let(accType, init, "acc");
-  kernel.open("for (loom::i64 r = threadIdx.x; r < " + std::to_string(rowSize) +
-              "; r += blockDim.x)");
+  kernel.open("for (loom::i64 r = " + lane + "; r < " +
+              std::to_string(rowSize) + "; r += " + laneStride + ")");
   {
     Idx inputIndex = inputIndexOf(kernel.decompose("r", reducedShape, "z"));
     FailureOr<std::string> element = kernel.eval(input, inputIndex);
@@ -165,7 +181,10 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
       kernel.line(acc + " = " + combine + "(" + acc + ", " + *element + ");");
   }
   kernel.close();
-  kernel.line(acc + " = " + blockReduce(acc, accType, combine, identity) + ";");
+  kernel.line(acc + " = " +
+              (warpRows ? warpReduce(acc, accType, combine)
+                        : blockReduce(acc, accType, combine, identity)) +
+              ";");
 
   // The root's value, per row or per element of the row: an override that
   // serves only the row (or element) being written.
@@ -254,7 +273,7 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
 
   // The outputs: row outputs by one thread, element outputs by all.
   if (!outs.row.empty()) {
-    kernel.open("if (threadIdx.x == 0)");
+    kernel.open("if (" + lane + " == 0)");
     for (auto [value, buffer] : llvm::zip(outs.row, outs.rowBuffers)) {
       FailureOr<std::string> element = kernel.eval(value, rootRowIndex);
       if (failed(element)) {
@@ -269,8 +288,8 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     kernel.close();
   }
   if (!outs.element.empty()) {
-    kernel.open("for (loom::i64 r = threadIdx.x; r < " +
-                std::to_string(rowSize) + "; r += blockDim.x)");
+    kernel.open("for (loom::i64 r = " + lane + "; r < " +
+                std::to_string(rowSize) + "; r += " + laneStride + ")");
     current = inputIndexOf(kernel.decompose("r", reducedShape, "z"));
     for (auto [value, buffer] : llvm::zip(outs.element, outs.elementBuffers)) {
       FailureOr<std::string> element = kernel.eval(value, current);
@@ -286,7 +305,10 @@ FailureOr<bool> emitRowKernel(RegionEmitter &region, Operation *root) {
     kernel.close();
   }
   kernel.close();
-  region.addKernel(kernel, std::min<int64_t>(rows, 65535), block, "rows");
+  region.addKernel(
+      kernel,
+      std::min<int64_t>((rows + rowsPerBlock - 1) / rowsPerBlock, 65535), block,
+      warpRows ? "warp rows" : "rows");
   if (!outs.other.empty() &&
       failed(region.emitMap(outs.other, outs.otherBuffers)))
     return failure();

@@ -42,19 +42,19 @@ func.func @chain(%x: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
   return %2 : tensor<4x16xf32>
 }
 
-// A row-wise reduction with a prologue: one block per row, warp shuffles
-// and shared memory; thread 0 writes the row's result.
+// A row-wise reduction with a prologue over long rows: one block per row,
+// warp shuffles and shared memory; thread 0 writes the row's result.
 // ROWS: // fusion_0 (reduction): exp reduce_sum {{.*}}[rows]
 // ROWS-NEXT: // launch: grid 8, block 256
 // ROWS: __shared__ float sh[32];
 // ROWS: for (loom::i64 row = blockIdx.x; row < 8; row += gridDim.x)
-// ROWS: for (loom::i64 r = threadIdx.x; r < 1024; r += blockDim.x)
+// ROWS: for (loom::i64 r = threadIdx.x; r < 2048; r += blockDim.x)
 // ROWS: loom::exp_(
 // ROWS: loom::block_reduce(
 // ROWS: if (threadIdx.x == 0)
-func.func @rows(%x: tensor<8x1024xf32>) -> tensor<8xf32> {
-  %0 = graph.exp %x : tensor<8x1024xf32>
-  %1 = graph.reduce_sum %0 axes = [1] : (tensor<8x1024xf32>) -> tensor<8xf32>
+func.func @rows(%x: tensor<8x2048xf32>) -> tensor<8xf32> {
+  %0 = graph.exp %x : tensor<8x2048xf32>
+  %1 = graph.reduce_sum %0 axes = [1] : (tensor<8x2048xf32>) -> tensor<8xf32>
   return %1 : tensor<8xf32>
 }
 
@@ -68,12 +68,16 @@ func.func @columns(%x: tensor<512x64xf32>) -> tensor<64xf32> {
   return %0 : tensor<64xf32>
 }
 
-// Softmax over rows: one pass with an online max and sum, then the row's
-// outputs in the same kernel.
-// SOFTMAX: // fusion_0 (softmax): softmax {{.*}}[rows]
-// SOFTMAX: __shared__ loom::maxsum_t<float> sh[32];
+// Softmax over short rows (up to 1024 elements): a warp per row, 8 rows a
+// block, combined by shuffles alone; one pass with an online max and sum,
+// then the row's outputs in the same kernel.
+// SOFTMAX: // fusion_0 (softmax): softmax {{.*}}[warp rows]
+// SOFTMAX-NEXT: // launch: grid 2, block 256
+// SOFTMAX-NOT: __shared__
+// SOFTMAX: for (loom::i64 row = blockIdx.x * 8ll + (threadIdx.x >> 5); row < 16; row += (loom::i64)gridDim.x * 8)
+// SOFTMAX: for (loom::i64 r = (threadIdx.x & 31); r < 128; r += 32)
 // SOFTMAX: loom::combine_maxsum(
-// SOFTMAX: loom::block_reduce(
+// SOFTMAX: loom::warp_reduce(
 // SOFTMAX: loom::exp_(
 // SOFTMAX-NOT: LOOM_KERNEL
 func.func @softmax(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
@@ -81,11 +85,13 @@ func.func @softmax(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
   return %0 : tensor<16x128xf32>
 }
 
-// LayerNorm + GELU + residual: one kernel per row block (Welford
-// statistics), the epilogue in the same kernel.
-// LN: // fusion_0 (norm): layer_norm gelu add {{.*}}[rows]
-// LN: __shared__ loom::welford_t<float> sh[32];
+// LayerNorm + GELU + residual: a warp per row (Welford statistics), the
+// epilogue in the same kernel.
+// LN: // fusion_0 (norm): layer_norm gelu add {{.*}}[warp rows]
+// LN-NEXT: // launch: grid 4, block 256
+// LN-NOT: __shared__
 // LN: loom::combine_welford(
+// LN: loom::warp_reduce(
 // LN: loom::rsqrt_(
 // LN: loom::gelu_tanh_(
 // LN-NOT: LOOM_KERNEL

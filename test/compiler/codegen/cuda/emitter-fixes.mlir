@@ -27,14 +27,14 @@ func.func @two_results(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %bias: tenso
 
 // f64 softmax and layer norm keep their statistics in double (they were
 // float).
-// SM64: __shared__ loom::maxsum_t<double> sh[32];
+// SM64: loom::maxsum_t<double> acc{{[0-9]+}} = loom::maxsum_t<double>{
 // SM64: loom::combine_maxsum(acc{{[0-9]+}}, loom::maxsum_t<double>{v{{[0-9]+}}, 1.0});
 // SM64: double inv{{[0-9]+}} = 1.0 / acc{{[0-9]+}}.s;
 func.func @softmax64(%x: tensor<4x64xf64>) -> tensor<4x64xf64> {
   %0 = graph.softmax %x {axis = 1 : i64} : (tensor<4x64xf64>) -> tensor<4x64xf64>
   return %0 : tensor<4x64xf64>
 }
-// LN64: __shared__ loom::welford_t<double> sh[32];
+// LN64: loom::welford_t<double> acc{{[0-9]+}} = loom::welford_t<double>{
 // LN64: double mean{{[0-9]+}} = acc{{[0-9]+}}.mean;
 // LN64: double rstd{{[0-9]+}} = loom::rsqrt_(
 func.func @norm64(%x: tensor<4x64xf64>, %g: tensor<64xf64>, %b: tensor<64xf64>) -> tensor<4x64xf64> {

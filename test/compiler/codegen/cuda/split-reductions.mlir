@@ -93,8 +93,9 @@ func.func @mse(%p: tensor<64x1024xf32>, %t: tensor<64x1024xf32>) -> tensor<f32> 
   return %0 : tensor<f32>
 }
 
-// Small reductions keep their row kernel: one block is quick enough.
-// SMALL: // fusion_0 (reduction): reduce_sum {{.*}}[rows]
+// Small reductions keep their row kernel (a warp per row of up to 1024):
+// one block is quick enough.
+// SMALL: // fusion_0 (reduction): reduce_sum {{.*}}[warp rows]
 // SMALL-NOT: split
 func.func @small(%x: tensor<4x1024xf32>) -> tensor<4xf32> {
   %0 = graph.reduce_sum %x axes = [1] : (tensor<4x1024xf32>) -> tensor<4xf32>
