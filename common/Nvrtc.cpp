@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <functional>
 #include <mutex>
 #include <sys/stat.h>
@@ -96,10 +97,63 @@ std::string defaultCacheDir() {
 }
 
 std::string cudaIncludeDir() {
-  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
-    return std::string(home) + "/include";
-  return "/usr/local/cuda/include";
+  static std::string dir = [] {
+    auto has = [](const std::string &d) {
+      struct stat st;
+      return stat((d + "/cuda_fp16.h").c_str(), &st) == 0 &&
+             stat((d + "/cuda_bf16.h").c_str(), &st) == 0;
+    };
+    std::vector<std::string> candidates;
+    for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char *home = std::getenv(var); home && *home)
+        candidates.push_back(std::string(home) + "/include");
+    // Beside the NVRTC that was loaded: <toolkit>/lib64/libnvrtc.so ->
+    // <toolkit>/include; a pip wheel's nvidia/cuda_nvrtc/lib ->
+    // nvidia/cuda_runtime/include.
+    std::string ignored;
+    if (const Nvrtc *api = nvrtc(ignored)) {
+      Dl_info info;
+      if (dladdr(reinterpret_cast<void *>(api->nvrtcVersion), &info) &&
+          info.dli_fname) {
+        std::string lib = info.dli_fname;
+        std::string libDir = lib.substr(0, lib.rfind('/'));
+        std::string up = libDir.substr(0, libDir.rfind('/'));
+        candidates.push_back(up + "/include");
+        candidates.push_back(up.substr(0, up.rfind('/')) + "/include");
+        candidates.push_back(up.substr(0, up.rfind('/')) +
+                             "/cuda_runtime/include");
+      }
+    }
+    candidates.push_back("/usr/local/cuda/include");
+    candidates.push_back("/usr/include"); // Debian's nvidia-cuda-toolkit
+    for (const std::string &d : candidates)
+      if (has(d))
+        return d;
+    return candidates.front();
+  }();
+  return dir;
 }
+
+namespace {
+
+/// What the compiled code depends on besides the source: the include
+/// directory and the contents of the headers the prelude includes.
+const std::string &headersKey() {
+  static std::string key = [] {
+    std::string dir = cudaIncludeDir(), k = "include " + dir;
+    for (const char *name :
+         {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp"}) {
+      std::string bytes, error;
+      files::readFile(dir + "/" + name, bytes, error);
+      k += std::string(" ") + name + " " + hex(fnv1a(bytes)) + " " +
+           std::to_string(bytes.size());
+    }
+    return k;
+  }();
+  return key;
+}
+
+} // namespace
 
 NvrtcCompiler::NvrtcCompiler(std::string cacheDir)
     : cacheDir(std::move(cacheDir)) {}
@@ -111,6 +165,7 @@ std::string NvrtcCompiler::key(const CompileRequest &request) const {
                   request.arch + " options";
   for (const std::string &o : request.options)
     k += " " + o;
+  k += " " + headersKey();
   // Two independent hashes and the length of the source.
   k += " source " + hex(fnv1a(request.source)) + " " +
        hex(std::hash<std::string>()(request.source)) + " " +

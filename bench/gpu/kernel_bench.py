@@ -8,8 +8,12 @@ events against references measured in the same run.
   kernel_bench.py ln LN.cu          # LayerNorm+GELU+residual vs PyTorch eager and torch.compile
   kernel_bench.py nvrtc FILE.cu     # NVRTC compile time per kernel
 
-Prints one line per figure, ratios first. Needs libcuda, libnvrtc and (for
-`ln`) PyTorch with CUDA.
+The shapes are bench/gpu/make_sources.sh's: chain tanh(x * y) + x over
+4096 x 4096 f32; ln gelu_tanh(layer_norm(x) * gamma + beta) + x over
+4096 x 768 f32. Each kernel's output is checked against NumPy on random
+inputs before it is timed; the bytes moved count each parameter at its
+own size (gamma and beta are 768 floats). Prints one line per figure,
+ratios first. Needs libcuda, libnvrtc and (for `ln`) PyTorch with CUDA.
 """
 import ctypes
 import re
@@ -119,21 +123,52 @@ def main():
         return
     cubin, _ = compile_source(src, arch)
     (name, grid, block, nptr), = kernels_of(src)[-1:]
-    # Buffers: every parameter gets the largest size the kernel may touch
-    # (from the bench's model: sizes passed on the command line).
-    nbytes = int(sys.argv[3]) if len(sys.argv) > 3 else 64 << 20
-    ptrs = [alloc(nbytes) for _ in range(nptr)]
+    rng = np.random.default_rng(0)
+    if what == "chain":
+        x = rng.standard_normal((4096, 4096), dtype=np.float32)
+        y = rng.standard_normal((4096, 4096), dtype=np.float32)
+        inputs, want = [x, y], np.tanh(x * y) + x
+    else:
+        rows, cols = 4096, 768
+        x = rng.standard_normal((rows, cols), dtype=np.float32)
+        g = (1 + 0.1 * rng.standard_normal(cols)).astype(np.float32)
+        b = (0.1 * rng.standard_normal(cols)).astype(np.float32)
+        mean = x.mean(1, keepdims=True, dtype=np.float64)
+        var = x.var(1, keepdims=True, dtype=np.float64)
+        n = (x - mean) / np.sqrt(var + 1e-5) * g + b
+        gelu = 0.5 * n * (1 + np.tanh(0.7978845608 * (n + 0.044715 * n ** 3)))
+        inputs, want = [x, g, b], (gelu + x).astype(np.float32)
+    if nptr != len(inputs) + 1:
+        raise SystemExit(f"{name} takes {nptr} pointers, the bench passes "
+                         f"{len(inputs) + 1}")
+    ptrs = []
+    for a in inputs:
+        p = alloc(a.nbytes)
+        check(cuda.cuMemcpyHtoD_v2(p, a.ctypes.data_as(ctypes.c_void_p),
+                                   ctypes.c_size_t(a.nbytes)), "upload")
+        ptrs.append(p)
+    ptrs.append(alloc(want.nbytes))
     run = launcher(cubin, name, grid, block, ptrs)
+    run()
+    got = np.empty_like(want)
+    check(cuda.cuCtxSynchronize(), "cuCtxSynchronize")
+    check(cuda.cuMemcpyDtoH_v2(got.ctypes.data_as(ctypes.c_void_p), ptrs[-1],
+                               ctypes.c_size_t(want.nbytes)), "download")
+    err = float(np.max(np.abs(got - want)))
+    if not err <= 1e-4 * (1 + float(np.max(np.abs(want)))):
+        raise SystemExit(f"{what} {name}: wrong output (max abs err {err:.3g})")
     ms = time_ms(run)
-    # Bytes moved: each pointer once (inputs read, outputs written).
-    moved = nptr * nbytes
+    # Bytes moved: each input read once, the output written once.
+    moved = sum(a.nbytes for a in inputs) + want.nbytes
+    nbytes = want.nbytes
     copy_src, copy_dst = alloc(nbytes), alloc(nbytes)
     copy_ms = time_ms(lambda: cuda.cuMemcpyDtoD_v2(copy_dst, copy_src,
                                                     ctypes.c_size_t(nbytes)))
     print(f"{what} {name} {arch}: {moved / ms / 1e6:.1f} GB/s vs copy "
           f"{2 * nbytes / copy_ms / 1e6:.1f} GB/s = "
           f"{(moved / ms) / (2 * nbytes / copy_ms):.2f}x of copy bandwidth "
-          f"({ms:.4f} ms, grid {grid} block {block})")
+          f"({ms:.4f} ms, grid {grid} block {block}; output checked, max abs "
+          f"err {err:.2g})")
     if what == "ln":
         import torch
         rows, cols = 4096, 768

@@ -670,6 +670,43 @@ TEST_P(CudaDeviceTest, LaunchErrorsNameTheKernel) {
       << message;
 }
 
+TEST_P(CudaDeviceTest, ARefusedCubinFallsBackToTheSource) {
+  REQUIRE_DEVICE();
+  // Cubins the driver refuses for every arch: the source compiled here
+  // runs instead (the simulator compiles the source whatever the cubins).
+  artifact::Artifact a = kernelProgram();
+  for (const char *arch : {"sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90",
+                           "sm_100", "sm_103", "sm_110", "sm_120"}) {
+    artifact::CudaBinary *b = a.mutable_cuda()->add_binaries();
+    b->set_arch(arch);
+    b->set_cubin(std::string("not a cubin"));
+  }
+  loom_session *session = nullptr;
+  std::string message;
+  ASSERT_EQ(createSession(a, GetParam(), &session, message), LOOM_OK)
+      << message;
+  std::string description = loom_session_device_description(session);
+  if (!simulated())
+    EXPECT_NE(description.find("the artifact's cubin was refused"),
+              std::string::npos)
+        << description;
+  int64_t dims[] = {1000};
+  loom_tensor *x = nullptr, *y = nullptr;
+  loom_status_free(loom_tensor_create(LOOM_DTYPE_F32, 1, dims, &x));
+  float *xv = static_cast<float *>(loom_tensor_data(x));
+  for (int i = 0; i < 1000; ++i)
+    xv[i] = static_cast<float>(i);
+  const loom_tensor *in[] = {x};
+  Status st(loom_session_run(session, in, 1, &y, 1));
+  ASSERT_EQ(st.code(), LOOM_OK) << st.message();
+  const float *yv = static_cast<const float *>(loom_tensor_data(y));
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(yv[i], 2.0f * i + 0.5f * i) << i;
+  loom_tensor_release(y);
+  loom_tensor_release(x);
+  loom_session_release(session);
+}
+
 TEST_P(CudaDeviceTest, TrainingStateStaysOnTheDevice) {
   REQUIRE_DEVICE();
   // The program's input 0 as state, its output 0 the next state: s' = 2 s

@@ -9,6 +9,23 @@
 
 namespace loom::cuda {
 
+namespace {
+
+/// The symbols a driver older than the headers' may export under the
+/// unversioned name only (cuEventElapsedTime_v2 came with CUDA 12.8):
+/// `name` then, clearing `error`.
+template <class F>
+bool olderSymbol(void *handle, const char *name, const char *symbol, F &slot,
+                 std::string &error) {
+  if (std::string(symbol) != "cuEventElapsedTime_v2" ||
+      !dl::lookup(handle, name, slot, "libcuda.so.1", error))
+    return false;
+  error.clear();
+  return true;
+}
+
+} // namespace
+
 const Driver *driver(std::string &error) {
   static Driver d;
   static std::string failure;
@@ -21,7 +38,8 @@ const Driver *driver(std::string &error) {
       return;
     }
 #define LOOM_LOOKUP(name, symbol, ret, params)                                 \
-  if (!dl::lookup(h, #symbol, d.name, "libcuda.so.1", failure))                \
+  if (!dl::lookup(h, #symbol, d.name, "libcuda.so.1", failure) &&              \
+      !olderSymbol(h, #name, #symbol, d.name, failure))                        \
     return;
     LOOM_CUDA_DRIVER_SYMBOLS(LOOM_LOOKUP)
 #undef LOOM_LOOKUP

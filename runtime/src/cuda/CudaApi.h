@@ -30,12 +30,14 @@ using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
-// cuBLASLt (cublasLt.h).
+// cuBLASLt (cublasLt.h). The descriptors' struct tags are Loom's own:
+// cublasLt.h names unnamed structs with typedefs, which no struct tag may
+// repeat (CudaHeaderTest includes both).
 using cublasStatus_t = int;
 using cublasLtHandle_t = struct cublasLtContext *;
-using cublasLtMatmulDesc_t = struct cublasLtMatmulDescOpaque_t *;
-using cublasLtMatrixLayout_t = struct cublasLtMatrixLayoutOpaque_t *;
-using cublasLtMatmulPreference_t = struct cublasLtMatmulPreferenceOpaque_t *;
+using cublasLtMatmulDesc_t = struct LtMatmulDesc *;
+using cublasLtMatrixLayout_t = struct LtMatrixLayout *;
+using cublasLtMatmulPreference_t = struct LtMatmulPreference *;
 /// cublasLtMatmulHeuristicResult_t: the algorithm (64 bytes), workspace
 /// size, status, waves count, 4 reserved ints.
 struct cublasLtMatmulHeuristicResult_t {
@@ -79,7 +81,9 @@ inline constexpr int kPrefMaxWorkspace =
 } // namespace api
 
 // X(name, return type, parameters); the driver's table also names the
-// exported symbol (cuda.h maps cuMemAlloc to cuMemAlloc_v2, ...).
+// exported symbol (cuda.h maps cuMemAlloc to cuMemAlloc_v2, ...; CUDA 13's
+// maps cuEventElapsedTime to cuEventElapsedTime_v2, which drivers before
+// 12.8 lack: those get the unversioned symbol, see CudaApi.cpp).
 #define LOOM_CUDA_DRIVER_SYMBOLS(X)                                            \
   X(cuInit, cuInit, CUresult, (unsigned))                                      \
   X(cuDriverGetVersion, cuDriverGetVersion, CUresult, (int *))                 \
@@ -113,7 +117,7 @@ inline constexpr int kPrefMaxWorkspace =
   X(cuEventDestroy, cuEventDestroy_v2, CUresult, (CUevent))                    \
   X(cuEventRecord, cuEventRecord, CUresult, (CUevent, CUstream))               \
   X(cuEventSynchronize, cuEventSynchronize, CUresult, (CUevent))               \
-  X(cuEventElapsedTime, cuEventElapsedTime, CUresult,                          \
+  X(cuEventElapsedTime, cuEventElapsedTime_v2, CUresult,                       \
     (float *, CUevent, CUevent))                                               \
   X(cuFuncSetAttribute, cuFuncSetAttribute, CUresult, (CUfunction, int, int))  \
   X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule *, const void *))  \

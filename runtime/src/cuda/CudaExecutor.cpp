@@ -654,12 +654,14 @@ loom_device CudaExecutor::device() const {
 }
 
 /// The cubins of `code` for `arch` ("sm_90"): the artifact's binary for it
-/// (or for an earlier minor of the same major, which the GPU also runs),
-/// else the source compiled by NVRTC in programs of whole regions.
+/// (or for an earlier minor of the same major, which the GPU also runs;
+/// not with `sourceOnly`), else the source compiled by NVRTC in programs
+/// of whole regions.
 static bool codeFor(const CudaCode &code, const std::string &arch,
                     const CudaExecutor::Options &options,
                     std::vector<std::string> &cubins, std::string &how,
-                    std::string &error, Failure &failure) {
+                    std::string &error, Failure &failure,
+                    bool sourceOnly = false) {
   int major = std::atoi(arch.c_str() + 3) / 10,
       minor = std::atoi(arch.c_str() + 3) % 10;
   if (options.simulate && code.source().empty()) {
@@ -685,7 +687,7 @@ static bool codeFor(const CudaCode &code, const std::string &arch,
     if (v / 10 == major && v % 10 <= minor && v % 10 > bestMinor)
       best = &b, bestMinor = v % 10;
   }
-  if (best && !options.simulate) {
+  if (best && !options.simulate && !sourceOnly) {
     cubins = {best->cubin()};
     how = "cubin of the artifact (" + best->arch() + ")";
     return true;
@@ -797,12 +799,34 @@ CudaExecutor::load(const artifact::Artifact &a,
   if (!codeFor(code, arch, options, cubins, how, error, failure))
     return nullptr;
   failure = Failure::BadArtifact;
-  for (const std::string &cubin : cubins) {
-    CUmodule m = nullptr;
-    if (!x.check(cu.cuModuleLoadData(&m, cubin.data()),
-                 "cuModuleLoadData (" + arch + ")", error))
+  auto loadModules = [&] {
+    for (const std::string &cubin : cubins) {
+      CUmodule m = nullptr;
+      if (!x.check(cu.cuModuleLoadData(&m, cubin.data()),
+                   "cuModuleLoadData (" + arch + ")", error))
+        return false;
+      x.modules.push_back(m);
+    }
+    return true;
+  };
+  if (!loadModules()) {
+    // The artifact's cubin refused (a driver older than the compiler's
+    // NVRTC, a damaged binary): its source, compiled here, if it has one.
+    bool fromBinary = how.rfind("cubin of the artifact", 0) == 0;
+    if (!fromBinary || code.source().empty())
       return nullptr;
-    x.modules.push_back(m);
+    std::string refused = error;
+    for (CUmodule m : x.modules)
+      cu.cuModuleUnload(m);
+    x.modules.clear();
+    cubins.clear();
+    if (!codeFor(code, arch, options, cubins, how, error, failure,
+                 /*sourceOnly=*/true))
+      return nullptr;
+    failure = Failure::BadArtifact;
+    if (!loadModules())
+      return nullptr;
+    how += " (the artifact's cubin was refused: " + refused + ")";
   }
   for (const CudaKernel &k : code.kernels()) {
     CUfunction f = nullptr;

@@ -78,7 +78,10 @@ struct CompileResult {
 std::string defaultCacheDir();
 
 /// The CUDA include directory NVRTC needs for cuda_fp16.h and
-/// cuda_bf16.h: $CUDA_HOME/include, else /usr/local/cuda/include.
+/// cuda_bf16.h: the first that has both of $CUDA_HOME/include,
+/// $CUDA_PATH/include, the toolkit's (or pip wheel's) include directory
+/// beside the libnvrtc that was loaded, /usr/local/cuda/include and
+/// /usr/include; the cache key holds it and those headers' hashes.
 std::string cudaIncludeDir();
 
 class NvrtcCompiler {

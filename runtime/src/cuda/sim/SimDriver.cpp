@@ -53,20 +53,20 @@ struct CUgraphExec_st {
   std::vector<std::function<int()>> ops;
 };
 struct cublasLtContext {};
-struct cublasLtMatmulDescOpaque_t {
+struct LtMatmulDesc {
   int compute = 0, scale = 0;
   int32_t transA = 0, transB = 0;
   uint32_t epilogue = 1;
   const void *bias = nullptr;
 };
-struct cublasLtMatrixLayoutOpaque_t {
+struct LtMatrixLayout {
   int type = 0;
   uint64_t rows = 0, cols = 0;
   int64_t ld = 0;
   int32_t batch = 1;
   int64_t stride = 0;
 };
-struct cublasLtMatmulPreferenceOpaque_t {};
+struct LtMatmulPreference {};
 
 } // namespace loom::cuda
 
@@ -479,7 +479,7 @@ cublasStatus_t ltDestroy(cublasLtHandle_t h) {
 cublasStatus_t descCreate(cublasLtMatmulDesc_t *d, int compute, int scale) {
   if (compute != api::kComputeF32 && compute != api::kComputeF64)
     return kNotSupported;
-  *d = new cublasLtMatmulDescOpaque_t{compute, scale};
+  *d = new LtMatmulDesc{compute, scale};
   return 0;
 }
 cublasStatus_t descDestroy(cublasLtMatmulDesc_t d) {
@@ -508,7 +508,7 @@ cublasStatus_t layoutCreate(cublasLtMatrixLayout_t *l, int type, uint64_t rows,
     return kNotSupported;
   if (ld < static_cast<int64_t>(rows))
     return kInvalid;
-  *l = new cublasLtMatrixLayoutOpaque_t{type, rows, cols, ld};
+  *l = new LtMatrixLayout{type, rows, cols, ld};
   return 0;
 }
 cublasStatus_t layoutDestroy(cublasLtMatrixLayout_t l) {
@@ -523,7 +523,7 @@ cublasStatus_t layoutSet(cublasLtMatrixLayout_t l, int attr, const void *v,
   return ok ? 0 : kInvalid;
 }
 cublasStatus_t prefCreate(cublasLtMatmulPreference_t *p) {
-  *p = new cublasLtMatmulPreferenceOpaque_t;
+  *p = new LtMatmulPreference;
   return 0;
 }
 cublasStatus_t prefDestroy(cublasLtMatmulPreference_t p) {
@@ -571,8 +571,7 @@ uint16_t floatToBf16(float v) {
 
 /// A column-major matrix of `l` (batch `b`) at `p` as `T` values, packed.
 template <class T>
-std::vector<T> load(const cublasLtMatrixLayoutOpaque_t &l, const void *p,
-                    int b) {
+std::vector<T> load(const LtMatrixLayout &l, const void *p, int b) {
   std::vector<T> out(l.rows * l.cols);
   const char *base = static_cast<const char *>(p);
   size_t e = l.type == api::kR32F ? 4 : l.type == api::kR64F ? 8 : 2;
@@ -601,8 +600,8 @@ std::vector<T> load(const cublasLtMatrixLayoutOpaque_t &l, const void *p,
 }
 
 template <class T>
-void store(const cublasLtMatrixLayoutOpaque_t &l, void *p, int b, int64_t row,
-           int64_t col, T v) {
+void store(const LtMatrixLayout &l, void *p, int b, int64_t row, int64_t col,
+           T v) {
   char *at = static_cast<char *>(p);
   size_t e = l.type == api::kR32F ? 4 : l.type == api::kR64F ? 8 : 2;
   at += (static_cast<int64_t>(b) * l.stride + col * l.ld + row) * e;
@@ -622,11 +621,10 @@ void store(const cublasLtMatrixLayoutOpaque_t &l, void *p, int b, int64_t row,
 /// D = alpha op(A) op(B) + beta C, then the epilogue, in `T` (float for
 /// f32 and the 16-bit floats, double for f64).
 template <class T>
-cublasStatus_t gemm(const cublasLtMatmulDescOpaque_t &d, T alpha, const void *A,
-                    const cublasLtMatrixLayoutOpaque_t &la, const void *B,
-                    const cublasLtMatrixLayoutOpaque_t &lb, T beta,
-                    const void *C, const cublasLtMatrixLayoutOpaque_t &lc,
-                    void *D, const cublasLtMatrixLayoutOpaque_t &ld) {
+cublasStatus_t
+gemm(const LtMatmulDesc &d, T alpha, const void *A, const LtMatrixLayout &la,
+     const void *B, const LtMatrixLayout &lb, T beta, const void *C,
+     const LtMatrixLayout &lc, void *D, const LtMatrixLayout &ld) {
   bool ta = d.transA == api::kOpT, tb = d.transB == api::kOpT;
   int64_t m = static_cast<int64_t>(ld.rows), n = static_cast<int64_t>(ld.cols);
   int64_t k = static_cast<int64_t>(ta ? la.rows : la.cols);
@@ -638,8 +636,7 @@ cublasStatus_t gemm(const cublasLtMatmulDescOpaque_t &d, T alpha, const void *A,
   int batch = std::max(1, ld.batch);
   std::vector<T> bias;
   if (d.bias) {
-    cublasLtMatrixLayoutOpaque_t lv{ld.type, ld.rows, 1,
-                                    static_cast<int64_t>(ld.rows)};
+    LtMatrixLayout lv{ld.type, ld.rows, 1, static_cast<int64_t>(ld.rows)};
     bias = load<T>(lv, d.bias, 0);
   }
   bool relu = d.epilogue == api::kEpilogueRelu ||
@@ -699,8 +696,8 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t d,
     std::memcpy(&b, beta, 4);
     al = a, be = b;
   }
-  cublasLtMatmulDescOpaque_t desc = *d;
-  cublasLtMatrixLayoutOpaque_t a = *la, b = *lb, c = *lc, dd = *ldd;
+  LtMatmulDesc desc = *d;
+  LtMatrixLayout a = *la, b = *lb, c = *lc, dd = *ldd;
   int rc = submit(s, [=] {
     ++stats.matmuls;
     return f64 ? gemm<double>(desc, al, A, a, B, b, be, C, c, D, dd)
