@@ -1,20 +1,12 @@
 //===- FileHeader.cpp - the header scheme of Loom's files -----------------===//
 
 #include "loom/common/FileHeader.h"
+#include "loom/common/Hash.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace loom::artifact {
-
-static uint64_t fnv1a(const char *data, size_t size) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 static void putLE(std::string &out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i)
@@ -32,7 +24,7 @@ std::string header(const std::string &body, const FileKind &kind) {
   std::string h(kind.magic, sizeof(kind.magic));
   putLE(h, kind.version, 4);
   putLE(h, body.size(), 8);
-  putLE(h, fnv1a(body.data(), body.size()), 8);
+  putLE(h, fnv1a(body), 8);
   return h;
 }
 
@@ -113,7 +105,8 @@ bool checkFile(const void *data, size_t size, const FileKind &kind,
             std::to_string(Limits::kMaxMessageBytes) + ")";
     return false;
   }
-  if (getLE(bytes + 20, 8) != fnv1a(bytes + kHeaderSize, declared)) {
+  if (getLE(bytes + 20, 8) !=
+      fnv1a(std::string_view(bytes + kHeaderSize, declared))) {
     error = noun + " is corrupt (checksum mismatch)";
     return false;
   }

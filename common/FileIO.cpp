@@ -233,4 +233,12 @@ bool makeDirectory(const std::string &path, std::string &error) {
   return false;
 }
 
+bool makeDirectories(const std::string &path, std::string &error) {
+  for (size_t pos = 1; pos <= path.size(); ++pos)
+    if ((pos == path.size() || path[pos] == '/') && path[pos - 1] != '/' &&
+        !makeDirectory(path.substr(0, pos), error))
+      return false;
+  return true;
+}
+
 } // namespace loom::files

@@ -5,6 +5,7 @@
 #include "loom/common/DynamicLibrary.h"
 #include "loom/common/FileHeader.h"
 #include "loom/common/FileIO.h"
+#include "loom/common/Hash.h"
 
 #include <algorithm>
 #include <atomic>
@@ -25,33 +26,6 @@ namespace {
 constexpr char kCacheMagic[8] = {'L', 'O', 'O', 'M', 'C', 'U', 'B', 'N'};
 constexpr artifact::FileKind kCacheFile = {
     kCacheMagic, 1, "cache entry", "Loom cubin cache entry", "recompile"};
-
-uint64_t fnv1a(const std::string &s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(v));
-  return buf;
-}
-
-/// mkdir -p.
-bool makeDirs(const std::string &dir) {
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i != dir.size() && dir[i] != '/')
-      continue;
-    std::string prefix = dir.substr(0, i);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      return false;
-  }
-  return true;
-}
 
 } // namespace
 
@@ -145,7 +119,7 @@ const std::string &headersKey() {
          {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp"}) {
       std::string bytes, error;
       files::readFile(dir + "/" + name, bytes, error);
-      k += std::string(" ") + name + " " + hex(fnv1a(bytes)) + " " +
+      k += std::string(" ") + name + " " + hex16(fnv1a(bytes)) + " " +
            std::to_string(bytes.size());
     }
     return k;
@@ -167,8 +141,8 @@ std::string NvrtcCompiler::key(const CompileRequest &request) const {
     k += " " + o;
   k += " " + headersKey();
   // Two independent hashes and the length of the source.
-  k += " source " + hex(fnv1a(request.source)) + " " +
-       hex(std::hash<std::string>()(request.source)) + " " +
+  k += " source " + hex16(fnv1a(request.source)) + " " +
+       hex16(std::hash<std::string>()(request.source)) + " " +
        std::to_string(request.source.size());
   return k;
 }
@@ -176,7 +150,7 @@ std::string NvrtcCompiler::key(const CompileRequest &request) const {
 std::string NvrtcCompiler::cachePath(const CompileRequest &request) const {
   if (cacheDir.empty())
     return "";
-  return cacheDir + "/" + hex(fnv1a(key(request))) + "-" + request.arch +
+  return cacheDir + "/" + hex16(fnv1a(key(request))) + "-" + request.arch +
          ".cubin";
 }
 
@@ -201,7 +175,8 @@ bool NvrtcCompiler::readCache(const std::string &path, const std::string &key,
 
 void NvrtcCompiler::writeCache(const std::string &path, const std::string &key,
                                const std::string &cubin) const {
-  if (!makeDirs(cacheDir))
+  std::string ignored;
+  if (!files::makeDirectories(cacheDir, ignored))
     return; // no cache: compile every time
   std::string body(4, '\0');
   uint32_t keySize = static_cast<uint32_t>(key.size());

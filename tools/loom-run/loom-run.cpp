@@ -36,6 +36,7 @@
 
 #include "loom/common/FileHeader.h"
 #include "loom/common/FileIO.h"
+#include "loom/common/Hash.h"
 #include "loom/runtime.h"
 #include "tools/loom-run/Memory.h"
 #include "tools/loom-run/Tensors.h"
@@ -137,27 +138,6 @@ std::string selfDir() {
   return p.substr(0, p.rfind('/'));
 }
 
-/// `mkdir -p path`, without a shell.
-bool makeDirs(const std::string &path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/')
-      continue;
-    std::string prefix = path.substr(0, pos);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      return false;
-  }
-  return fileExists(path);
-}
-
-/// FNV-1a, 64 bits: a content hash for the compile cache.
-uint64_t fnv1a(const std::string &bytes, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 bool readAll(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -189,17 +169,17 @@ bool compileOnnx(const std::string &model, std::string &artifact,
   }
   readAll(loomc, loomcBytes);
   char key[40];
-  std::snprintf(
-      key, sizeof(key), "%016llx",
-      static_cast<unsigned long long>(fnv1a(modelBytes, fnv1a(loomcBytes))));
+  std::snprintf(key, sizeof(key), "%016llx",
+                static_cast<unsigned long long>(
+                    loom::fnv1a(modelBytes, loom::fnv1a(loomcBytes))));
   const char *xdg = std::getenv("XDG_CACHE_HOME");
   const char *home = std::getenv("HOME");
   std::string cache = xdg && *xdg ? std::string(xdg) + "/loom"
                       : home      ? std::string(home) + "/.cache/loom"
                                   : std::string("/tmp/loom-cache");
   cache += "/compiled";
-  if (!makeDirs(cache)) {
-    error = "cannot create the compile cache " + cache;
+  if (!loom::files::makeDirectories(cache, error)) {
+    error = "cannot create the compile cache " + cache + ": " + error;
     return false;
   }
   artifact = cache + "/" + key + ".loom";
@@ -485,28 +465,6 @@ std::string inferenceFlag(const Options &o) {
 
 } // namespace
 
-/// mkdir -p: false with `error` set when a folder cannot be made.
-static bool makeDirs(const std::string &path, std::string &error) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/')
-      continue;
-    std::string prefix = path.substr(0, pos);
-    struct stat st;
-    if (stat(prefix.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode)) {
-        error = "'" + prefix + "' is not a folder";
-        return false;
-      }
-      continue;
-    }
-    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
-      error = "cannot make folder '" + prefix + "': " + std::strerror(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
 int main(int argc, char **argv) {
   Options o;
   if (int rc = parseArgs(argc, argv, o))
@@ -688,7 +646,7 @@ int main(int argc, char **argv) {
     outputs.emplace_back(t);
   // Output folders are made as needed (mkdir -p).
   for (const std::string *dir : {&o.outDir, &o.outPb})
-    if (rc == 0 && !dir->empty() && !makeDirs(*dir, error))
+    if (rc == 0 && !dir->empty() && !loom::files::makeDirectories(*dir, error))
       rc = fail(error);
 
   for (size_t k = 0; rc == 0 && k < numOutputs; ++k) {

@@ -82,6 +82,10 @@ bool writeFileAtomically(const std::string &path,
 /// file.
 bool makeDirectory(const std::string &path, std::string &error);
 
+/// `mkdir -p path`: every missing directory of `path` (no shell). False
+/// with `error` when one cannot be made or a file stands in the way.
+bool makeDirectories(const std::string &path, std::string &error);
+
 } // namespace loom::files
 
 #endif // LOOM_COMMON_FILEIO_H

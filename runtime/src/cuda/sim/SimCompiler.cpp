@@ -13,6 +13,7 @@
 #include "runtime/src/cuda/sim/CudaSim.h"
 
 #include "loom/common/FileIO.h"
+#include "loom/common/Hash.h"
 #include "loom/common/SourceChunks.h"
 #include "runtime/src/cuda/sim/SimHeaders.h"
 
@@ -33,32 +34,6 @@ extern char **environ;
 
 namespace loom::cuda::sim {
 namespace {
-
-uint64_t fnv1a(const std::string &s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(v));
-  return buf;
-}
-
-bool makeDirs(const std::string &dir) {
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i != dir.size() && dir[i] != '/')
-      continue;
-    std::string prefix = dir.substr(0, i);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      return false;
-  }
-  return true;
-}
 
 /// The host C++ compiler: $LOOM_SIM_CXX, else c++, g++ or clang++ on PATH.
 std::string findCompiler(std::string &why) {
@@ -181,13 +156,13 @@ bool compile(const std::vector<std::string> &programs,
       return false;
     }
     dir = buf.data();
-  } else if (!makeDirs(dir)) {
-    error = "the CUDA simulator cannot make its cache directory " + dir;
+  } else if (!files::makeDirectories(dir, error)) {
+    error = "the CUDA simulator cannot make its cache directory: " + error;
     return false;
   }
   // The headers, named by their contents (a changed header is a new key).
   std::string headerKey =
-      hex(fnv1a(std::string(kSimHeader) + kFp16Header + kBf16Header + cxx));
+      hex16(fnv1a(std::string(kSimHeader) + kFp16Header + kBf16Header + cxx));
   std::string include = dir + "/include-" + headerKey;
   for (auto [name, text] : {std::pair{"loom_sim.h", kSimHeader},
                             std::pair{"cuda_fp16.h", kFp16Header},
@@ -195,7 +170,8 @@ bool compile(const std::vector<std::string> &programs,
     std::string path = include + "/" + name, existing, ignored;
     if (files::readFile(path, existing, ignored) && existing == text)
       continue;
-    if (!makeDirs(include) || !files::writeFileAtomically(path, text, error)) {
+    if (!files::makeDirectories(include, error) ||
+        !files::writeFileAtomically(path, text, error)) {
       error = "the CUDA simulator cannot write " + path +
               (error.empty() ? "" : ": " + error);
       return false;
@@ -214,7 +190,7 @@ bool compile(const std::vector<std::string> &programs,
         key += std::string(" ") + f;
       std::string stem =
           dir + "/" +
-          hex(fnv1a(key + source) ^ std::hash<std::string>()(source)) + "-" +
+          hex16(fnv1a(key + source) ^ std::hash<std::string>()(source)) + "-" +
           std::to_string(source.size());
       std::string so = stem + ".so";
       if (access(so.c_str(), R_OK) == 0) {
