@@ -543,6 +543,7 @@ static LogicalResult compileCuda(ModuleOp module, func::FuncOp func,
   }
   for (int o : program->outputs)
     cuda->add_output_buffers(o);
+  cuda->set_allow_tf32(options.cudaAllowTf32);
   for (const std::string &arch : options.cudaArchs) {
     if (!options.compileCuda)
       return module.emitError("--arch ")

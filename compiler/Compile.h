@@ -39,6 +39,9 @@ struct CompileOptions {
   /// CUDA: archs ("sm_80") to compile the source for now, with
   /// `compileCuda`; the artifact carries each binary beside the source.
   std::vector<std::string> cudaArchs;
+  /// CUDA: f32 matmuls may round their inputs to TF32 on tensor cores
+  /// (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32; loomc --allow-tf32).
+  bool cudaAllowTf32 = false;
   /// Compiles CUDA source for an arch (NVRTC, given by the tool so that
   /// the compiler does not load CUDA libraries itself): the cubin and the
   /// NVRTC version, or false with `error` set.

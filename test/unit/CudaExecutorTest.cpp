@@ -653,6 +653,52 @@ TEST_P(CudaDeviceTest, MatmulsMatchTheHost) {
   }
 }
 
+TEST_P(CudaDeviceTest, Tf32MatmulsAreAskedFor) {
+  REQUIRE_DEVICE();
+  // loomc --allow-tf32 (CudaCode.allow_tf32): f32 matmuls computed with
+  // CUBLAS_COMPUTE_32F_FAST_TF32, their inputs read with a 10-bit
+  // mantissa; without it, in f32.
+  GemmCase g{32, 48, 256, 1, false, false, false, false, "none", artifact::F32};
+  std::mt19937 rng(11);
+  loom_tensor *at = randomTensor(g.dtype, {1, g.m, g.k}, rng);
+  loom_tensor *bt = randomTensor(g.dtype, {1, g.k, g.n}, rng);
+  const float *ap = static_cast<const float *>(loom_tensor_data_const(at));
+  const float *bp = static_cast<const float *>(loom_tensor_data_const(bt));
+  double worst[2] = {0, 0};
+  for (int tf32 = 0; tf32 < 2; ++tf32) {
+    artifact::Artifact a = gemmProgram(g);
+    a.mutable_cuda()->set_allow_tf32(tf32 == 1);
+    loom_session *session = nullptr;
+    std::string message;
+    ASSERT_EQ(createSession(a, GetParam(), &session, message), LOOM_OK)
+        << message;
+    std::string description = loom_session_device_description(session);
+    EXPECT_EQ(description.find("(f32 in TF32)") != std::string::npos, tf32 == 1)
+        << description;
+    const loom_tensor *in[] = {at, bt};
+    loom_tensor *d = nullptr;
+    Status st(loom_session_run(session, in, 2, &d, 1));
+    ASSERT_EQ(st.code(), LOOM_OK) << st.message();
+    const float *dp = static_cast<const float *>(loom_tensor_data_const(d));
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < g.k; ++p)
+          acc += double(ap[i * g.k + p]) * bp[p * g.n + j];
+        worst[tf32] = std::max(worst[tf32], std::fabs(dp[i * g.n + j] - acc) /
+                                                (1 + std::fabs(acc)));
+      }
+    loom_tensor_release(d);
+    loom_session_release(session);
+  }
+  EXPECT_LT(worst[0], 1e-5) << "f32";
+  EXPECT_LT(worst[1], 1e-2) << "TF32";
+  if (simulated()) // the simulator rounds as tensor cores do, always
+    EXPECT_GT(worst[1], 1e-5) << "TF32 inputs are rounded";
+  loom_tensor_release(at);
+  loom_tensor_release(bt);
+}
+
 TEST_P(CudaDeviceTest, LaunchErrorsNameTheKernel) {
   REQUIRE_DEVICE();
   // More dynamic shared memory than any GPU has: refused at load, named.

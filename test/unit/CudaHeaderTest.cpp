@@ -37,7 +37,8 @@ static_assert(api::kCaptureModeRelaxed == CU_STREAM_CAPTURE_MODE_RELAXED);
 static_assert(api::kCublasSuccess == CUBLAS_STATUS_SUCCESS);
 static_assert(api::kOpN == CUBLAS_OP_N && api::kOpT == CUBLAS_OP_T);
 static_assert(api::kComputeF32 == CUBLAS_COMPUTE_32F &&
-              api::kComputeF64 == CUBLAS_COMPUTE_64F);
+              api::kComputeF64 == CUBLAS_COMPUTE_64F &&
+              api::kComputeF32FastTf32 == CUBLAS_COMPUTE_32F_FAST_TF32);
 static_assert(api::kR32F == CUDA_R_32F && api::kR64F == CUDA_R_64F &&
               api::kR16F == CUDA_R_16F && api::kR16BF == CUDA_R_16BF);
 static_assert(api::kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA &&

@@ -11,7 +11,7 @@ namespace loom::tools {
 
 mlir::LogicalResult setCudaOptions(CompileOptions &options,
                                    llvm::StringRef target, llvm::StringRef emit,
-                                   llvm::StringRef archs) {
+                                   llvm::StringRef archs, bool allowTf32) {
   auto fail = [](const llvm::Twine &message) {
     llvm::errs() << "error: " << message << "\n";
     return mlir::failure();
@@ -22,6 +22,10 @@ mlir::LogicalResult setCudaOptions(CompileOptions &options,
     return fail("--emit cuda needs --target cuda");
   if (!archs.empty() && target != "cuda")
     return fail("--arch needs --target cuda");
+  if (allowTf32 && target != "cuda")
+    return fail("--allow-tf32 needs --target cuda (the CPU computes f32 "
+                "matmuls in f32)");
+  options.cudaAllowTf32 = allowTf32;
   llvm::SmallVector<llvm::StringRef> list;
   archs.split(list, ',', -1, false);
   for (llvm::StringRef arch : list) {

@@ -7,12 +7,12 @@
 
 namespace loom::tools {
 
-/// Checks --target, --emit and --arch and sets the CUDA part of `options`
-/// (the archs, and NVRTC as the compiler of their binaries). Errors go to
-/// stderr.
+/// Checks --target, --emit, --arch and --allow-tf32 and sets the CUDA part
+/// of `options` (the archs, NVRTC as the compiler of their binaries, TF32).
+/// Errors go to stderr.
 mlir::LogicalResult setCudaOptions(CompileOptions &options,
                                    llvm::StringRef target, llvm::StringRef emit,
-                                   llvm::StringRef archs);
+                                   llvm::StringRef archs, bool allowTf32);
 
 } // namespace loom::tools
 

@@ -68,6 +68,11 @@ static cl::opt<std::string>
              cl::init("artifact"));
 static cl::opt<std::string>
     cudaArchs("arch", cl::desc("--target cuda: NVRTC binaries for sm_80,..."));
+static cl::opt<bool> allowTf32(
+    "allow-tf32",
+    cl::desc("--target cuda: f32 matmuls may round their inputs to TF32 "
+             "(10-bit mantissa) on tensor cores; off by default, as in "
+             "PyTorch"));
 static cl::list<std::string>
     binds("bind", cl::desc("freeze ONNX graph input NAME to a .npy/.pb"),
           cl::value_desc("NAME=FILE"));
@@ -316,7 +321,7 @@ static bool codegenOptions(loom::CompileOptions &options) {
   if (emitKind != "cuda")
     options.outputPath = outputPath;
   return succeeded(loom::tools::setCudaOptions(options, codegen.target,
-                                               emitKind, cudaArchs));
+                                               emitKind, cudaArchs, allowTf32));
 }
 
 /// --emit cuda's source to -o (the compiler writes an artifact itself);

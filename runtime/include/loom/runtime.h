@@ -212,7 +212,8 @@ LOOM_API loom_status loom_session_create_from_memory(loom_instance *instance,
 LOOM_API void loom_session_release(loom_session *session);
 
 /* The device the session runs on: LOOM_DEVICE_CPU, LOOM_DEVICE_CUDA or
- * LOOM_DEVICE_CUDA_SIM (never AUTO: the choice is made when the session is created). */
+ * LOOM_DEVICE_CUDA_SIM (never AUTO: the choice is made when the session is
+ * created). */
 LOOM_API loom_device loom_session_device(const loom_session *session);
 /* A line for people and logs, valid while the session lives: "cpu", or
  * the GPU, its arch, where the code came from (the artifact's cubin, or

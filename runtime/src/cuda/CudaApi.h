@@ -66,7 +66,8 @@ inline constexpr int kCaptureModeRelaxed = 2; // CU_STREAM_CAPTURE_MODE_RELAXED
 inline constexpr cublasStatus_t kCublasSuccess = 0; // CUBLAS_STATUS_SUCCESS
 inline constexpr int kOpN = 0, kOpT = 1;            // CUBLAS_OP_N, CUBLAS_OP_T
 inline constexpr int kComputeF32 = 68,
-                     kComputeF64 = 70; // CUBLAS_COMPUTE_32F, _64F
+                     kComputeF64 = 70;         // CUBLAS_COMPUTE_32F, _64F
+inline constexpr int kComputeF32FastTf32 = 77; // CUBLAS_COMPUTE_32F_FAST_TF32
 inline constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14; // CUDA_R_*
 inline constexpr int kDescTransA = 3, kDescTransB = 4; // CUBLASLT_MATMUL_DESC_*
 inline constexpr int kDescEpilogue = 7, kDescBiasPointer = 8;

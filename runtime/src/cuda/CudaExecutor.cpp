@@ -914,7 +914,10 @@ CudaExecutor::load(const artifact::Artifact &a,
                : g.dtype() == artifact::F64  ? api::kR64F
                                              : api::kR32F;
     plan.f64 = g.dtype() == artifact::F64;
-    plan.computeType = plan.f64 ? api::kComputeF64 : api::kComputeF32;
+    plan.computeType = plan.f64 ? api::kComputeF64
+                       : code.allow_tf32() && g.dtype() == artifact::F32
+                           ? api::kComputeF32FastTf32
+                           : api::kComputeF32;
     plan.scaleType = plan.f64 ? api::kR64F : api::kR32F;
     bool bias = g.bias() >= 0;
     plan.epilogue = g.activation() == "relu"
@@ -1031,9 +1034,9 @@ CudaExecutor::load(const artifact::Artifact &a,
       (options.simulate ? "cuda-sim:" : "cuda:") +
       std::to_string(options.ordinal) + " " + name + " (" + arch +
       "); code: " + how + "; " + std::to_string(code.kernels_size()) +
-      " kernels, " + std::to_string(code.gemms_size()) +
-      " cuBLASLt matmuls, arena " + std::to_string(code.arena_bytes()) +
-      " bytes; load " + buf + " s";
+      " kernels, " + std::to_string(code.gemms_size()) + " cuBLASLt matmuls" +
+      (code.allow_tf32() ? " (f32 in TF32)" : "") + ", arena " +
+      std::to_string(code.arena_bytes()) + " bytes; load " + buf + " s";
   failure = Failure::None;
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }

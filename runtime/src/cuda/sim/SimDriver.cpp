@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -188,12 +189,15 @@ CUresult submit(CUstream stream, std::function<int()> op) {
 
 // A kernel reading or writing an unmapped page: the handler jumps back to
 // the launch, which names the kernel and the address.
+// One launch at a time (the lock); `kernelThread` is the one running it:
+// a fault on another thread is not the kernel's.
 sigjmp_buf faultJump;
 volatile sig_atomic_t inKernel = 0;
+pthread_t kernelThread;
 volatile uintptr_t faultAddress = 0;
 
 void onFault(int sig, siginfo_t *info, void *) {
-  if (!inKernel) {
+  if (!inKernel || !pthread_equal(pthread_self(), kernelThread)) {
     signal(sig, SIG_DFL); // not ours: the default action, on return
     return;
   }
@@ -218,6 +222,7 @@ int runKernel(CUfunction f, const unsigned grid[3], const unsigned block[3],
   sigaction(SIGBUS, &action, &oldBus);
   int rc = 0;
   if (sigsetjmp(faultJump, 1) == 0) {
+    kernelThread = pthread_self();
     inKernel = 1;
     rc = f->entry(params, grid, block) == 0 ? 0 : kLaunchFailed;
     inKernel = 0;
@@ -477,7 +482,8 @@ cublasStatus_t ltDestroy(cublasLtHandle_t h) {
   return 0;
 }
 cublasStatus_t descCreate(cublasLtMatmulDesc_t *d, int compute, int scale) {
-  if (compute != api::kComputeF32 && compute != api::kComputeF64)
+  if (compute != api::kComputeF32 && compute != api::kComputeF64 &&
+      compute != api::kComputeF32FastTf32)
     return kNotSupported;
   *d = new LtMatmulDesc{compute, scale};
   return 0;
@@ -569,6 +575,15 @@ uint16_t floatToBf16(float v) {
   return static_cast<uint16_t>((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
 
+float roundToTf32(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  if ((b & 0x7f800000u) != 0x7f800000u) // finite: round the low 13 bits
+    b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
 /// A column-major matrix of `l` (batch `b`) at `p` as `T` values, packed.
 template <class T>
 std::vector<T> load(const LtMatrixLayout &l, const void *p, int b) {
@@ -646,6 +661,13 @@ gemm(const LtMatmulDesc &d, T alpha, const void *A, const LtMatrixLayout &la,
   for (int b = 0; b < batch; ++b) {
     std::vector<T> a = load<T>(la, A, la.batch > 1 ? b : 0),
                    bm = load<T>(lb, B, lb.batch > 1 ? b : 0);
+    if (d.compute == api::kComputeF32FastTf32) {
+      // Tensor cores read f32 inputs as TF32: 10 bits of mantissa, to
+      // nearest even.
+      for (std::vector<T> *m : {&a, &bm})
+        for (T &v : *m)
+          v = static_cast<T>(roundToTf32(static_cast<float>(v)));
+    }
     std::vector<T> out = beta != T(0) ? load<T>(lc, C, lc.batch > 1 ? b : 0)
                                       : std::vector<T>(m * n, T(0));
     auto ta_ = ta ? CblasTrans : CblasNoTrans,

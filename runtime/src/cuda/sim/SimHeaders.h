@@ -18,7 +18,8 @@
 
 namespace loom::cuda::sim {
 
-inline constexpr const char *kSimHeader = R"sim(// loom_sim.h: the host side of a generated CUDA source (loom-run --device
+inline constexpr const char *kSimHeader =
+    R"sim(// loom_sim.h: the host side of a generated CUDA source (loom-run --device
 // cuda-sim). Each block's threads run cooperatively on fibers; barriers and
 // warp shuffles switch between them.
 #ifndef LOOM_SIM_H
