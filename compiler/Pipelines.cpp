@@ -387,6 +387,13 @@ void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
   // A pipeline's micro-batch may have every label ignored.
   loss.emptyMeanZero = o.pipeline.enabled();
   pm.addPass(createLossPass(loss));
+  // Before mixed precision and autodiff: the fused forward has a fused
+  // gradient, and the pattern is matched on the graph as imported.
+  if (o.target == "cuda" && o.fuseAttention && !o.pipeline.enabled()) {
+    FuseAttentionPassOptions attention;
+    attention.summary = o.report;
+    pm.addPass(createFuseAttentionPass(attention, reports));
+  }
   if (o.pipeline.enabled()) {
     // On the loss function, before it is cut: the stages send bf16
     // activations, the parameters stay f32 masters.
@@ -489,6 +496,11 @@ void buildPipelineUpdatePassPipeline(OpPassManager &pm,
 
 void buildInferencePipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.target == "cuda") {
+    if (options.cuda.fuseAttention) {
+      FuseAttentionPassOptions attention;
+      attention.summary = options.cuda.printFusion;
+      pm.addPass(createFuseAttentionPass(attention, nullptr));
+    }
     // The CUDA emitter writes one kernel per region.
     FusionPassOptions fusion;
     fusion.report = options.cuda.fusionReport;

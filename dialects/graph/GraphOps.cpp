@@ -647,6 +647,105 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// The shapes of an attention's q, k, v and mask checked; the batch dims,
+/// S and Dv in `batch`, `s` and `dv`.
+static LogicalResult checkAttention(Failure fail, Value q, Value k, Value v,
+                                    Value mask, SmallVector<int64_t> &batch,
+                                    int64_t &s, int64_t &dv) {
+  auto qt = tensorOf(q), kt = tensorOf(k), vt = tensorOf(v);
+  // attention_c1: q, k and v are float tensors of one type, rank >= 2.
+  if (kt.getElementType() != qt.getElementType() ||
+      vt.getElementType() != qt.getElementType())
+    return fail("q, k and v must have one element type");
+  if (qt.getRank() < 2 || kt.getRank() != qt.getRank() ||
+      vt.getRank() != qt.getRank())
+    return fail("q, k and v must have one rank of at least 2, got " +
+                shapeStr(qt.getShape()) + ", " + shapeStr(kt.getShape()) +
+                ", " + shapeStr(vt.getShape()));
+  int64_t r = qt.getRank();
+  // attention_c2: equal batch dims (no broadcasting); q and k share D,
+  // k and v share T.
+  for (int64_t i = 0; i + 2 < r; ++i) {
+    if (!dimsCompatible(qt.getDimSize(i), kt.getDimSize(i)) ||
+        !dimsCompatible(qt.getDimSize(i), vt.getDimSize(i)))
+      return fail("q, k and v must have equal batch dims, got " +
+                  shapeStr(qt.getShape()) + ", " + shapeStr(kt.getShape()) +
+                  ", " + shapeStr(vt.getShape()));
+    batch.push_back(mergeDims(mergeDims(qt.getDimSize(i), kt.getDimSize(i)),
+                              vt.getDimSize(i)));
+  }
+  if (!dimsCompatible(qt.getDimSize(r - 1), kt.getDimSize(r - 1)))
+    return fail("q " + shapeStr(qt.getShape()) + " and k " +
+                shapeStr(kt.getShape()) + " must have one head size");
+  if (!dimsCompatible(kt.getDimSize(r - 2), vt.getDimSize(r - 2)))
+    return fail("k " + shapeStr(kt.getShape()) + " and v " +
+                shapeStr(vt.getShape()) + " must have one key count");
+  s = qt.getDimSize(r - 2);
+  dv = vt.getDimSize(r - 1);
+  // attention_c3: the mask is [S, T].
+  if (mask) {
+    int64_t t = mergeDims(kt.getDimSize(r - 2), vt.getDimSize(r - 2));
+    if (!shapesCompatible(tensorOf(mask).getShape(), {s, t}))
+      return fail("the mask must have shape " + shapeStr({s, t}) + ", got " +
+                  shapeStr(tensorOf(mask).getShape()));
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  SmallVector<int64_t> batch;
+  int64_t s, dv;
+  if (failed(checkAttention({loc, getOperationName()}, adaptor.getQ(),
+                            adaptor.getK(), adaptor.getV(), adaptor.getMask(),
+                            batch, s, dv)))
+    return failure();
+  SmallVector<int64_t> out(batch);
+  out.append({s, dv});
+  types.push_back(
+      RankedTensorType::get(out, tensorOf(adaptor.getQ()).getElementType()));
+  batch.push_back(s);
+  types.push_back(RankedTensorType::get(batch, Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  SmallVector<int64_t> batch;
+  int64_t s, dv;
+  if (failed(checkAttention(fail, adaptor.getQ(), adaptor.getK(),
+                            adaptor.getV(), adaptor.getMask(), batch, s, dv)))
+    return failure();
+  // attention_grad_c1: out and dout have the attention's result shape and
+  // type, lse its f32 [..., S].
+  SmallVector<int64_t> out(batch);
+  out.append({s, dv});
+  Type elem = tensorOf(adaptor.getQ()).getElementType();
+  for (Value x : {adaptor.getOut(), adaptor.getDout()})
+    if (tensorOf(x).getElementType() != elem ||
+        !shapesCompatible(tensorOf(x).getShape(), out))
+      return fail("out and dout must be " + shapeStr(out) + " tensors of " +
+                  "q's element type, got " + shapeStr(tensorOf(x).getShape()));
+  batch.push_back(s);
+  auto lse = tensorOf(adaptor.getLse());
+  if (!lse.getElementType().isF32() ||
+      !shapesCompatible(lse.getShape(), batch))
+    return fail("lse must be an f32 " + shapeStr(batch) + " tensor, got " +
+                shapeStr(lse.getShape()));
+  for (Value x : {adaptor.getQ(), adaptor.getK(), adaptor.getV()})
+    types.push_back(x.getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Scans and selection
 //===----------------------------------------------------------------------===//
 

@@ -703,6 +703,66 @@ def Graph_LogSoftmaxOp : Graph_InferredOp<"log_softmax",
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_AttentionOp : Graph_InferredOp<"attention", [Graph_Contraction]> {
+  let summary = "scaled dot-product attention, fused";
+  let description = [{
+    `softmax(mask(q k^T * scale)) v` over the last two dims, without the
+    `[..., S, T]` scores: `q` `[..., S, D]`, `k` `[..., T, D]`, `v`
+    `[..., T, Dv]` with equal batch dims give `out` `[..., S, Dv]` and
+    `lse` `[..., S]` (f32), each row's log-sum-exp of its scores, which
+    the gradient reads instead of the probabilities. A score is `fill`
+    where the optional `mask` (`[S, T]`, broadcast over the batch) is
+    true, and with `causal` where the key comes after the query (`j > i`;
+    such keys get no weight at all, as with `fill = -inf`). What
+    `--loom-fuse-attention` makes from matmul, scale, where, softmax,
+    matmul (passes/Fusion/AttentionFusion.cpp); the CUDA target computes
+    it tile by tile with an online softmax (FlashAttention-2's method).
+
+    ```mlir
+    %o, %lse = graph.attention %q, %k, %v {scale = 0.125 : f64,
+        fill = -1.0e4 : f64, causal}
+        : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+        -> (tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k,
+                       Graph_FloatTensor:$v, Optional<Graph_BoolTensor>:$mask,
+                       F64Attr:$scale, F64Attr:$fill, UnitAttr:$causal);
+  let results = (outs Graph_FloatTensor:$out, Graph_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`mask` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Graph_AttentionGradOp : Graph_InferredOp<"attention_grad"> {
+  let summary = "the gradients of a graph.attention";
+  let description = [{
+    `dq`, `dk`, `dv` of a `graph.attention` (same operands and attributes)
+    from its `out`, its `lse` and the gradient `dout` of its `out`. The
+    probabilities are recomputed from `q`, `k` and `lse`, never stored.
+
+    ```mlir
+    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %o, %lse, %do
+        {scale = 0.125 : f64, fill = -1.0e4 : f64, causal}
+        : (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>,
+           tensor<2x16x8xf32>, tensor<2x16xf32>, tensor<2x16x8xf32>)
+        -> (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k,
+                       Graph_FloatTensor:$v, Graph_FloatTensor:$out,
+                       Graph_FloatTensor:$lse, Graph_FloatTensor:$dout,
+                       Optional<Graph_BoolTensor>:$mask, F64Attr:$scale,
+                       F64Attr:$fill, UnitAttr:$causal);
+  let results = (outs Graph_FloatTensor:$dq, Graph_FloatTensor:$dk,
+                      Graph_FloatTensor:$dv);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $out `,` $lse `,` $dout (`mask` $mask^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

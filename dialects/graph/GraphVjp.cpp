@@ -493,6 +493,23 @@ LogicalResult vjp(SoftmaxOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
+LogicalResult vjp(AttentionOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  // The log-sum-exp is read only by the gradient below.
+  if (dy[1])
+    return op.emitError("the log-sum-exp result of 'graph.attention' has no "
+                        "gradient rule");
+  if (!dy[0])
+    return success();
+  auto grad = g.b.create<AttentionGradOp>(
+      g.loc, op.getQ(), op.getK(), op.getV(), op.getOut(), op.getLse(),
+      dy[0], op.getMask(), op.getScaleAttr(), op.getFillAttr(),
+      op.getCausalAttr());
+  dx[0] = grad.getDq();
+  dx[1] = grad.getDk();
+  dx[2] = grad.getDv();
+  return success();
+}
+
 LogicalResult vjp(LogSoftmaxOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   Value y = op.getResult(), d = dy[0];
   int64_t axis = op.getAxis();
@@ -1098,7 +1115,7 @@ void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
          WhereOp>(ctx);
   attach<MatmulOp, LayerNormOp, BatchNormOp, SoftmaxOp, LogSoftmaxOp,
-         GlobalAvgPoolOp, ConvOp, MaxPoolOp, AvgPoolOp>(ctx);
+         AttentionOp, GlobalAvgPoolOp, ConvOp, MaxPoolOp, AvgPoolOp>(ctx);
   attach<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, CumSumOp>(ctx);
   attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp,
          BroadcastToOp, ConcatOp, SliceOp, PadOp, TriluOp, GatherOp,

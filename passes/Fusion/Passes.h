@@ -16,6 +16,16 @@ namespace loom {
 #define GEN_PASS_REGISTRATION
 #include "passes/Fusion/Passes.h.inc"
 
+namespace report {
+class Sink;
+} // namespace report
+
+/// --loom-fuse-attention whose JSON report goes to `sink` (loomc train
+/// --report) instead of its `report` file.
+std::unique_ptr<mlir::Pass>
+createFuseAttentionPass(const FuseAttentionPassOptions &options,
+                        report::Sink *sink);
+
 } // namespace loom
 
 #endif // LOOM_PASSES_FUSION_PASSES_H

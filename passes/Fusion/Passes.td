@@ -45,4 +45,30 @@ def FusionPass : Pass<"loom-fusion", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseAttentionPass : Pass<"loom-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "Replace softmax attention written op by op with graph.attention";
+  let description = [{
+    Finds `matmul(q, k^T)`, an optional scale by a constant, an optional
+    `where` mask with a constant fill, a softmax over the last dim and a
+    matmul with `v`, and replaces them with one `graph.attention` (whose
+    gradient is one `graph.attention_grad`): the scores and probabilities
+    are never stored. A constant "key after query" mask with a fill of
+    -1e4 or less becomes `causal`. The CUDA target's pipelines run it
+    before autodiff and mixed precision (`loomc --fused-attention=false`
+    leaves it out).
+
+    `report=FILE.json` lists each fused attention (heads, queries, keys,
+    head size, mask) and each softmax over scores left alone with the
+    reason; `summary` prints the same on stderr.
+  }];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"",
+           "write the fused and unfused attentions as JSON to this file">,
+    Option<"summary", "summary", "bool", /*default=*/"false",
+           "print what was fused and why not on stderr">,
+    Option<"maxHeadDim", "max-head-dim", "int64_t", /*default=*/"128",
+           "the largest head size the target's kernels take">,
+  ];
+}
+
 #endif // LOOM_PASSES_FUSION_PASSES_TD

@@ -73,6 +73,11 @@ static cl::opt<bool> allowTf32(
     cl::desc("--target cuda: f32 matmuls may round their inputs to TF32 "
              "(10-bit mantissa) on tensor cores; off by default, as in "
              "PyTorch"));
+static cl::opt<bool> fusedAttention(
+    "fused-attention",
+    cl::desc("--target cuda: softmax attention as one fused op and kernel "
+             "(default true; =false keeps matmul, softmax, matmul)"),
+    cl::init(true));
 static cl::list<std::string>
     binds("bind", cl::desc("freeze ONNX graph input NAME to a .npy/.pb"),
           cl::value_desc("NAME=FILE"));
@@ -193,6 +198,7 @@ static bool parseTrainFlags() {
     llvm::errs() << *warning << "\n";
   }
   train.target = codegen.target;
+  train.fuseAttention = fusedAttention;
   train.report = !reportPath.empty();
   train.printSummary = printSummary;
   if (llvm::Error e = loom::parseTrainingOptions(trainText, train))
@@ -316,6 +322,7 @@ static bool codegenOptions(loom::CompileOptions &options) {
   options.cuda.fusionReport = codegen.cpu.fusionReport;
   options.cuda.printFusion = codegen.cpu.printFusion;
   options.cuda.timing = codegen.cpu.timing;
+  options.cuda.fuseAttention = fusedAttention;
   // The artifact goes straight to its file (the weights are not copied
   // into memory on the way); --emit cuda writes the source instead.
   if (emitKind != "cuda")

@@ -27,6 +27,9 @@ struct CudaCodegenOptions {
   std::string fusionReport;
   bool printFusion = false;
   bool timing = false;
+  /// Softmax attention becomes graph.attention (--loom-fuse-attention)
+  /// before the regions are made.
+  bool fuseAttention = true;
 };
 
 /// Compiles function `entry` of `module` (rewritten in place) to a CUDA

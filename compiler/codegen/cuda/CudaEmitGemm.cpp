@@ -83,17 +83,6 @@ LogicalResult setGemmShape(MatmulOp matmul, Gemm &gemm) {
   return success();
 }
 
-/// A matmul operand in a buffer: a region operand, or computed into
-/// scratch by a map kernel.
-FailureOr<int> operandBuffer(RegionEmitter &region, Value operand) {
-  if (auto arg = dyn_cast<BlockArgument>(operand))
-    return region.bufferOfArg(arg);
-  int scratch = region.newScratch(elemOf(operand), shapeOf(operand), "operand");
-  if (failed(region.emitMap({operand}, {scratch})))
-    return failure();
-  return scratch;
-}
-
 /// The region's ops other than `matmul` and constants: its epilogue.
 SmallVector<Operation *> epilogueOps(RegionEmitter &region, MatmulOp matmul) {
   SmallVector<Operation *> rest;
@@ -214,6 +203,15 @@ LogicalResult emitMatmulRegion(RegionEmitter &region, MatmulOp matmul) {
 }
 
 } // namespace
+
+FailureOr<int> operandBuffer(RegionEmitter &region, Value operand) {
+  if (auto arg = dyn_cast<BlockArgument>(operand))
+    return region.bufferOfArg(arg);
+  int scratch = region.newScratch(elemOf(operand), shapeOf(operand), "operand");
+  if (failed(region.emitMap({operand}, {scratch})))
+    return failure();
+  return scratch;
+}
 
 void registerGemmEmitters(OpEmitterTable &table) {
   table.addWholeRegion(emitMatmulRegion);

@@ -388,6 +388,12 @@ void registerElementwiseEmitters(OpEmitterTable &table);
 void registerDataMovementEmitters(OpEmitterTable &table);
 void registerReductionEmitters(OpEmitterTable &table);
 void registerGemmEmitters(OpEmitterTable &table);
+void registerAttentionEmitters(OpEmitterTable &table);
+
+/// A whole-region op's operand in a buffer: a region operand's, or
+/// scratch that a map kernel computes it into (a constant cloned into the
+/// region).
+mlir::FailureOr<int> operandBuffer(RegionEmitter &region, mlir::Value operand);
 
 } // namespace loom::codegen::cuda::detail
 

@@ -52,6 +52,7 @@ const OpEmitterTable &opEmitters() {
     registerDataMovementEmitters(families);
     registerReductionEmitters(families);
     registerGemmEmitters(families);
+    registerAttentionEmitters(families);
     return families;
   }();
   return table;

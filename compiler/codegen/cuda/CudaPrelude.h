@@ -104,6 +104,8 @@ __device__ __forceinline__ i64 index_(i64 k, i64 n) { if (k < 0) k += n; return 
 
 // Warp and block reductions. shfl of every type the row kernels combine.
 template <class T> __device__ __forceinline__ T shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+// Lane `src`'s `v`, to every lane of the warp.
+template <class T> __device__ __forceinline__ T shfl_from(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 // Online softmax (running max, sum of exp(x - m)) and Welford statistics
 // (count, mean, sum of squared deviations), in the row's compute type:
 // float for f32 and the 16-bit floats, double for f64.

@@ -232,12 +232,13 @@ inline void __syncthreads() {
   if (!loom_sim::S.fibered) { loom_sim::fail("__syncthreads in a kernel run without fibers"); return; }
   loom_sim::yield(loom_sim::AtBlock);
 }
-template <class T> T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
+namespace loom_sim {
+// A warp shuffle: every lane of the warp posts `v`, then reads lane
+// `srcLane` of its warp.
+template <class T> T exchange(T v, unsigned srcLane) {
   static_assert(sizeof(T) <= 16, "shuffle of at most 16 bytes");
-  using namespace loom_sim;
   if (!S.fibered) { fail("a warp shuffle in a kernel run without fibers"); return v; }
-  unsigned t = linear(), src = (t & ~31u) | ((t & 31u) ^ (unsigned)mask);
-  (void)width;
+  unsigned t = linear(), src = (t & ~31u) | (srcLane & 31u);
   memcpy(S.lanes[t], &v, sizeof(T));
   yield(AtWarp);
   T r = v;
@@ -245,6 +246,13 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
   else fail("a warp shuffle reads a lane past the block's threads");
   yield(AtWarp);
   return r;
+}
+} // namespace loom_sim
+template <class T> T __shfl_xor_sync(unsigned, T v, int mask, int = 32) {
+  return loom_sim::exchange(v, (loom_sim::linear() & 31u) ^ (unsigned)mask);
+}
+template <class T> T __shfl_sync(unsigned, T v, int srcLane, int = 32) {
+  return loom_sim::exchange(v, (unsigned)srcLane);
 }
 inline float atomicAdd(float *p, float v) { float o = *p; *p = o + v; return o; }
 inline double atomicAdd(double *p, double v) { double o = *p; *p = o + v; return o; }

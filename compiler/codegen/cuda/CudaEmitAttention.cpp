@@ -1,0 +1,620 @@
+//===- CudaEmitAttention.cpp - fused attention kernels --------------------===//
+//
+// graph.attention and graph.attention_grad (made by --loom-fuse-attention)
+// as FlashAttention-2-style kernels: the [S, T] scores never reach memory.
+//
+// * forward: a block of 4 warps takes BR query rows (R per warp) of one
+//   batch-head; key and value tiles of 32 go through shared memory; lane l
+//   scores key l of the tile against the warp's row, the row keeps an
+//   online max and sum, and each lane accumulates its columns of the
+//   output (the tile's probabilities broadcast by shuffles). Writes the
+//   output and each row's log-sum-exp. Causal attention skips the tiles
+//   after the block's last row.
+// * backward: delta_i = dout_i . out_i (a warp per row); then dk and dv,
+//   a block per BR keys, looping over query tiles (lane l on query l), the
+//   probabilities recomputed from q, k and the log-sum-exp; then dq, a
+//   block per BR query rows, looping over key tiles. Every gradient
+//   element is summed by one thread in a fixed order: no atomics, the
+//   same bits run to run.
+//
+// Everything accumulates in f32 (f16 and bf16 inputs are widened as they
+// are loaded). Head sizes up to 128; rows per warp shrink so that shared
+// memory stays within the static 48 KiB.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cuda/CudaEmitInternal.h"
+#include "dialects/graph/LocationString.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace loom::graph;
+
+namespace loom::codegen::cuda::detail {
+
+namespace {
+
+constexpr int64_t kWarps = 4;
+constexpr int64_t kTile = 32;
+constexpr int64_t kMaxHeadDim = 128;
+constexpr int64_t kStaticShared = 48 * 1024;
+
+/// `text` with each `$NAME` of `values` replaced (longest names first, so
+/// that `$DV` is not read as `$D` and `V`).
+std::string substitute(std::string text,
+                       std::vector<std::pair<std::string, std::string>> values) {
+  llvm::sort(values, [](const auto &a, const auto &b) {
+    return a.first.size() > b.first.size();
+  });
+  for (const auto &[name, value] : values) {
+    std::string key = "$" + name;
+    for (size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  }
+  return text;
+}
+
+/// Appends `text` to `kernel`'s body, line by line.
+void addLines(KernelText &kernel, llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  for (llvm::StringRef l : lines)
+    if (!l.trim().empty())
+      kernel.line(l.rtrim());
+}
+
+/// A C++ float literal of `value`, infinities included.
+std::string floatLiteral(double value) {
+  if (std::isinf(value))
+    return value < 0 ? "(-__int_as_float(0x7f800000))"
+                     : "__int_as_float(0x7f800000)";
+  std::string s = llvm::formatv("{0:e9}", value).str();
+  return s + "f";
+}
+
+/// The sizes of one attention and the rows each warp takes.
+struct Shape {
+  int64_t bh = 1, s = 0, t = 0, d = 0, dv = 0;
+  int64_t rows = 4; // per warp
+};
+
+FailureOr<Shape> shapeOfAttention(Operation *op, Value q, Value k, Value v) {
+  Shape sh;
+  ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
+  size_t r = qs.size();
+  for (size_t i = 0; i + 2 < r; ++i)
+    sh.bh *= qs[i];
+  sh.s = qs[r - 2];
+  sh.d = qs[r - 1];
+  sh.t = ks[r - 2];
+  sh.dv = vs[r - 1];
+  Type elem = elemOf(q);
+  if (!elem.isF32() && !elem.isF16() && !elem.isBF16()) {
+    (void)emitUnsupported(op, "attention of f64 is not emitted yet");
+    return failure();
+  }
+  if (sh.d > kMaxHeadDim || sh.dv > kMaxHeadDim) {
+    (void)emitUnsupported(
+        op, "attention with a head size over 128 is not emitted yet");
+    return failure();
+  }
+  return sh;
+}
+
+/// Rows per warp (4, 2 or 1) such that `bytes(rows)` of shared memory fit.
+int64_t rowsFitting(llvm::function_ref<int64_t(int64_t)> bytes) {
+  for (int64_t rows : {4, 2})
+    if (bytes(rows) <= kStaticShared)
+      return rows;
+  return 1;
+}
+
+/// The substitutions every attention kernel shares.
+std::vector<std::pair<std::string, std::string>>
+common(const Shape &sh, double scale, double fill, bool causal, bool masked) {
+  int64_t br = kWarps * sh.rows;
+  return {{"S", std::to_string(sh.s)},
+          {"T", std::to_string(sh.t)},
+          {"D", std::to_string(sh.d)},
+          {"DV", std::to_string(sh.dv)},
+          {"DL", std::to_string((sh.d + 31) / 32)},
+          {"DVL", std::to_string((sh.dv + 31) / 32)},
+          {"R", std::to_string(sh.rows)},
+          {"BR", std::to_string(br)},
+          {"BC", std::to_string(kTile)},
+          {"TILES", std::to_string((sh.s + br - 1) / br)},
+          {"KTILES", std::to_string((sh.t + br - 1) / br)},
+          {"SCALE", floatLiteral(scale)},
+          {"FILL", floatLiteral(fill)},
+          {"CAUSAL", causal ? "true" : "false"},
+          {"MASKED", masked ? "true" : "false"},
+          {"NEG_INF", floatLiteral(-INFINITY)}};
+}
+
+/// The buffer of region result `value`, or new scratch when the region
+/// does not yield it.
+int resultBuffer(RegionEmitter &region, Value value, llvm::StringRef what) {
+  auto yield =
+      cast<kernel::YieldOp>(region.fusion.getBody().front().getTerminator());
+  for (auto [v, buffer] : llvm::zip(yield.getOperands(), region.resultBuffers))
+    if (v == value)
+      return buffer;
+  return region.newScratch(elemOf(value), shapeOf(value), what);
+}
+
+bool yields(RegionEmitter &region, Value value) {
+  auto yield =
+      cast<kernel::YieldOp>(region.fusion.getBody().front().getTerminator());
+  return llvm::is_contained(yield.getOperands(), value);
+}
+
+/// The pointer of operand `value` in `kernel` (its buffer, or scratch
+/// computed by a map kernel), named `name` in the kernel text.
+FailureOr<std::string> input(RegionEmitter &region, KernelText &kernel,
+                             Value value) {
+  FailureOr<int> buffer = operandBuffer(region, value);
+  if (failed(buffer))
+    return failure();
+  return kernel.param(*buffer, elemOf(value), false);
+}
+
+/// The score of query i, key j (both valid) into `s`, and whether the
+/// mask replaced it (`masked`); `dot` computes the raw product.
+constexpr const char *kScore = R"(
+      float s = $DOT * $SCALE;
+      bool masked = false;
+      if ($MASKED && mask[(loom::i64)i * $T + j]) { s = $FILL; masked = true; }
+)";
+
+constexpr const char *kForward = R"(
+constexpr int R = $R, BR = $BR, BC = $BC, D = $D, DV = $DV, DVL = $DVL;
+__shared__ float qs[BR][D];
+__shared__ float ks[BC][D + 1];
+__shared__ float vs[BC][DV];
+const loom::i64 bh = blockIdx.x / $TILES;
+const int r0 = (int)(blockIdx.x % $TILES) * BR;
+const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+const $ST *qb = q + bh * $S * D;
+const $ST *kb = k + bh * $T * D;
+const $ST *vb = v + bh * $T * DV;
+for (int e = threadIdx.x; e < BR * D; e += blockDim.x) {
+  int r = e / D, c = e % D;
+  qs[r][c] = r0 + r < $S ? loom::ld(qb[(loom::i64)(r0 + r) * D + c]) : 0.0f;
+}
+float m[R], l[R], acc[R][DVL];
+#pragma unroll
+for (int rr = 0; rr < R; ++rr) {
+  m[rr] = $NEG_INF; l[rr] = 0.0f;
+#pragma unroll
+  for (int a = 0; a < DVL; ++a) acc[rr][a] = 0.0f;
+}
+const int kEnd = $CAUSAL ? (r0 + BR < $T ? r0 + BR : $T) : $T;
+for (int j0 = 0; j0 < kEnd; j0 += BC) {
+  __syncthreads();
+  for (int e = threadIdx.x; e < BC * D; e += blockDim.x) {
+    int r = e / D, c = e % D;
+    ks[r][c] = j0 + r < $T ? loom::ld(kb[(loom::i64)(j0 + r) * D + c]) : 0.0f;
+  }
+  for (int e = threadIdx.x; e < BC * DV; e += blockDim.x) {
+    int r = e / DV, c = e % DV;
+    vs[r][c] = j0 + r < $T ? loom::ld(vb[(loom::i64)(j0 + r) * DV + c]) : 0.0f;
+  }
+  __syncthreads();
+  const int j = j0 + lane;
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const int qr = warp * R + rr, i = r0 + qr;
+    if (i < $S) {
+      float dot = 0.0f;
+#pragma unroll 8
+      for (int c = 0; c < D; ++c) dot += qs[qr][c] * ks[lane][c];
+      float sv = $NEG_INF;
+      if (j < $T && !($CAUSAL && j > i)) {
+$SCORE
+        sv = s;
+      }
+      float mt = loom::warp_reduce(sv, loom::max_<float>);
+      float mn = loom::max_(m[rr], mt);
+      float p = mn == $NEG_INF ? 0.0f : loom::exp_fast(sv - mn);
+      float alpha = m[rr] == $NEG_INF ? 0.0f : loom::exp_fast(m[rr] - mn);
+      l[rr] = l[rr] * alpha + loom::warp_reduce(p, loom::add_<float>);
+      m[rr] = mn;
+#pragma unroll
+      for (int a = 0; a < DVL; ++a) acc[rr][a] *= alpha;
+      for (int jj = 0; jj < BC; ++jj) {
+        float pj = loom::shfl_from(p, jj);
+#pragma unroll
+        for (int a = 0; a < DVL; ++a) {
+          int c = lane + 32 * a;
+          if (c < DV) acc[rr][a] += pj * vs[jj][c];
+        }
+      }
+    }
+  }
+}
+#pragma unroll
+for (int rr = 0; rr < R; ++rr) {
+  const int i = r0 + warp * R + rr;
+  if (i < $S) {
+    const loom::i64 row = bh * $S + i;
+#pragma unroll
+    for (int a = 0; a < DVL; ++a) {
+      int c = lane + 32 * a;
+      if (c < DV) loom::st(out + row * DV + c, acc[rr][a] / l[rr]);
+    }
+    if ($LSE && lane == 0) lse[row] = m[rr] + logf(l[rr]);
+  }
+}
+)";
+
+constexpr const char *kDelta = R"(
+const loom::i64 row = (loom::i64)blockIdx.x * 4 + (threadIdx.x >> 5);
+const int lane = threadIdx.x & 31;
+if (row < $ROWS) {
+  float acc = 0.0f;
+  for (int c = lane; c < $DV; c += 32)
+    acc += loom::ld(dout[row * $DV + c]) * loom::ld(out[row * $DV + c]);
+  acc = loom::warp_reduce(acc, loom::add_<float>);
+  if (lane == 0) delta[row] = acc;
+}
+)";
+
+constexpr const char *kBackwardKV = R"(
+constexpr int R = $R, BR = $BR, BC = $BC, D = $D, DV = $DV, DL = $DL, DVL = $DVL;
+__shared__ float ksh[BR][D];
+__shared__ float vsh[BR][DV];
+__shared__ float qs[BC][D + 1];
+__shared__ float dos[BC][DV + 1];
+__shared__ float lses[BC], deltas[BC];
+const loom::i64 bh = blockIdx.x / $KTILES;
+const int k0 = (int)(blockIdx.x % $KTILES) * BR;
+const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+const $ST *qb = q + bh * $S * D;
+const $ST *kb = k + bh * $T * D;
+const $ST *vb = v + bh * $T * DV;
+const $ST *dob = dout + bh * $S * DV;
+for (int e = threadIdx.x; e < BR * D; e += blockDim.x) {
+  int r = e / D, c = e % D;
+  ksh[r][c] = k0 + r < $T ? loom::ld(kb[(loom::i64)(k0 + r) * D + c]) : 0.0f;
+}
+for (int e = threadIdx.x; e < BR * DV; e += blockDim.x) {
+  int r = e / DV, c = e % DV;
+  vsh[r][c] = k0 + r < $T ? loom::ld(vb[(loom::i64)(k0 + r) * DV + c]) : 0.0f;
+}
+float dk[R][DL], dv[R][DVL];
+#pragma unroll
+for (int rr = 0; rr < R; ++rr) {
+#pragma unroll
+  for (int a = 0; a < DL; ++a) dk[rr][a] = 0.0f;
+#pragma unroll
+  for (int a = 0; a < DVL; ++a) dv[rr][a] = 0.0f;
+}
+// Causal: queries before the block's first key see none of its keys.
+const int iStart = $CAUSAL ? (k0 / BC) * BC : 0;
+for (int i0 = iStart; i0 < $S; i0 += BC) {
+  __syncthreads();
+  for (int e = threadIdx.x; e < BC * D; e += blockDim.x) {
+    int r = e / D, c = e % D;
+    qs[r][c] = i0 + r < $S ? loom::ld(qb[(loom::i64)(i0 + r) * D + c]) : 0.0f;
+  }
+  for (int e = threadIdx.x; e < BC * DV; e += blockDim.x) {
+    int r = e / DV, c = e % DV;
+    dos[r][c] = i0 + r < $S ? loom::ld(dob[(loom::i64)(i0 + r) * DV + c]) : 0.0f;
+  }
+  if (threadIdx.x < BC) {
+    int i = i0 + threadIdx.x;
+    lses[threadIdx.x] = i < $S ? lse[bh * $S + i] : 0.0f;
+    deltas[threadIdx.x] = i < $S ? delta[bh * $S + i] : 0.0f;
+  }
+  __syncthreads();
+  const int i = i0 + lane;
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const int kr = warp * R + rr, j = k0 + kr;
+    if (j < $T) {
+      float p = 0.0f, ds = 0.0f;
+      if (i < $S && !($CAUSAL && j > i)) {
+        float dot = 0.0f, dp = 0.0f;
+#pragma unroll 8
+        for (int c = 0; c < D; ++c) dot += qs[lane][c] * ksh[kr][c];
+#pragma unroll 8
+        for (int c = 0; c < DV; ++c) dp += dos[lane][c] * vsh[kr][c];
+$SCORE
+        p = loom::exp_fast(s - lses[lane]);
+        ds = masked ? 0.0f : p * (dp - deltas[lane]);
+      }
+      for (int ll = 0; ll < BC; ++ll) {
+        float pl = loom::shfl_from(p, ll), dsl = loom::shfl_from(ds, ll);
+#pragma unroll
+        for (int a = 0; a < DVL; ++a) {
+          int c = lane + 32 * a;
+          if (c < DV) dv[rr][a] += pl * dos[ll][c];
+        }
+#pragma unroll
+        for (int a = 0; a < DL; ++a) {
+          int c = lane + 32 * a;
+          if (c < D) dk[rr][a] += dsl * qs[ll][c];
+        }
+      }
+    }
+  }
+}
+#pragma unroll
+for (int rr = 0; rr < R; ++rr) {
+  const int j = k0 + warp * R + rr;
+  if (j < $T) {
+    const loom::i64 row = bh * $T + j;
+#pragma unroll
+    for (int a = 0; a < DL; ++a) {
+      int c = lane + 32 * a;
+      if (c < D) loom::st(dkOut + row * D + c, dk[rr][a] * $SCALE);
+    }
+#pragma unroll
+    for (int a = 0; a < DVL; ++a) {
+      int c = lane + 32 * a;
+      if (c < DV) loom::st(dvOut + row * DV + c, dv[rr][a]);
+    }
+  }
+}
+)";
+
+constexpr const char *kBackwardQ = R"(
+constexpr int R = $R, BR = $BR, BC = $BC, D = $D, DV = $DV, DL = $DL;
+__shared__ float qs[BR][D];
+__shared__ float dos[BR][DV];
+__shared__ float ks[BC][D + 1];
+__shared__ float vs[BC][DV + 1];
+const loom::i64 bh = blockIdx.x / $TILES;
+const int r0 = (int)(blockIdx.x % $TILES) * BR;
+const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+const $ST *qb = q + bh * $S * D;
+const $ST *kb = k + bh * $T * D;
+const $ST *vb = v + bh * $T * DV;
+const $ST *dob = dout + bh * $S * DV;
+for (int e = threadIdx.x; e < BR * D; e += blockDim.x) {
+  int r = e / D, c = e % D;
+  qs[r][c] = r0 + r < $S ? loom::ld(qb[(loom::i64)(r0 + r) * D + c]) : 0.0f;
+}
+for (int e = threadIdx.x; e < BR * DV; e += blockDim.x) {
+  int r = e / DV, c = e % DV;
+  dos[r][c] = r0 + r < $S ? loom::ld(dob[(loom::i64)(r0 + r) * DV + c]) : 0.0f;
+}
+float dq[R][DL], lsei[R], deltai[R];
+#pragma unroll
+for (int rr = 0; rr < R; ++rr) {
+  const int i = r0 + warp * R + rr;
+  lsei[rr] = i < $S ? lse[bh * $S + i] : 0.0f;
+  deltai[rr] = i < $S ? delta[bh * $S + i] : 0.0f;
+#pragma unroll
+  for (int a = 0; a < DL; ++a) dq[rr][a] = 0.0f;
+}
+const int kEnd = $CAUSAL ? (r0 + BR < $T ? r0 + BR : $T) : $T;
+for (int j0 = 0; j0 < kEnd; j0 += BC) {
+  __syncthreads();
+  for (int e = threadIdx.x; e < BC * D; e += blockDim.x) {
+    int r = e / D, c = e % D;
+    ks[r][c] = j0 + r < $T ? loom::ld(kb[(loom::i64)(j0 + r) * D + c]) : 0.0f;
+  }
+  for (int e = threadIdx.x; e < BC * DV; e += blockDim.x) {
+    int r = e / DV, c = e % DV;
+    vs[r][c] = j0 + r < $T ? loom::ld(vb[(loom::i64)(j0 + r) * DV + c]) : 0.0f;
+  }
+  __syncthreads();
+  const int j = j0 + lane;
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const int qr = warp * R + rr, i = r0 + qr;
+    if (i < $S) {
+      float ds = 0.0f;
+      if (j < $T && !($CAUSAL && j > i)) {
+        float dot = 0.0f, dp = 0.0f;
+#pragma unroll 8
+        for (int c = 0; c < D; ++c) dot += qs[qr][c] * ks[lane][c];
+#pragma unroll 8
+        for (int c = 0; c < DV; ++c) dp += dos[qr][c] * vs[lane][c];
+$SCORE
+        float p = loom::exp_fast(s - lsei[rr]);
+        ds = masked ? 0.0f : p * (dp - deltai[rr]);
+      }
+      for (int jj = 0; jj < BC; ++jj) {
+        float dsj = loom::shfl_from(ds, jj);
+#pragma unroll
+        for (int a = 0; a < DL; ++a) {
+          int c = lane + 32 * a;
+          if (c < D) dq[rr][a] += dsj * ks[jj][c];
+        }
+      }
+    }
+  }
+}
+#pragma unroll
+for (int rr = 0; rr < R; ++rr) {
+  const int i = r0 + warp * R + rr;
+  if (i < $S) {
+    const loom::i64 row = bh * $S + i;
+#pragma unroll
+    for (int a = 0; a < DL; ++a) {
+      int c = lane + 32 * a;
+      if (c < D) loom::st(dqOut + row * D + c, dq[rr][a] * $SCALE);
+    }
+  }
+}
+)";
+
+/// Declares `name` in `kernel` as the pointer parameter of `buffer`: the
+/// templates read their operands by fixed names.
+void alias(KernelText &kernel, const std::string &param,
+           llvm::StringRef name) {
+  kernel.line("auto *" + name.str() + " = " + param + ";");
+}
+
+LogicalResult emitAttentionRegion(RegionEmitter &region, AttentionOp op) {
+  FailureOr<Shape> shape =
+      shapeOfAttention(op, op.getQ(), op.getK(), op.getV());
+  if (failed(shape))
+    return failure();
+  Shape sh = *shape;
+  sh.rows = rowsFitting([&](int64_t rows) {
+    return 4 * (kWarps * rows * sh.d + kTile * (sh.d + 1) + kTile * sh.dv);
+  });
+  Type elem = elemOf(op.getQ());
+  bool lse = yields(region, op.getLse());
+  KernelText kernel(region, region.kernelName());
+  FailureOr<std::string> q = input(region, kernel, op.getQ());
+  FailureOr<std::string> k = input(region, kernel, op.getK());
+  FailureOr<std::string> v = input(region, kernel, op.getV());
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  alias(kernel, *q, "q");
+  alias(kernel, *k, "k");
+  alias(kernel, *v, "v");
+  if (op.getMask()) {
+    FailureOr<std::string> mask = input(region, kernel, op.getMask());
+    if (failed(mask))
+      return failure();
+    alias(kernel, *mask, "mask");
+  } else {
+    kernel.line("const bool *mask = nullptr;");
+  }
+  alias(kernel,
+        kernel.param(resultBuffer(region, op.getOut(), "attention"), elem,
+                     true),
+        "out");
+  if (lse)
+    alias(kernel,
+          kernel.param(resultBuffer(region, op.getLse(), "attention_lse"),
+                       elemOf(op.getLse()), true),
+          "lse");
+  else
+    kernel.line("float *lse = nullptr;");
+  auto values = common(sh, op.getScale().convertToDouble(),
+                       op.getFill().convertToDouble(), op.getCausal(),
+                       bool(op.getMask()));
+  values.push_back({"ST", storageType(elem)});
+  values.push_back({"LSE", lse ? "true" : "false"});
+  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dot"}})});
+  // $SCORE first: its text holds further names.
+  addLines(kernel, substitute(substitute(kForward, {values.back()}), values));
+  int64_t blocks = sh.bh * ((sh.s + kWarps * sh.rows - 1) / (kWarps * sh.rows));
+  region.addKernel(kernel, blocks, kWarps * 32, "fused attention");
+  return success();
+}
+
+LogicalResult emitAttentionGradRegion(RegionEmitter &region,
+                                      AttentionGradOp op) {
+  FailureOr<Shape> shape =
+      shapeOfAttention(op, op.getQ(), op.getK(), op.getV());
+  if (failed(shape))
+    return failure();
+  Shape sh = *shape;
+  sh.rows = rowsFitting([&](int64_t rows) {
+    return 4 * (kWarps * rows * (sh.d + sh.dv) + kTile * (sh.d + 1) +
+                kTile * (sh.dv + 1) + 2 * kTile);
+  });
+  Type elem = elemOf(op.getQ());
+  auto values = common(sh, op.getScale().convertToDouble(),
+                       op.getFill().convertToDouble(), op.getCausal(),
+                       bool(op.getMask()));
+  values.push_back({"ST", storageType(elem)});
+  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dot"}})});
+
+  // delta_i = dout_i . out_i, into f32 scratch.
+  int64_t rows = sh.bh * sh.s;
+  int delta = region.newScratch(Float32Type::get(op.getContext()), {rows},
+                                "attention_delta");
+  {
+    KernelText kernel(region, region.kernelName());
+    FailureOr<std::string> dout = input(region, kernel, op.getDout());
+    FailureOr<std::string> out = input(region, kernel, op.getOut());
+    if (failed(dout) || failed(out))
+      return failure();
+    alias(kernel, *dout, "dout");
+    alias(kernel, *out, "out");
+    alias(kernel, kernel.param(delta, Float32Type::get(op.getContext()), true),
+          "delta");
+    addLines(kernel, substitute(kDelta, {{"ROWS", std::to_string(rows)},
+                                         {"DV", std::to_string(sh.dv)}}));
+    region.addKernel(kernel, (rows + 3) / 4, 128, "attention delta");
+  }
+
+  // The shared operands of the two gradient kernels.
+  auto operands = [&](KernelText &kernel) -> LogicalResult {
+    FailureOr<std::string> q = input(region, kernel, op.getQ());
+    FailureOr<std::string> k = input(region, kernel, op.getK());
+    FailureOr<std::string> v = input(region, kernel, op.getV());
+    FailureOr<std::string> dout = input(region, kernel, op.getDout());
+    FailureOr<std::string> lse = input(region, kernel, op.getLse());
+    if (failed(q) || failed(k) || failed(v) || failed(dout) || failed(lse))
+      return failure();
+    alias(kernel, *q, "q");
+    alias(kernel, *k, "k");
+    alias(kernel, *v, "v");
+    alias(kernel, *dout, "dout");
+    alias(kernel, *lse, "lse");
+    alias(kernel,
+          kernel.param(delta, Float32Type::get(op.getContext()), false),
+          "delta");
+    if (op.getMask()) {
+      FailureOr<std::string> mask = input(region, kernel, op.getMask());
+      if (failed(mask))
+        return failure();
+      alias(kernel, *mask, "mask");
+    } else {
+      kernel.line("const bool *mask = nullptr;");
+    }
+    return success();
+  };
+  std::string score = values.back().second;
+  auto text = [&](const char *tmpl) {
+    return substitute(substitute(tmpl, {{"SCORE", score}}), values);
+  };
+  int64_t br = kWarps * sh.rows;
+  {
+    KernelText kernel(region, region.kernelName());
+    if (failed(operands(kernel)))
+      return failure();
+    alias(kernel,
+          kernel.param(resultBuffer(region, op.getDk(), "attention_dk"), elem,
+                       true),
+          "dkOut");
+    alias(kernel,
+          kernel.param(resultBuffer(region, op.getDv(), "attention_dv"), elem,
+                       true),
+          "dvOut");
+    addLines(kernel, text(kBackwardKV));
+    region.addKernel(kernel, sh.bh * ((sh.t + br - 1) / br), kWarps * 32,
+                     "fused attention backward: dk, dv");
+  }
+  {
+    KernelText kernel(region, region.kernelName());
+    if (failed(operands(kernel)))
+      return failure();
+    alias(kernel,
+          kernel.param(resultBuffer(region, op.getDq(), "attention_dq"), elem,
+                       true),
+          "dqOut");
+    addLines(kernel, text(kBackwardQ));
+    region.addKernel(kernel, sh.bh * ((sh.s + br - 1) / br), kWarps * 32,
+                     "fused attention backward: dq");
+  }
+  return success();
+}
+
+} // namespace
+
+void registerAttentionEmitters(OpEmitterTable &table) {
+  table.addWholeRegion(emitAttentionRegion);
+  table.addWholeRegion(emitAttentionGradRegion);
+  table.addValue<AttentionOp, AttentionGradOp>(
+      [](KernelText &, Operation *op, Value, const Idx &) {
+        return emitUnsupported(op, "fused attention is a kernel of its own "
+                                   "and fuses into no other kernel");
+      });
+}
+
+} // namespace loom::codegen::cuda::detail
