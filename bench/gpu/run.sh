@@ -1,7 +1,7 @@
 #!/bin/sh
 # On the GPU machine, bench/gpu/out/ made by make_sources.sh here: every
 # GPU check and figure in one command, results in $OUT (else ./results):
-#   sh bench/gpu/out/run.sh [tests] [conformance] [training] [kernels] [step] [load] [profile] [scale]
+#   sh bench/gpu/out/run.sh [tests] [attention] [conformance] [training] [kernels] [step] [load] [profile] [scale]
 # (no argument: all sections, in that order). Each section goes on when
 # another fails; summary.txt says which passed. docs/cuda.md.
 set -u
@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 here=$(pwd)
 res=${OUT:-$here/results}
 mkdir -p "$res"
-sections=${*:-tests conformance training kernels step load profile scale}
+sections=${*:-tests attention conformance training kernels step load profile scale}
 : > "$res/summary.txt"
 log() { echo "$*" | tee -a "$res/summary.txt"; }
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -59,6 +59,13 @@ if want tests; then
   LD_LIBRARY_PATH=$libs "$here/loom/bin/LoomCollectivesTests" \
     --gtest_filter='Nccl*' > "$res/nccl-tests.txt" 2>&1
   log "NCCL tests (LoomCollectivesTests Nccl*): exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$res/nccl-tests.txt" | tr '\n' ' '))"
+fi
+if want attention; then
+  # The fused attention kernels (forward, log-sum-exp, gradients; causal,
+  # masked, plain; f32, f16, bf16) against NumPy.
+  python3 attention-gpu.py run "$lr" attention --device cuda \
+    > "$res/attention.txt" 2>&1
+  log "attention vs NumPy: exit $? ($(tail -1 "$res/attention.txt"))"
 fi
 if want conformance; then
   python3 conformance-gpu.py run "$lr" conformance --results "$res/conformance.txt" \

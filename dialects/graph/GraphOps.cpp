@@ -736,8 +736,7 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
                   "q's element type, got " + shapeStr(tensorOf(x).getShape()));
   batch.push_back(s);
   auto lse = tensorOf(adaptor.getLse());
-  if (!lse.getElementType().isF32() ||
-      !shapesCompatible(lse.getShape(), batch))
+  if (!lse.getElementType().isF32() || !shapesCompatible(lse.getShape(), batch))
     return fail("lse must be an f32 " + shapeStr(batch) + " tensor, got " +
                 shapeStr(lse.getShape()));
   for (Value x : {adaptor.getQ(), adaptor.getK(), adaptor.getV()})

@@ -501,9 +501,8 @@ LogicalResult vjp(AttentionOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   if (!dy[0])
     return success();
   auto grad = g.b.create<AttentionGradOp>(
-      g.loc, op.getQ(), op.getK(), op.getV(), op.getOut(), op.getLse(),
-      dy[0], op.getMask(), op.getScaleAttr(), op.getFillAttr(),
-      op.getCausalAttr());
+      g.loc, op.getQ(), op.getK(), op.getV(), op.getOut(), op.getLse(), dy[0],
+      op.getMask(), op.getScaleAttr(), op.getFillAttr(), op.getCausalAttr());
   dx[0] = grad.getDq();
   dx[1] = grad.getDk();
   dx[2] = grad.getDv();

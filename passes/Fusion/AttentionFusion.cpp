@@ -153,7 +153,8 @@ std::optional<std::vector<bool>> boolConstant(Value v, int depth = 0) {
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     auto in = tensorOf(slice.getX());
-    std::optional<std::vector<bool>> bits = boolConstant(slice.getX(), depth + 1);
+    std::optional<std::vector<bool>> bits =
+        boolConstant(slice.getX(), depth + 1);
     if (!bits || !in.hasStaticShape())
       return std::nullopt;
     // Unit steps: each dim starts at its (normalized, clamped) start.
@@ -331,8 +332,8 @@ public:
     if (mask && !causal) {
       maskOperand = mask;
       if (tensorOf(mask).getRank() != 2)
-        maskOperand = b.create<ReshapeOp>(loc, mask,
-                                          b.getDenseI64ArrayAttr({s, t}));
+        maskOperand =
+            b.create<ReshapeOp>(loc, mask, b.getDenseI64ArrayAttr({s, t}));
       if (invert) {
         auto boolT = RankedTensorType::get({}, b.getI1Type());
         Value no = b.create<ConstantOp>(
@@ -382,7 +383,7 @@ bool readsScores(SoftmaxOp softmax) {
       x = scalarConstant(where.getX()) ? where.getY() : where.getX();
     else if (isa<DivOp, MulOp, AddOp>(op))
       x = op->getOperand(0).getDefiningOp<ConstantOp>() ? op->getOperand(1)
-                                                       : op->getOperand(0);
+                                                        : op->getOperand(0);
     else
       return false;
   }
@@ -422,11 +423,12 @@ public:
           llvm::errs() << "fused attention at " << where << ": " << c.heads
                        << " heads x " << c.s << " queries x " << c.t
                        << " keys, head size " << c.d
-                       << (c.causal ? ", causal" : c.masked ? ", masked" : "")
+                       << (c.causal   ? ", causal"
+                           : c.masked ? ", masked"
+                                      : "")
                        << "\n";
       } else {
-        left.push_back(
-            llvm::json::Object{{"at", where}, {"reason", c.why}});
+        left.push_back(llvm::json::Object{{"at", where}, {"reason", c.why}});
         if (summary)
           llvm::errs() << "attention at " << where << " not fused: " << c.why
                        << "\n";

@@ -20,6 +20,13 @@ FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
   if (!func)
     return module.emitError("no function '") << entry << "' to compile";
   PassManager pm(module.getContext());
+  // A training step's attention was fused before autodiff (its gradient
+  // with it); an inference graph's is fused here.
+  if (options.fuseAttention) {
+    FuseAttentionPassOptions attention;
+    attention.summary = options.printFusion;
+    pm.addPass(createFuseAttentionPass(attention, nullptr));
+  }
   FusionPassOptions fusion;
   fusion.report = options.fusionReport;
   fusion.summary = options.printFusion;

@@ -45,8 +45,9 @@ constexpr int64_t kStaticShared = 48 * 1024;
 
 /// `text` with each `$NAME` of `values` replaced (longest names first, so
 /// that `$DV` is not read as `$D` and `V`).
-std::string substitute(std::string text,
-                       std::vector<std::pair<std::string, std::string>> values) {
+std::string
+substitute(std::string text,
+           std::vector<std::pair<std::string, std::string>> values) {
   llvm::sort(values, [](const auto &a, const auto &b) {
     return a.first.size() > b.first.size();
   });
@@ -448,8 +449,7 @@ for (int rr = 0; rr < R; ++rr) {
 
 /// Declares `name` in `kernel` as the pointer parameter of `buffer`: the
 /// templates read their operands by fixed names.
-void alias(KernelText &kernel, const std::string &param,
-           llvm::StringRef name) {
+void alias(KernelText &kernel, const std::string &param, llvm::StringRef name) {
   kernel.line("auto *" + name.str() + " = " + param + ";");
 }
 
@@ -481,10 +481,10 @@ LogicalResult emitAttentionRegion(RegionEmitter &region, AttentionOp op) {
   } else {
     kernel.line("const bool *mask = nullptr;");
   }
-  alias(kernel,
-        kernel.param(resultBuffer(region, op.getOut(), "attention"), elem,
-                     true),
-        "out");
+  alias(
+      kernel,
+      kernel.param(resultBuffer(region, op.getOut(), "attention"), elem, true),
+      "out");
   if (lse)
     alias(kernel,
           kernel.param(resultBuffer(region, op.getLse(), "attention_lse"),
@@ -556,8 +556,7 @@ LogicalResult emitAttentionGradRegion(RegionEmitter &region,
     alias(kernel, *v, "v");
     alias(kernel, *dout, "dout");
     alias(kernel, *lse, "lse");
-    alias(kernel,
-          kernel.param(delta, Float32Type::get(op.getContext()), false),
+    alias(kernel, kernel.param(delta, Float32Type::get(op.getContext()), false),
           "delta");
     if (op.getMask()) {
       FailureOr<std::string> mask = input(region, kernel, op.getMask());
