@@ -389,9 +389,11 @@ void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
   pm.addPass(createLossPass(loss));
   // Before mixed precision and autodiff: the fused forward has a fused
   // gradient, and the pattern is matched on the graph as imported.
-  if (o.target == "cuda" && o.fuseAttention && !o.pipeline.enabled()) {
+  if (o.target == "cuda" && o.fuseAttentionMinScores >= 0 &&
+      !o.pipeline.enabled()) {
     FuseAttentionPassOptions attention;
     attention.summary = o.report;
+    attention.minScores = o.fuseAttentionMinScores;
     pm.addPass(createFuseAttentionPass(attention, reports));
   }
   if (o.pipeline.enabled()) {
@@ -496,9 +498,10 @@ void buildPipelineUpdatePassPipeline(OpPassManager &pm,
 
 void buildInferencePipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.target == "cuda") {
-    if (options.cuda.fuseAttention) {
+    if (options.cuda.fuseAttentionMinScores >= 0) {
       FuseAttentionPassOptions attention;
       attention.summary = options.cuda.printFusion;
+      attention.minScores = options.cuda.fuseAttentionMinScores;
       pm.addPass(createFuseAttentionPass(attention, nullptr));
     }
     // The CUDA emitter writes one kernel per region.

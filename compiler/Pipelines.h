@@ -142,8 +142,9 @@ struct TrainingOptions {
   /// "cpu" or "cuda": the recompute pass plans with the target's passes.
   std::string target = "cpu";
   /// CUDA: softmax attention becomes graph.attention before autodiff
-  /// (--loom-fuse-attention; loomc --fused-attention=false leaves it).
-  bool fuseAttention = true;
+  /// (--loom-fuse-attention) when it has at least this many scores; -1:
+  /// never (loomc --fused-attention=auto|on|off).
+  int64_t fuseAttentionMinScores = codegen::kFuseAttentionAuto;
   /// The passes explain their decisions (a summary on stderr, the JSON in
   /// the report sink): loomc train --report.
   bool report = false;

@@ -13,14 +13,14 @@ deadline=$(( $(date +%s) + ${DEADLINE:-500} ))
 res=/tmp/loom-gpu-results
 rm -rf "$res" && mkdir -p "$res" "$final"
 : > "$res/all-summary.txt"
-for s in ${*:-tests attention training kernels step load profile scale conformance}; do
+for s in ${*:-tests attention training kernels step load profile scale sanitizer conformance}; do
   left=$(( deadline - $(date +%s) ))
   if [ "$left" -lt 20 ]; then
     echo "$s: not run (the lease's time is spent)" >> "$res/all-summary.txt"
     continue
   fi
   case $s in
-    tests|training|attention) cap=120 ;; kernels|step) cap=150 ;; scale) cap=200 ;; load|profile) cap=60 ;;
+    tests|training|attention|sanitizer) cap=120 ;; kernels|step) cap=150 ;; scale) cap=200 ;; load|profile) cap=60 ;;
     *) cap=$left ;;
   esac
   [ "$cap" -le "$left" ] || cap=$left

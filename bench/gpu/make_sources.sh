@@ -72,6 +72,8 @@ tar -C "$stage" -cJf "$out/loom.tar.xz" bin lib
 cp "$root/test/conformance/cuda-gpu.py" "$out/conformance-gpu.py"
 cp "$root/test/training/cuda-gpu.py" "$out/training-gpu.py"
 cp "$root/test/runtime/cuda-attention.py" "$out/attention-gpu.py"
+"$py" "$here/attention_bench.py" prepare "$build/bin/loomc" "$out/attnbench"
+cp "$here/attention_bench.py" "$out/"
 
 # The GPT-2-style training step against PyTorch: the benchmark model,
 # weights and data of bench/cpu_training (4 layers x 256, 128 tokens,
@@ -139,9 +141,10 @@ if [ "${LOOM_GPU_SCALE:-1}" != 0 ]; then
 fi
 # The comparisons' files compress well (CUDA sources, zeros): one xz
 # archive that run.sh unpacks there (23 MB of conformance files are 1.4).
-tar -C "$out" -cJf "$out/data.tar.xz" conformance training attention $(
+tar -C "$out" -cJf "$out/data.tar.xz" conformance training attention attnbench $(
   [ -d "$out/scale" ] && echo scale)
-rm -rf "$out/conformance" "$out/training" "$out/attention" "$out/scale"
+rm -rf "$out/conformance" "$out/training" "$out/attention" "$out/attnbench" \
+  "$out/scale"
 size=$(du -sm "$out" | cut -f1)
 echo "bench/gpu/out: $size MiB (the device tool carries at most 64)"
 [ "$size" -lt 64 ] || { echo "bench/gpu/out is too large to carry"; exit 1; }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # On the GPU machine, bench/gpu/out/ made by make_sources.sh here: every
 # GPU check and figure in one command, results in $OUT (else ./results):
-#   sh bench/gpu/out/run.sh [tests] [attention] [conformance] [training] [kernels] [step] [load] [profile] [scale]
+#   sh bench/gpu/out/run.sh [tests] [sanitizer] [attention] [conformance] [training] [kernels] [step] [load] [profile] [scale]
 # (no argument: all sections, in that order). Each section goes on when
 # another fails; summary.txt says which passed. docs/cuda.md.
 set -u
@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 here=$(pwd)
 res=${OUT:-$here/results}
 mkdir -p "$res"
-sections=${*:-tests attention conformance training kernels step load profile scale}
+sections=${*:-tests sanitizer attention conformance training kernels step load profile scale}
 : > "$res/summary.txt"
 log() { echo "$*" | tee -a "$res/summary.txt"; }
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -60,12 +60,40 @@ if want tests; then
     --gtest_filter='Nccl*' > "$res/nccl-tests.txt" 2>&1
   log "NCCL tests (LoomCollectivesTests Nccl*): exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$res/nccl-tests.txt" | tr '\n' ' '))"
 fi
+if want sanitizer; then
+  # The executor's GPU tests and the fused attention cases under
+  # compute-sanitizer's memcheck (out-of-bounds and misaligned accesses,
+  # leaks of device memory), when the toolkit has it.
+  san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+  if [ -n "$san" ]; then
+    # (API errors are the tests' own: a cubin the driver must refuse.)
+    LD_LIBRARY_PATH=$libs "$san" --tool memcheck --error-exitcode 1 \
+      --report-api-errors no \
+      "$here/loom/bin/LoomCudaExecutorTests" --gtest_filter='*gpu*:-*sim*' \
+      > "$res/sanitizer.txt" 2>&1
+    rc1=$?
+    LD_LIBRARY_PATH=$libs "$san" --tool memcheck --error-exitcode 1 \
+      "$here/loom/bin/loom-run" \
+      attention/causal_f32_d64/grad.loom --device cuda \
+      --in input_0=attention/causal_f32_d64/q.npy --in input_1=attention/causal_f32_d64/k.npy \
+      --in input_2=attention/causal_f32_d64/v.npy --in input_3=attention/causal_f32_d64/o.npy \
+      --in input_4=attention/causal_f32_d64/lse.npy --in input_5=attention/causal_f32_d64/do.npy \
+      >> "$res/sanitizer.txt" 2>&1
+    log "compute-sanitizer memcheck: executor tests exit $rc1, attention backward exit $? ($(grep -c 'Invalid\|ERROR SUMMARY: [1-9]' "$res/sanitizer.txt") findings)"
+  else
+    log "compute-sanitizer: not on this machine"
+  fi
+fi
 if want attention; then
   # The fused attention kernels (forward, log-sum-exp, gradients; causal,
   # masked, plain; f32, f16, bf16) against NumPy.
   python3 attention-gpu.py run "$lr" attention --device cuda \
     > "$res/attention.txt" 2>&1
   log "attention vs NumPy: exit $? ($(tail -1 "$res/attention.txt"))"
+  # Causal attention (8 x 12 heads x S x 64, f16): fused, unfused, PyTorch
+  # SDPA and eager, device time.
+  python3 attention_bench.py run "$lr" attnbench > "$res/attention-bench.txt" 2>&1
+  log "attention bench: exit $? ($(tr '\n' ' ' < "$res/attention-bench.txt" | cut -c1-600))"
 fi
 if want conformance; then
   python3 conformance-gpu.py run "$lr" conformance --results "$res/conformance.txt" \

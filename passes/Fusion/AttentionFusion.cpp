@@ -15,7 +15,10 @@
 // CUDA emitter's CudaEmitAttention.cpp). A constant mask that is exactly
 // "key after query" with a fill of -1e4 or less becomes `causal` (the
 // kernels skip the masked tiles). Runs before autodiff and mixed precision,
-// on the CUDA target only (the CPU target has no attention kernel yet).
+// on the CUDA target only (the CPU target has no attention kernel yet);
+// `min-scores` leaves attentions with fewer scores unfused (loomc's
+// --fused-attention=auto: where they are small, cuBLASLt's tensor-core
+// GEMMs beat the fused CUDA-core kernels).
 // Every softmax over scores that is left alone is reported with the reason.
 //
 //===----------------------------------------------------------------------===//
@@ -196,7 +199,8 @@ struct Candidate {
 
 class Matcher {
 public:
-  Matcher(int64_t maxHeadDim) : maxHeadDim(maxHeadDim) {}
+  Matcher(int64_t maxHeadDim, int64_t minScores)
+      : maxHeadDim(maxHeadDim), minScores(minScores) {}
 
   /// Fuses the attention ending at `softmax`; the reason when it cannot.
   std::string fuse(Candidate &c) {
@@ -290,6 +294,10 @@ public:
     int64_t t = xt.getDimSize(rank - 1), dv = vt.getDimSize(rank - 1);
     if (d > maxHeadDim || dv > maxHeadDim)
       return "a head size over " + std::to_string(maxHeadDim);
+    if (xt.getNumElements() < minScores)
+      return std::to_string(xt.getNumElements()) + " scores, fewer than " +
+             std::to_string(minScores) +
+             ": the unfused matmuls and softmax are faster at this size";
 
     // The mask: [S, T] after dropping leading 1s; a constant "key after
     // query" one is causal.
@@ -368,7 +376,7 @@ public:
   }
 
 private:
-  int64_t maxHeadDim;
+  int64_t maxHeadDim, minScores;
 };
 
 /// Whether `softmax` reads scores: a matmul, maybe through a scale and a
@@ -403,7 +411,7 @@ public:
       if (readsScores(softmax))
         candidates.push_back({softmax});
     });
-    Matcher matcher(maxHeadDim);
+    Matcher matcher(maxHeadDim, minScores);
     llvm::json::Array fused, left;
     for (Candidate &c : candidates) {
       std::string where = report::describe(c.softmax);

@@ -54,8 +54,12 @@ def FuseAttentionPass : Pass<"loom-fuse-attention", "mlir::ModuleOp"> {
     gradient is one `graph.attention_grad`): the scores and probabilities
     are never stored. A constant "key after query" mask with a fill of
     -1e4 or less becomes `causal`. The CUDA target's pipelines run it
-    before autodiff and mixed precision (`loomc --fused-attention=false`
-    leaves it out).
+    before autodiff and mixed precision. `min-scores` leaves smaller
+    attentions as they are: `loomc --fused-attention=auto` (the default)
+    fuses from 256M scores (1 GiB in f32), where the stored scores
+    become what limits the batch and sequence length; below that the
+    unfused path (cuBLASLt tensor-core GEMMs and a softmax kernel) is
+    faster than the CUDA-core fused kernels (docs/performance.md).
 
     `report=FILE.json` lists each fused attention (heads, queries, keys,
     head size, mask) and each softmax over scores left alone with the
@@ -68,6 +72,10 @@ def FuseAttentionPass : Pass<"loom-fuse-attention", "mlir::ModuleOp"> {
            "print what was fused and why not on stderr">,
     Option<"maxHeadDim", "max-head-dim", "int64_t", /*default=*/"128",
            "the largest head size the target's kernels take">,
+    Option<"minScores", "min-scores", "int64_t", /*default=*/"0",
+           "fuse only attentions with at least this many scores (batch x "
+           "heads x queries x keys); smaller ones stay matmul, softmax, "
+           "matmul">,
   ];
 }
 

@@ -236,7 +236,8 @@ def prepare(loomc, root):
             with open(src, "w") as f:
                 f.write(text)
             p = subprocess.run([loomc, "compile", src, "--target", "cuda",
-                                "--print-fusion", "-o",
+                                "--print-fusion", "--fused-attention=on",
+                                "-o",
                                 os.path.join(d, fn + ".loom")],
                                capture_output=True, text=True, timeout=600)
             if p.returncode:

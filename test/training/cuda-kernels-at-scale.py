@@ -5,7 +5,8 @@ cuda-kernels-at-scale; no GPU needed).
 GPT-2 small (bench/scale/make_gpt2.py: 12 x 768, vocabulary 50257, 128
 tokens, batch 8; made into a temporary folder unless BUILD/bench/scale
 has it) is compiled with `loomc train --target cuda` in f32 and in bf16
-(AdamW with clipping, as bench/gpu's scale section), then every kernel of
+(AdamW with clipping, as bench/gpu's scale section; bf16 with
+--fused-attention=on), then every kernel of
 both with `loom-nvrtc-check --arch sm_90 --no-spills --check-geometry`:
 no kernel may spill (ptxas's report), and no kernel may touch a buffer of
 more than 1M elements on fewer than 132 blocks (an H100's SMs). Exit 77
@@ -44,6 +45,10 @@ def main():
                    "constant", "--clip-norm", "1.0", "--batch", "8",
                    "--precision", precision, "--target", "cuda",
                    "--no-initial-values", "-o", art]
+            if precision == "bf16":
+                # The fused attention's kernels too (auto leaves 128
+                # tokens unfused).
+                cmd.append("--fused-attention=on")
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode:
                 print(f"loomc train --precision {precision} failed:\n"

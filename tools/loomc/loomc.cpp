@@ -73,11 +73,12 @@ static cl::opt<bool> allowTf32(
     cl::desc("--target cuda: f32 matmuls may round their inputs to TF32 "
              "(10-bit mantissa) on tensor cores; off by default, as in "
              "PyTorch"));
-static cl::opt<bool> fusedAttention(
+static cl::opt<std::string> fusedAttention(
     "fused-attention",
-    cl::desc("--target cuda: softmax attention as one fused op and kernel "
-             "(default true; =false keeps matmul, softmax, matmul)"),
-    cl::init(true));
+    cl::desc("--target cuda: softmax attention as one fused op and kernel: "
+             "auto (default: from 256M scores, where storing them limits "
+             "the batch), on, off"),
+    cl::init("auto"));
 static cl::list<std::string>
     binds("bind", cl::desc("freeze ONNX graph input NAME to a .npy/.pb"),
           cl::value_desc("NAME=FILE"));
@@ -188,6 +189,21 @@ static int exitError(const llvm::Twine &message) {
   return 1;
 }
 
+/// --fused-attention into the fewest scores an attention is fused with
+/// (-1: none); false after an error.
+static bool attentionThreshold(int64_t &minScores) {
+  if (fusedAttention == "auto")
+    minScores = loom::codegen::kFuseAttentionAuto;
+  else if (fusedAttention == "on")
+    minScores = 0;
+  else if (fusedAttention == "off")
+    minScores = -1;
+  else
+    return fail("--fused-attention takes auto, on or off, not '" +
+                fusedAttention + "'");
+  return true;
+}
+
 /// The train flags that need parsing, into `train`, which is verified.
 static bool parseTrainFlags() {
   if (!deprecatedSchedule.empty()) {
@@ -198,7 +214,8 @@ static bool parseTrainFlags() {
     llvm::errs() << *warning << "\n";
   }
   train.target = codegen.target;
-  train.fuseAttention = fusedAttention;
+  if (!attentionThreshold(train.fuseAttentionMinScores))
+    return false;
   train.report = !reportPath.empty();
   train.printSummary = printSummary;
   if (llvm::Error e = loom::parseTrainingOptions(trainText, train))
@@ -322,11 +339,12 @@ static bool codegenOptions(loom::CompileOptions &options) {
   options.cuda.fusionReport = codegen.cpu.fusionReport;
   options.cuda.printFusion = codegen.cpu.printFusion;
   options.cuda.timing = codegen.cpu.timing;
-  options.cuda.fuseAttention = fusedAttention;
   // The artifact goes straight to its file (the weights are not copied
   // into memory on the way); --emit cuda writes the source instead.
   if (emitKind != "cuda")
     options.outputPath = outputPath;
+  if (!attentionThreshold(options.cuda.fuseAttentionMinScores))
+    return false;
   return succeeded(loom::tools::setCudaOptions(options, codegen.target,
                                                emitKind, cudaArchs, allowTf32));
 }

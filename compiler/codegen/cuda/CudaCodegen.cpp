@@ -22,9 +22,10 @@ FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
   PassManager pm(module.getContext());
   // A training step's attention was fused before autodiff (its gradient
   // with it); an inference graph's is fused here.
-  if (options.fuseAttention) {
+  if (options.fuseAttentionMinScores >= 0) {
     FuseAttentionPassOptions attention;
     attention.summary = options.printFusion;
+    attention.minScores = options.fuseAttentionMinScores;
     pm.addPass(createFuseAttentionPass(attention, nullptr));
   }
   FusionPassOptions fusion;

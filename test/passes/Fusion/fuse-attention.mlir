@@ -1,6 +1,7 @@
 // RUN: loom-opt %s --split-input-file --loom-fuse-attention="summary=true" 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=SUMMARY < %t.err
 // RUN: loom-opt %s --split-input-file --loom-fuse-attention="report=%t.json" -o /dev/null
+// RUN: loom-opt %s --split-input-file --loom-fuse-attention="summary=true min-scores=4096" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: %python -c "import json; r = json.load(open('%t.json')); print(len(r['fused']), 'fused', r['not_fused'][0]['reason'] if r['not_fused'] else '')" | FileCheck %s --check-prefix=JSON
 
 // --loom-fuse-attention: softmax attention written op by op becomes one
@@ -14,6 +15,7 @@
 // CHECK: %{{.*}}, %{{.*}} = graph.attention %arg0, %arg1, %arg2 {causal, fill = 0xFFF0000000000000 : f64, scale = 0.35355339059327373 : f64}
 // CHECK-SAME: -> (tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
 // SUMMARY: fused attention at graph.softmax @{{.*}}: 8 heads x 16 queries x 16 keys, head size 8, causal
+// SMALL: attention at graph.softmax @{{.*}} not fused: 2048 scores, fewer than 4096: the unfused matmuls and softmax are faster at this size
 func.func @causal(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
   %s = graph.matmul %q, %k {transpose_rhs} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x16xf32>
   %eight = graph.constant dense<8> : tensor<i64>
