@@ -511,6 +511,7 @@ static LogicalResult compileCuda(ModuleOp module, func::FuncOp func,
     kernel->set_shared_bytes(static_cast<int32_t>(k.sharedBytes));
     for (int a : k.args)
       kernel->add_args(a);
+    kernel->set_pointer_table(k.pointerTable);
     out.add_kernels(k.name);
   }
   for (const codegen::cuda::Gemm &g : program->gemms) {

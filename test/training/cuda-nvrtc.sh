@@ -18,4 +18,9 @@ ce="--loss cross_entropy --labels labels --batch 4 --target cuda --emit cuda"
     -o "$tmp/gpt2_adamw.cu"
 "$bin/loomc" train "$here/gpt2.onnx" $ce --logits logits --optimizer adamw \
     --precision bf16 -o "$tmp/gpt2_bf16.cu"
+# The GPT-2-style step's optimizer kernel takes its 226 buffers through a
+# pointer table (one parameter), not 226 parameters.
+grep -q "^LOOM_KERNEL void fusion_[0-9]*(void \*const \*__restrict__ loom_table)" \
+    "$tmp/gpt2_adamw.cu" ||
+  { echo "no pointer-table kernel in the GPT-2-style step"; exit 1; }
 "$bin/loom-nvrtc-check" --arch sm_80,sm_90 "$tmp"/*.cu

@@ -182,6 +182,9 @@ public:
 
   /// The `__global__` function's text.
   std::string definition() const;
+  /// Whether the buffers go through a pointer table (more than
+  /// kMaxDirectArgs of them).
+  bool usesPointerTable() const { return params.size() > kMaxDirectArgs; }
 
 private:
   mlir::FailureOr<std::string> evalOp(mlir::Operation *op, mlir::Value value,

@@ -126,6 +126,7 @@ void RegionEmitter::addKernel(KernelText &kernel, int64_t grid, int64_t block,
   launch.block = block;
   for (auto &param : kernel.params)
     launch.args.push_back(param.second);
+  launch.pointerTable = kernel.usesPointerTable();
   program.source += "\n// " + launch.description + "\n// launch: grid " +
                     std::to_string(launch.grid) + ", block " +
                     std::to_string(block) + "\n" + kernel.definition();

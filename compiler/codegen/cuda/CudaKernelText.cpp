@@ -262,6 +262,18 @@ FailureOr<std::string> KernelText::evalOp(Operation *op, Value value,
 std::string KernelText::definition() const {
   // The runtime finds a kernel's parameters after this declaration.
   std::string text = ::loom::cuda::kKernelDecl + name + "(";
+  if (usesPointerTable()) {
+    // One parameter: the buffers' addresses, read into the names the body
+    // uses.
+    text += "void *const *__restrict__ loom_table) {\n";
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::string &decl = params[i].first;
+      size_t star = decl.rfind('*');
+      text += "  " + decl + " = static_cast<" + decl.substr(0, star + 1) +
+              ">(loom_table[" + std::to_string(i) + "]);\n";
+    }
+    return text + body + "}\n";
+  }
   for (size_t i = 0; i < params.size(); ++i)
     text += (i ? ", " : "") + params[i].first;
   return text + ") {\n" + body + "}\n";

@@ -43,7 +43,16 @@ struct Kernel {
   int64_t sharedBytes = 0;
   /// The buffer of each pointer parameter, in order.
   std::vector<int> args;
+  /// The args reach the kernel as one device array of their addresses
+  /// (kernels of more than kMaxDirectArgs buffers).
+  bool pointerTable = false;
 };
+
+/// The most buffers a kernel takes as parameters of their own (8 bytes
+/// each); more go through a pointer table, so a multi-tensor optimizer of
+/// any number of parameters stays within the 4 KiB of parameters every
+/// CUDA version takes.
+inline constexpr size_t kMaxDirectArgs = 128;
 
 /// A matmul as a cuBLASLt call, in row-major terms: D[b] = op(A[b]) x
 /// op(B[b]) (+ bias, then the activation), D of M x N, op(A) of M x K,

@@ -205,10 +205,13 @@ bool validateProgram(const artifact::Artifact &a, std::string &error) {
       int declared = declaredParams(c.source(), k.name());
       if (declared < 0)
         return fail(where + " is not declared in the source");
-      if (declared != k.args_size())
+      // A pointer table is the kernel's one parameter.
+      int passed = k.pointer_table() ? 1 : k.args_size();
+      if (declared != passed)
         return fail(where + " takes " + std::to_string(declared) +
                     " parameters in the source, the program passes " +
-                    std::to_string(k.args_size()));
+                    std::to_string(passed) +
+                    (k.pointer_table() ? " (a pointer table)" : ""));
     }
   }
   for (int i = 0; i < c.gemms_size(); ++i) {
@@ -340,6 +343,8 @@ struct Slot {
   /// (cuLaunchKernel's kernelParams).
   std::vector<std::vector<CUdeviceptr>> kernelArgs;
   std::vector<std::vector<void *>> kernelParams;
+  /// The device arrays of the pointer-table kernels' argument addresses.
+  std::vector<CUdeviceptr> tables;
   /// Per matmul: its descriptor (the bias pointer is the slot's).
   std::vector<cublasLtMatmulDesc_t> matmuls;
   /// Created on the first profiled run: before the inputs' upload, after
@@ -467,6 +472,8 @@ void CudaExecutor::Impl::destroySlot(Slot &s) const {
   for (CUdeviceptr p : {s.arena, s.inputs, s.workspace})
     if (p)
       cu->cuMemFree(p);
+  for (CUdeviceptr p : s.tables)
+    cu->cuMemFree(p);
   for (void *p : {s.stagingIn, s.stagingOut})
     if (p)
       cu->cuMemFreeHost(p);
@@ -514,6 +521,25 @@ bool CudaExecutor::Impl::makeSlot(std::unique_ptr<Slot> &out,
     std::vector<CUdeviceptr> args;
     for (int a : kernel.args())
       args.push_back(address(*slot, a));
+    if (kernel.pointer_table() && !args.empty()) {
+      // The addresses, fixed for the slot, uploaded once: the kernel's
+      // one argument is their array.
+      CUdeviceptr table = 0;
+      int64_t bytes = static_cast<int64_t>(args.size() * sizeof(CUdeviceptr));
+      if (!alloc(table, bytes, "a pointer table"))
+        return false;
+      slot->tables.push_back(table);
+      if (!check(cu->cuMemcpyHtoDAsync(table, args.data(),
+                                       static_cast<size_t>(bytes),
+                                       slot->stream),
+                 "cuMemcpyHtoDAsync of kernel " + kernel.name() +
+                     "'s pointer table",
+                 error) ||
+          !check(cu->cuStreamSynchronize(slot->stream), "cuStreamSynchronize",
+                 error))
+        return false;
+      args.assign(1, table);
+    }
     slot->kernelArgs.push_back(std::move(args));
   }
   for (auto &args : slot->kernelArgs) {
