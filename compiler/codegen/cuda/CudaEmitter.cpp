@@ -215,8 +215,12 @@ independentOutputs(ArrayRef<Value> values, ArrayRef<int64_t> shape,
   SmallVector<int> parent(values.size());
   for (size_t i = 0; i < values.size(); ++i)
     parent[i] = static_cast<int>(i);
-  std::function<int(int)> find = [&](int i) {
-    return parent[i] == i ? i : parent[i] = find(parent[i]);
+  // Iterative, with path halving: a chain of thousands of outputs must not
+  // recurse as deep.
+  auto find = [&](int i) {
+    while (parent[i] != i)
+      i = parent[i] = parent[parent[i]];
+    return i;
   };
   DenseMap<Value, int> firstReader;
   for (auto [n, output] : llvm::enumerate(values)) {

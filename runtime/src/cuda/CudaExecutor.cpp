@@ -682,12 +682,13 @@ loom_device CudaExecutor::device() const {
 /// The cubins of `code` for `arch` ("sm_90"): the artifact's binary for it
 /// (or for an earlier minor of the same major, which the GPU also runs;
 /// not with `sourceOnly`), else the source compiled by NVRTC in programs
-/// of whole regions.
+/// of whole regions. `fromBinary` says which.
 static bool codeFor(const CudaCode &code, const std::string &arch,
                     const CudaExecutor::Options &options,
                     std::vector<std::string> &cubins, std::string &how,
-                    std::string &error, Failure &failure,
+                    bool &fromBinary, std::string &error, Failure &failure,
                     bool sourceOnly = false) {
+  fromBinary = false;
   int major = std::atoi(arch.c_str() + 3) / 10,
       minor = std::atoi(arch.c_str() + 3) % 10;
   if (options.simulate && code.source().empty()) {
@@ -716,6 +717,7 @@ static bool codeFor(const CudaCode &code, const std::string &arch,
   if (best && !options.simulate && !sourceOnly) {
     cubins = {best->cubin()};
     how = "cubin of the artifact (" + best->arch() + ")";
+    fromBinary = true;
     return true;
   }
   if (code.source().empty()) {
@@ -822,7 +824,8 @@ CudaExecutor::load(const artifact::Artifact &a,
 
   // The code: modules and every kernel.
   std::vector<std::string> cubins;
-  if (!codeFor(code, arch, options, cubins, how, error, failure))
+  bool fromBinary = false;
+  if (!codeFor(code, arch, options, cubins, how, fromBinary, error, failure))
     return nullptr;
   failure = Failure::BadArtifact;
   auto loadModules = [&] {
@@ -838,7 +841,6 @@ CudaExecutor::load(const artifact::Artifact &a,
   if (!loadModules()) {
     // The artifact's cubin refused (a driver older than the compiler's
     // NVRTC, a damaged binary): its source, compiled here, if it has one.
-    bool fromBinary = how.rfind("cubin of the artifact", 0) == 0;
     if (!fromBinary || code.source().empty())
       return nullptr;
     std::string refused = error;
@@ -846,7 +848,7 @@ CudaExecutor::load(const artifact::Artifact &a,
       cu.cuModuleUnload(m);
     x.modules.clear();
     cubins.clear();
-    if (!codeFor(code, arch, options, cubins, how, error, failure,
+    if (!codeFor(code, arch, options, cubins, how, fromBinary, error, failure,
                  /*sourceOnly=*/true))
       return nullptr;
     failure = Failure::BadArtifact;
