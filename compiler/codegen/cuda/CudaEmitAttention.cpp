@@ -165,7 +165,7 @@ FailureOr<std::string> input(RegionEmitter &region, KernelText &kernel,
 }
 
 /// The score of query i, key j (both valid) into `s`, and whether the
-/// mask replaced it (`masked`); `dot` computes the raw product.
+/// mask replaced it (`masked`), from the raw product `$DOT`.
 constexpr const char *kScore = R"(
       float s = $DOT * $SCALE;
       bool masked = false;
@@ -207,33 +207,47 @@ for (int j0 = 0; j0 < kEnd; j0 += BC) {
   }
   __syncthreads();
   const int j = j0 + lane;
+  // Lane j scores key j against the warp's R rows: each key element read
+  // from shared memory once for the R rows.
+  float dots[R];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) dots[rr] = 0.0f;
+#pragma unroll 4
+  for (int c = 0; c < D; ++c) {
+    const float kc = ks[lane][c];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) dots[rr] += qs[warp * R + rr][c] * kc;
+  }
+  float p[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
-    const int qr = warp * R + rr, i = r0 + qr;
-    if (i < $S) {
-      float dot = 0.0f;
-#pragma unroll 8
-      for (int c = 0; c < D; ++c) dot += qs[qr][c] * ks[lane][c];
-      float sv = $NEG_INF;
-      if (j < $T && !($CAUSAL && j > i)) {
+    const int i = r0 + warp * R + rr;
+    float sv = $NEG_INF;
+    if (i < $S && j < $T && !($CAUSAL && j > i)) {
 $SCORE
-        sv = s;
-      }
-      float mt = loom::warp_reduce(sv, loom::max_<float>);
-      float mn = loom::max_(m[rr], mt);
-      float p = mn == $NEG_INF ? 0.0f : loom::exp_fast(sv - mn);
-      float alpha = m[rr] == $NEG_INF ? 0.0f : loom::exp_fast(m[rr] - mn);
-      l[rr] = l[rr] * alpha + loom::warp_reduce(p, loom::add_<float>);
-      m[rr] = mn;
+      sv = s;
+    }
+    float mt = loom::warp_reduce(sv, loom::max_<float>);
+    float mn = loom::max_(m[rr], mt);
+    p[rr] = mn == $NEG_INF ? 0.0f : loom::exp_fast(sv - mn);
+    float alpha = m[rr] == $NEG_INF ? 0.0f : loom::exp_fast(m[rr] - mn);
+    l[rr] = l[rr] * alpha + loom::warp_reduce(p[rr], loom::add_<float>);
+    m[rr] = mn;
 #pragma unroll
-      for (int a = 0; a < DVL; ++a) acc[rr][a] *= alpha;
-      for (int jj = 0; jj < BC; ++jj) {
-        float pj = loom::shfl_from(p, jj);
+    for (int a = 0; a < DVL; ++a) acc[rr][a] *= alpha;
+  }
+  // Each value element read once for the R rows.
+  for (int jj = 0; jj < BC; ++jj) {
+    float pj[R];
 #pragma unroll
-        for (int a = 0; a < DVL; ++a) {
-          int c = lane + 32 * a;
-          if (c < DV) acc[rr][a] += pj * vs[jj][c];
-        }
+    for (int rr = 0; rr < R; ++rr) pj[rr] = loom::shfl_from(p[rr], jj);
+#pragma unroll
+    for (int a = 0; a < DVL; ++a) {
+      int c = lane + 32 * a;
+      if (c < DV) {
+        const float vc = vs[jj][c];
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) acc[rr][a] += pj[rr] * vc;
       }
     }
   }
@@ -314,33 +328,57 @@ for (int i0 = iStart; i0 < $S; i0 += BC) {
   }
   __syncthreads();
   const int i = i0 + lane;
+  // Lane i against the warp's R keys: each q and dout element read once.
+  float dots[R], dps[R];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) dots[rr] = dps[rr] = 0.0f;
+#pragma unroll 4
+  for (int c = 0; c < D; ++c) {
+    const float qc = qs[lane][c];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) dots[rr] += qc * ksh[warp * R + rr][c];
+  }
+#pragma unroll 4
+  for (int c = 0; c < DV; ++c) {
+    const float dc = dos[lane][c];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) dps[rr] += dc * vsh[warp * R + rr][c];
+  }
+  float p[R], ds[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
-    const int kr = warp * R + rr, j = k0 + kr;
-    if (j < $T) {
-      float p = 0.0f, ds = 0.0f;
-      if (i < $S && !($CAUSAL && j > i)) {
-        float dot = 0.0f, dp = 0.0f;
-#pragma unroll 8
-        for (int c = 0; c < D; ++c) dot += qs[lane][c] * ksh[kr][c];
-#pragma unroll 8
-        for (int c = 0; c < DV; ++c) dp += dos[lane][c] * vsh[kr][c];
+    const int j = k0 + warp * R + rr;
+    p[rr] = 0.0f;
+    ds[rr] = 0.0f;
+    if (j < $T && i < $S && !($CAUSAL && j > i)) {
 $SCORE
-        p = loom::exp_fast(s - lses[lane]);
-        ds = masked ? 0.0f : p * (dp - deltas[lane]);
+      p[rr] = loom::exp_fast(s - lses[lane]);
+      ds[rr] = masked ? 0.0f : p[rr] * (dps[rr] - deltas[lane]);
+    }
+  }
+  for (int ll = 0; ll < BC; ++ll) {
+    float pl[R], dsl[R];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) {
+      pl[rr] = loom::shfl_from(p[rr], ll);
+      dsl[rr] = loom::shfl_from(ds[rr], ll);
+    }
+#pragma unroll
+    for (int a = 0; a < DVL; ++a) {
+      int c = lane + 32 * a;
+      if (c < DV) {
+        const float dc = dos[ll][c];
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) dv[rr][a] += pl[rr] * dc;
       }
-      for (int ll = 0; ll < BC; ++ll) {
-        float pl = loom::shfl_from(p, ll), dsl = loom::shfl_from(ds, ll);
+    }
 #pragma unroll
-        for (int a = 0; a < DVL; ++a) {
-          int c = lane + 32 * a;
-          if (c < DV) dv[rr][a] += pl * dos[ll][c];
-        }
+    for (int a = 0; a < DL; ++a) {
+      int c = lane + 32 * a;
+      if (c < D) {
+        const float qc = qs[ll][c];
 #pragma unroll
-        for (int a = 0; a < DL; ++a) {
-          int c = lane + 32 * a;
-          if (c < D) dk[rr][a] += dsl * qs[ll][c];
-        }
+        for (int rr = 0; rr < R; ++rr) dk[rr][a] += dsl[rr] * qc;
       }
     }
   }
@@ -407,28 +445,44 @@ for (int j0 = 0; j0 < kEnd; j0 += BC) {
   }
   __syncthreads();
   const int j = j0 + lane;
+  // Lane j against the warp's R rows: each k and v element read once.
+  float dots[R], dps[R];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) dots[rr] = dps[rr] = 0.0f;
+#pragma unroll 4
+  for (int c = 0; c < D; ++c) {
+    const float kc = ks[lane][c];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) dots[rr] += qs[warp * R + rr][c] * kc;
+  }
+#pragma unroll 4
+  for (int c = 0; c < DV; ++c) {
+    const float vc = vs[lane][c];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) dps[rr] += dos[warp * R + rr][c] * vc;
+  }
+  float ds[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
-    const int qr = warp * R + rr, i = r0 + qr;
-    if (i < $S) {
-      float ds = 0.0f;
-      if (j < $T && !($CAUSAL && j > i)) {
-        float dot = 0.0f, dp = 0.0f;
-#pragma unroll 8
-        for (int c = 0; c < D; ++c) dot += qs[qr][c] * ks[lane][c];
-#pragma unroll 8
-        for (int c = 0; c < DV; ++c) dp += dos[qr][c] * vs[lane][c];
+    const int i = r0 + warp * R + rr;
+    ds[rr] = 0.0f;
+    if (i < $S && j < $T && !($CAUSAL && j > i)) {
 $SCORE
-        float p = loom::exp_fast(s - lsei[rr]);
-        ds = masked ? 0.0f : p * (dp - deltai[rr]);
-      }
-      for (int jj = 0; jj < BC; ++jj) {
-        float dsj = loom::shfl_from(ds, jj);
+      float p = loom::exp_fast(s - lsei[rr]);
+      ds[rr] = masked ? 0.0f : p * (dps[rr] - deltai[rr]);
+    }
+  }
+  for (int jj = 0; jj < BC; ++jj) {
+    float dsj[R];
 #pragma unroll
-        for (int a = 0; a < DL; ++a) {
-          int c = lane + 32 * a;
-          if (c < D) dq[rr][a] += dsj * ks[jj][c];
-        }
+    for (int rr = 0; rr < R; ++rr) dsj[rr] = loom::shfl_from(ds[rr], jj);
+#pragma unroll
+    for (int a = 0; a < DL; ++a) {
+      int c = lane + 32 * a;
+      if (c < D) {
+        const float kc = ks[jj][c];
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) dq[rr][a] += dsj[rr] * kc;
       }
     }
   }
@@ -497,7 +551,7 @@ LogicalResult emitAttentionRegion(RegionEmitter &region, AttentionOp op) {
                        bool(op.getMask()));
   values.push_back({"ST", storageType(elem)});
   values.push_back({"LSE", lse ? "true" : "false"});
-  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dot"}})});
+  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dots[rr]"}})});
   // $SCORE first: its text holds further names.
   addLines(kernel, substitute(substitute(kForward, {values.back()}), values));
   int64_t blocks = sh.bh * ((sh.s + kWarps * sh.rows - 1) / (kWarps * sh.rows));
@@ -521,7 +575,7 @@ LogicalResult emitAttentionGradRegion(RegionEmitter &region,
                        op.getFill().convertToDouble(), op.getCausal(),
                        bool(op.getMask()));
   values.push_back({"ST", storageType(elem)});
-  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dot"}})});
+  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dots[rr]"}})});
 
   // delta_i = dout_i . out_i, into f32 scratch.
   int64_t rows = sh.bh * sh.s;
