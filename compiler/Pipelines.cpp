@@ -370,6 +370,8 @@ static OptimizerPassOptions optimizerOptions(const TrainingOptions &o) {
   opt.labels = o.labels;
   opt.lossScaleInit = o.lossScaleInit;
   opt.lossScaleInterval = o.lossScaleInterval;
+  // The CUDA emitter reads every gradient once for the global norm.
+  opt.fusedNorm = o.target == "cuda";
   opt.description = o.description();
   return opt;
 }

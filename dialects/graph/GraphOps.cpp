@@ -646,6 +646,18 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
                              adaptor.getAxis(), types);
 }
 
+LogicalResult SumSquaresOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  // sum_squares_c1: at least one operand.
+  if (adaptor.getInputs().empty())
+    return Failure{loc, getOperationName()}("needs at least one operand");
+  types.push_back(RankedTensorType::get(
+      {}, tensorOf(adaptor.getInputs().front()).getElementType()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

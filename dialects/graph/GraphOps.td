@@ -767,6 +767,27 @@ def Graph_AttentionGradOp : Graph_InferredOp<"attention_grad"> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
+def Graph_SumSquaresOp : Graph_InferredOp<"sum_squares",
+                                          [SameOperandsElementType]> {
+  let summary = "the sum of the squares of every element of every operand";
+  let description = [{
+    One scalar: the squared global norm of all its operands, as a
+    training step's gradient clipping needs (`--loom-optimizer` with
+    `fused-norm`, which the CUDA target asks for). The CUDA target reads
+    every operand once in one kernel over the whole grid, walking a table
+    of fixed-size chunks of all of them (as PyTorch's multi_tensor_apply),
+    then sums the blocks' partial sums in a fixed order.
+
+    ```mlir
+    %s = graph.sum_squares %g0, %g1 : (tensor<64x32xf32>, tensor<32xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_FloatTensor>:$inputs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
 def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", Graph_NumericTensor, "sum">;
 def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", Graph_FloatTensor, "mean">;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", Graph_NumericTensor, "maximum">;

@@ -462,7 +462,25 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     }
     // Global norm and clipping.
     Value sumSq = s.constant(0.0), shardSumSq, splitSumSq;
+    if (fusedNorm) {
+      // One op per group of gradients (replicated, ZeRO shards, tensor-
+      // parallel splits): one pass over each group's tensors.
+      SmallVector<Value> plain, shard, split;
+      for (auto [p, g] : llvm::zip(params, grads))
+        (p.shard ? shard : p.split ? split : plain).push_back(g);
+      auto sumSquares = [&](ArrayRef<Value> group) -> Value {
+        if (group.empty())
+          return Value();
+        return b.create<SumSquaresOp>(loc, group);
+      };
+      if (Value v = sumSquares(plain))
+        sumSq = v;
+      shardSumSq = sumSquares(shard);
+      splitSumSq = sumSquares(split);
+    }
     for (auto [p, g] : llvm::zip(params, grads)) {
+      if (fusedNorm)
+        break;
       auto t = cast<RankedTensorType>(g.getType());
       Value sq = s.mul(g, g);
       if (t.getRank() > 0) {

@@ -130,6 +130,10 @@ def OptimizerPass : Pass<"loom-optimizer", "mlir::ModuleOp"> {
            "a mesh axis over which the parameters are disjoint (pipeline "
            "stages): their sum of squares is summed over it for the "
            "global norm">,
+    Option<"fusedNorm", "fused-norm", "bool", /*default=*/"false",
+           "the global norm's sum of squares as one graph.sum_squares over "
+           "every gradient (the CUDA target: one pass over all of them) "
+           "instead of one reduction per parameter">,
     Option<"lossScaleInit", "loss-scale-init", "double", /*default=*/"65536.0",
            "dynamic loss scaling: the first scale">,
     Option<"lossScaleGrowth", "loss-scale-growth", "double", /*default=*/"2.0",

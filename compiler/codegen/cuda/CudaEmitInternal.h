@@ -184,7 +184,12 @@ public:
   std::string definition() const;
   /// Whether the buffers go through a pointer table (more than
   /// kMaxDirectArgs of them).
-  bool usesPointerTable() const { return params.size() > kMaxDirectArgs; }
+  bool usesPointerTable() const {
+    return tableAlways || params.size() > kMaxDirectArgs;
+  }
+  /// The buffers go through the pointer table whatever their number (a
+  /// kernel that picks its buffer by index: `loom_table[k]`).
+  bool tableAlways = false;
 
 private:
   mlir::FailureOr<std::string> evalOp(mlir::Operation *op, mlir::Value value,
@@ -378,6 +383,10 @@ Idx reductionInputIndex(llvm::ArrayRef<int64_t> inputShape,
 /// (CudaEmitSplitReduction.cpp). False when the region has none, or has
 /// other ops that need a row kernel.
 mlir::FailureOr<bool> emitSplitReductions(RegionEmitter &region);
+/// graph.sum_squares: a chunk-table kernel over every operand, then one
+/// block over its partials (CudaEmitSplitReduction.cpp).
+mlir::LogicalResult emitSumSquaresRegion(RegionEmitter &region,
+                                         graph::SumSquaresOp op);
 /// The row kernel of a reduction, softmax or layer norm whose reduced dims
 /// include the last one (CudaEmitRowKernel.cpp).
 mlir::FailureOr<bool> emitRowKernel(RegionEmitter &region,

@@ -530,6 +530,7 @@ void registerReductionEmitters(OpEmitterTable &table) {
   table.add(emitBatchNorm);
   table.add(emitMseLoss);
   table.add(emitCrossEntropy);
+  table.addWholeRegion(emitSumSquaresRegion);
   table.addRowKernel<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
                      ReduceProdOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(
       emitRowKernel);

@@ -393,6 +393,102 @@ FailureOr<int> splitCrossEntropy(RegionEmitter &region, CrossEntropyOp loss,
 
 } // namespace
 
+/// Elements per chunk of a graph.sum_squares, and the most blocks that walk
+/// the chunks.
+constexpr int64_t kSquaresChunk = 65536;
+constexpr int64_t kSquaresBlocks = 1024;
+
+/// graph.sum_squares: one kernel over every operand (through a pointer
+/// table, whatever their number), its blocks walking a table of chunks of
+/// kSquaresChunk elements (chunk c: operand, first element, count) with a
+/// stride of the grid and writing one partial sum each; then one block
+/// sums the partials in order. Every operand is read once; the result is
+/// the same bits run to run.
+LogicalResult emitSumSquaresRegion(RegionEmitter &region, SumSquaresOp op) {
+  Type elem = elemOf(op.getResult());
+  std::string acc = computeType(elem) == "double" ? "double" : "float";
+  // The chunk table, in the source as constants.
+  SmallVector<int64_t> chunkOperand, chunkStart, chunkCount;
+  for (auto [k, input] : llvm::enumerate(op.getInputs())) {
+    int64_t n = numel(shapeOf(input));
+    for (int64_t start = 0; start < n; start += kSquaresChunk) {
+      chunkOperand.push_back(static_cast<int64_t>(k));
+      chunkStart.push_back(start);
+      chunkCount.push_back(std::min(kSquaresChunk, n - start));
+    }
+  }
+  int64_t chunks = static_cast<int64_t>(chunkOperand.size());
+  int64_t blocks = std::max<int64_t>(1, std::min(chunks, kSquaresBlocks));
+  std::string name = region.kernelName();
+  auto table = [&](StringRef suffix, StringRef type, ArrayRef<int64_t> v) {
+    std::string text = "__device__ const " + type.str() + " " + name + "_" +
+                       suffix.str() + "[" + std::to_string(v.size()) + "] = {";
+    for (auto [i, x] : llvm::enumerate(v))
+      text += (i ? ", " : "") + std::to_string(x);
+    region.constants += text + "};\n";
+    return name + "_" + suffix.str();
+  };
+  std::string operandOf = table("operand", "int", chunkOperand);
+  std::string startOf = table("start", "long long", chunkStart);
+  std::string countOf = table("count", "int", chunkCount);
+  int partials = region.newScratch(
+      acc == "double" ? Type(Float64Type::get(op.getContext()))
+                      : Type(Float32Type::get(op.getContext())),
+      {blocks}, "sum_squares_partials");
+  Type accType = acc == "double" ? Type(Float64Type::get(op.getContext()))
+                                 : Type(Float32Type::get(op.getContext()));
+  {
+    KernelText kernel(region, name);
+    kernel.tableAlways = true;
+    for (Value input : op.getInputs()) {
+      FailureOr<int> buffer = operandBuffer(region, input);
+      if (failed(buffer))
+        return failure();
+      kernel.param(*buffer, elem, false);
+    }
+    std::string out = kernel.param(partials, accType, true);
+    std::string st = storageType(elem);
+    kernel.line("__shared__ " + acc + " sh[32];");
+    kernel.line(acc + " acc = 0;");
+    kernel.open("for (int c = blockIdx.x; c < " + std::to_string(chunks) +
+                "; c += gridDim.x)");
+    kernel.line("const " + st + " *x = static_cast<const " + st +
+                " *>(loom_table[" + operandOf + "[c]]) + " + startOf + "[c];");
+    kernel.open("for (int e = threadIdx.x; e < " + countOf +
+                "[c]; e += blockDim.x)");
+    kernel.line(acc + " v = loom::ld(x[e]);");
+    kernel.line("acc += v * v;");
+    kernel.close();
+    kernel.close();
+    kernel.line(
+        "acc = " +
+        blockReduce("acc", acc, "loom::add_<" + acc + ">", acc + "(0)") + ";");
+    kernel.line("if (threadIdx.x == 0) " + out + "[blockIdx.x] = acc;");
+    region.addKernel(kernel, blocks, kBlock,
+                     "sum of squares, " + std::to_string(chunks) +
+                         " chunks of " + std::to_string(op.getNumOperands()) +
+                         " tensors");
+  }
+  {
+    KernelText kernel(region, region.kernelName());
+    std::string in = kernel.param(partials, accType, false);
+    int result = region.resultBuffers.empty() ? -1 : region.resultBuffers[0];
+    if (result < 0)
+      return success(); // nothing reads it
+    std::string out = kernel.param(result, elem, true);
+    kernel.line("__shared__ " + acc + " sh[32];");
+    kernel.line(acc + " acc = 0;");
+    kernel.line("for (int p = threadIdx.x; p < " + std::to_string(blocks) +
+                "; p += blockDim.x) acc += " + in + "[p];");
+    kernel.line(
+        "acc = " +
+        blockReduce("acc", acc, "loom::add_<" + acc + ">", acc + "(0)") + ";");
+    kernel.line("if (threadIdx.x == 0) loom::st(" + out + ", acc);");
+    region.addKernel(kernel, 1, kBlock, "sum of squares: the partials");
+  }
+  return success();
+}
+
 FailureOr<bool> emitSplitReductions(RegionEmitter &region) {
   Block &body = region.fusion.getBody().front();
   // Every op that combines elements must split; otherwise the region
