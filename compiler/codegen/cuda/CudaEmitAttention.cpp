@@ -183,10 +183,7 @@ const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 const $ST *qb = q + bh * $S * D;
 const $ST *kb = k + bh * $T * D;
 const $ST *vb = v + bh * $T * DV;
-for (int e = threadIdx.x; e < BR * D; e += blockDim.x) {
-  int r = e / D, c = e % D;
-  qs[r][c] = r0 + r < $S ? loom::ld(qb[(loom::i64)(r0 + r) * D + c]) : 0.0f;
-}
+loom::load_tile<BR, D, D>(qs, qb, r0, $S);
 float m[R], l[R], acc[R][DVL];
 #pragma unroll
 for (int rr = 0; rr < R; ++rr) {
@@ -197,14 +194,8 @@ for (int rr = 0; rr < R; ++rr) {
 const int kEnd = $CAUSAL ? (r0 + BR < $T ? r0 + BR : $T) : $T;
 for (int j0 = 0; j0 < kEnd; j0 += BC) {
   __syncthreads();
-  for (int e = threadIdx.x; e < BC * D; e += blockDim.x) {
-    int r = e / D, c = e % D;
-    ks[r][c] = j0 + r < $T ? loom::ld(kb[(loom::i64)(j0 + r) * D + c]) : 0.0f;
-  }
-  for (int e = threadIdx.x; e < BC * DV; e += blockDim.x) {
-    int r = e / DV, c = e % DV;
-    vs[r][c] = j0 + r < $T ? loom::ld(vb[(loom::i64)(j0 + r) * DV + c]) : 0.0f;
-  }
+  loom::load_tile<BC, D, D + 1>(ks, kb, j0, $T);
+  loom::load_tile<BC, DV, DV>(vs, vb, j0, $T);
   __syncthreads();
   const int j = j0 + lane;
   // Lane j scores key j against the warp's R rows: each key element read
@@ -293,14 +284,8 @@ const $ST *qb = q + bh * $S * D;
 const $ST *kb = k + bh * $T * D;
 const $ST *vb = v + bh * $T * DV;
 const $ST *dob = dout + bh * $S * DV;
-for (int e = threadIdx.x; e < BR * D; e += blockDim.x) {
-  int r = e / D, c = e % D;
-  ksh[r][c] = k0 + r < $T ? loom::ld(kb[(loom::i64)(k0 + r) * D + c]) : 0.0f;
-}
-for (int e = threadIdx.x; e < BR * DV; e += blockDim.x) {
-  int r = e / DV, c = e % DV;
-  vsh[r][c] = k0 + r < $T ? loom::ld(vb[(loom::i64)(k0 + r) * DV + c]) : 0.0f;
-}
+loom::load_tile<BR, D, D>(ksh, kb, k0, $T);
+loom::load_tile<BR, DV, DV>(vsh, vb, k0, $T);
 float dk[R][DL], dv[R][DVL];
 #pragma unroll
 for (int rr = 0; rr < R; ++rr) {
@@ -313,14 +298,8 @@ for (int rr = 0; rr < R; ++rr) {
 const int iStart = $CAUSAL ? (k0 / BC) * BC : 0;
 for (int i0 = iStart; i0 < $S; i0 += BC) {
   __syncthreads();
-  for (int e = threadIdx.x; e < BC * D; e += blockDim.x) {
-    int r = e / D, c = e % D;
-    qs[r][c] = i0 + r < $S ? loom::ld(qb[(loom::i64)(i0 + r) * D + c]) : 0.0f;
-  }
-  for (int e = threadIdx.x; e < BC * DV; e += blockDim.x) {
-    int r = e / DV, c = e % DV;
-    dos[r][c] = i0 + r < $S ? loom::ld(dob[(loom::i64)(i0 + r) * DV + c]) : 0.0f;
-  }
+  loom::load_tile<BC, D, D + 1>(qs, qb, i0, $S);
+  loom::load_tile<BC, DV, DV + 1>(dos, dob, i0, $S);
   if (threadIdx.x < BC) {
     int i = i0 + threadIdx.x;
     lses[threadIdx.x] = i < $S ? lse[bh * $S + i] : 0.0f;
@@ -415,14 +394,8 @@ const $ST *qb = q + bh * $S * D;
 const $ST *kb = k + bh * $T * D;
 const $ST *vb = v + bh * $T * DV;
 const $ST *dob = dout + bh * $S * DV;
-for (int e = threadIdx.x; e < BR * D; e += blockDim.x) {
-  int r = e / D, c = e % D;
-  qs[r][c] = r0 + r < $S ? loom::ld(qb[(loom::i64)(r0 + r) * D + c]) : 0.0f;
-}
-for (int e = threadIdx.x; e < BR * DV; e += blockDim.x) {
-  int r = e / DV, c = e % DV;
-  dos[r][c] = r0 + r < $S ? loom::ld(dob[(loom::i64)(r0 + r) * DV + c]) : 0.0f;
-}
+loom::load_tile<BR, D, D>(qs, qb, r0, $S);
+loom::load_tile<BR, DV, DV>(dos, dob, r0, $S);
 float dq[R][DL], lsei[R], deltai[R];
 #pragma unroll
 for (int rr = 0; rr < R; ++rr) {
@@ -435,14 +408,8 @@ for (int rr = 0; rr < R; ++rr) {
 const int kEnd = $CAUSAL ? (r0 + BR < $T ? r0 + BR : $T) : $T;
 for (int j0 = 0; j0 < kEnd; j0 += BC) {
   __syncthreads();
-  for (int e = threadIdx.x; e < BC * D; e += blockDim.x) {
-    int r = e / D, c = e % D;
-    ks[r][c] = j0 + r < $T ? loom::ld(kb[(loom::i64)(j0 + r) * D + c]) : 0.0f;
-  }
-  for (int e = threadIdx.x; e < BC * DV; e += blockDim.x) {
-    int r = e / DV, c = e % DV;
-    vs[r][c] = j0 + r < $T ? loom::ld(vb[(loom::i64)(j0 + r) * DV + c]) : 0.0f;
-  }
+  loom::load_tile<BC, D, D + 1>(ks, kb, j0, $T);
+  loom::load_tile<BC, DV, DV + 1>(vs, vb, j0, $T);
   __syncthreads();
   const int j = j0 + lane;
   // Lane j against the warp's R rows: each k and v element read once.

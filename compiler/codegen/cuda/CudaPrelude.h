@@ -104,6 +104,16 @@ __device__ __forceinline__ i64 index_(i64 k, i64 n) { if (k < 0) k += n; return 
 
 // Warp and block reductions. shfl of every type the row kernels combine.
 template <class T> __device__ __forceinline__ T shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+// Rows [first, first + ROWS) of a row-major [limit, COLS] matrix into
+// shared memory as f32, zeros past `limit` (a tile of the fused attention;
+// the whole block takes part).
+template <int ROWS, int COLS, int LD, class T>
+__device__ __forceinline__ void load_tile(float (*dst)[LD], const T *src, int first, int limit) {
+  for (int e = threadIdx.x; e < ROWS * COLS; e += blockDim.x) {
+    int r = e / COLS, c = e % COLS;
+    dst[r][c] = first + r < limit ? ld(src[(i64)(first + r) * COLS + c]) : 0.0f;
+  }
+}
 // Lane `src`'s `v`, to every lane of the warp.
 template <class T> __device__ __forceinline__ T shfl_from(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 // Online softmax (running max, sum of exp(x - m)) and Welford statistics
