@@ -227,35 +227,16 @@ $SCORE
 #pragma unroll
     for (int a = 0; a < DVL; ++a) acc[rr][a] *= alpha;
   }
-  // Each value element read once for the R rows.
-  for (int jj = 0; jj < BC; ++jj) {
-    float pj[R];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) pj[rr] = loom::shfl_from(p[rr], jj);
-#pragma unroll
-    for (int a = 0; a < DVL; ++a) {
-      int c = lane + 32 * a;
-      if (c < DV) {
-        const float vc = vs[jj][c];
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr) acc[rr][a] += pj[rr] * vc;
-      }
-    }
-  }
+  loom::accumulate_tile<R, DVL, DV, DV>(acc, p, vs);
 }
+float inv[R];
 #pragma unroll
 for (int rr = 0; rr < R; ++rr) {
+  inv[rr] = 1.0f / l[rr];
   const int i = r0 + warp * R + rr;
-  if (i < $S) {
-    const loom::i64 row = bh * $S + i;
-#pragma unroll
-    for (int a = 0; a < DVL; ++a) {
-      int c = lane + 32 * a;
-      if (c < DV) loom::st(out + row * DV + c, acc[rr][a] / l[rr]);
-    }
-    if ($LSE && lane == 0) lse[row] = m[rr] + logf(l[rr]);
-  }
+  if ($LSE && lane == 0 && i < $S) lse[bh * $S + i] = m[rr] + logf(l[rr]);
 }
+loom::store_rows<R, DVL, DV>(out, bh * $S + r0 + warp * R, $S, r0 + warp * R, acc, inv);
 )";
 
 constexpr const char *kDelta = R"(
@@ -335,50 +316,17 @@ $SCORE
       ds[rr] = masked ? 0.0f : p[rr] * (dps[rr] - deltas[lane]);
     }
   }
-  for (int ll = 0; ll < BC; ++ll) {
-    float pl[R], dsl[R];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      pl[rr] = loom::shfl_from(p[rr], ll);
-      dsl[rr] = loom::shfl_from(ds[rr], ll);
-    }
-#pragma unroll
-    for (int a = 0; a < DVL; ++a) {
-      int c = lane + 32 * a;
-      if (c < DV) {
-        const float dc = dos[ll][c];
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr) dv[rr][a] += pl[rr] * dc;
-      }
-    }
-#pragma unroll
-    for (int a = 0; a < DL; ++a) {
-      int c = lane + 32 * a;
-      if (c < D) {
-        const float qc = qs[ll][c];
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr) dk[rr][a] += dsl[rr] * qc;
-      }
-    }
-  }
+  loom::accumulate_tile<R, DVL, DV, DV + 1>(dv, p, dos);
+  loom::accumulate_tile<R, DL, D, D + 1>(dk, ds, qs);
 }
+float scale[R], one[R];
 #pragma unroll
 for (int rr = 0; rr < R; ++rr) {
-  const int j = k0 + warp * R + rr;
-  if (j < $T) {
-    const loom::i64 row = bh * $T + j;
-#pragma unroll
-    for (int a = 0; a < DL; ++a) {
-      int c = lane + 32 * a;
-      if (c < D) loom::st(dkOut + row * D + c, dk[rr][a] * $SCALE);
-    }
-#pragma unroll
-    for (int a = 0; a < DVL; ++a) {
-      int c = lane + 32 * a;
-      if (c < DV) loom::st(dvOut + row * DV + c, dv[rr][a]);
-    }
-  }
+  scale[rr] = $SCALE;
+  one[rr] = 1.0f;
 }
+loom::store_rows<R, DL, D>(dkOut, bh * $T + k0 + warp * R, $T, k0 + warp * R, dk, scale);
+loom::store_rows<R, DVL, DV>(dvOut, bh * $T + k0 + warp * R, $T, k0 + warp * R, dv, one);
 )";
 
 constexpr const char *kBackwardQ = R"(
@@ -439,33 +387,12 @@ $SCORE
       ds[rr] = masked ? 0.0f : p * (dps[rr] - deltai[rr]);
     }
   }
-  for (int jj = 0; jj < BC; ++jj) {
-    float dsj[R];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) dsj[rr] = loom::shfl_from(ds[rr], jj);
-#pragma unroll
-    for (int a = 0; a < DL; ++a) {
-      int c = lane + 32 * a;
-      if (c < D) {
-        const float kc = ks[jj][c];
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr) dq[rr][a] += dsj[rr] * kc;
-      }
-    }
-  }
+  loom::accumulate_tile<R, DL, D, D + 1>(dq, ds, ks);
 }
+float scale[R];
 #pragma unroll
-for (int rr = 0; rr < R; ++rr) {
-  const int i = r0 + warp * R + rr;
-  if (i < $S) {
-    const loom::i64 row = bh * $S + i;
-#pragma unroll
-    for (int a = 0; a < DL; ++a) {
-      int c = lane + 32 * a;
-      if (c < D) loom::st(dqOut + row * D + c, dq[rr][a] * $SCALE);
-    }
-  }
-}
+for (int rr = 0; rr < R; ++rr) scale[rr] = $SCALE;
+loom::store_rows<R, DL, D>(dqOut, bh * $S + r0 + warp * R, $S, r0 + warp * R, dq, scale);
 )";
 
 /// Declares `name` in `kernel` as the pointer parameter of `buffer`: the
@@ -593,19 +520,20 @@ LogicalResult emitAttentionGradRegion(RegionEmitter &region,
   auto text = [&](const char *tmpl) {
     return substitute(substitute(tmpl, {{"SCORE", score}}), values);
   };
+  // A gradient result's buffer (scratch when the region does not yield
+  // it), named `name` in the kernel text.
+  auto output = [&](KernelText &kernel, Value value, StringRef what,
+                    StringRef name) {
+    alias(kernel, kernel.param(resultBuffer(region, value, what), elem, true),
+          name);
+  };
   int64_t br = kWarps * sh.rows;
   {
     KernelText kernel(region, region.kernelName());
     if (failed(operands(kernel)))
       return failure();
-    alias(kernel,
-          kernel.param(resultBuffer(region, op.getDk(), "attention_dk"), elem,
-                       true),
-          "dkOut");
-    alias(kernel,
-          kernel.param(resultBuffer(region, op.getDv(), "attention_dv"), elem,
-                       true),
-          "dvOut");
+    output(kernel, op.getDk(), "attention_dk", "dkOut");
+    output(kernel, op.getDv(), "attention_dv", "dvOut");
     addLines(kernel, text(kBackwardKV));
     region.addKernel(kernel, sh.bh * ((sh.t + br - 1) / br), kWarps * 32,
                      "fused attention backward: dk, dv");
@@ -614,10 +542,7 @@ LogicalResult emitAttentionGradRegion(RegionEmitter &region,
     KernelText kernel(region, region.kernelName());
     if (failed(operands(kernel)))
       return failure();
-    alias(kernel,
-          kernel.param(resultBuffer(region, op.getDq(), "attention_dq"), elem,
-                       true),
-          "dqOut");
+    output(kernel, op.getDq(), "attention_dq", "dqOut");
     addLines(kernel, text(kBackwardQ));
     region.addKernel(kernel, sh.bh * ((sh.s + br - 1) / br), kWarps * 32,
                      "fused attention backward: dq");

@@ -116,6 +116,43 @@ __device__ __forceinline__ void load_tile(float (*dst)[LD], const T *src, int fi
 }
 // Lane `src`'s `v`, to every lane of the warp.
 template <class T> __device__ __forceinline__ T shfl_from(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+// acc[rr][a] += sum over the 32 lanes j of lane j's w[rr] * tile[j][c],
+// c = lane + 32 a < COLS: R rows of a warp against a 32-row tile, each
+// tile element read once for the R rows (the fused attention's p.v, ds.k,
+// ds.q, p.dout).
+template <int R, int L, int COLS, int LD>
+__device__ __forceinline__ void accumulate_tile(float (&acc)[R][L], const float (&w)[R], const float (*tile)[LD]) {
+  const int lane = threadIdx.x & 31;
+  for (int j = 0; j < 32; ++j) {
+    float wj[R];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) wj[rr] = shfl_from(w[rr], j);
+#pragma unroll
+    for (int a = 0; a < L; ++a) {
+      const int c = lane + 32 * a;
+      if (c < COLS) {
+        const float t = tile[j][c];
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) acc[rr][a] += wj[rr] * t;
+      }
+    }
+  }
+}
+// Rows first .. first + R - 1 (those below `limit`) of a row-major
+// [limit, COLS] matrix from a warp's accumulators, each times f[rr].
+template <int R, int L, int COLS, class T>
+__device__ __forceinline__ void store_rows(T *dst, i64 first, int limit, int firstIndex, const float (&acc)[R][L], const float (&f)[R]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    if (firstIndex + rr >= limit) continue;
+#pragma unroll
+    for (int a = 0; a < L; ++a) {
+      const int c = lane + 32 * a;
+      if (c < COLS) st(dst + (first + rr) * COLS + c, acc[rr][a] * f[rr]);
+    }
+  }
+}
 // Online softmax (running max, sum of exp(x - m)) and Welford statistics
 // (count, mean, sum of squared deviations), in the row's compute type:
 // float for f32 and the 16-bit floats, double for f64.
