@@ -108,6 +108,10 @@ def functions(case):
                      f"{f32(shape)}")
         return f"%{name}l"
 
+    def qkv_in(lines):
+        return (cast_in(lines, "q", q_shape), cast_in(lines, "k", k_shape),
+                cast_in(lines, "v", v_shape))
+
     def cast_out(lines, value, shape):
         if dtype == "f32":
             return value
@@ -122,9 +126,7 @@ def functions(case):
 
     # fwd: the pattern --loom-fuse-attention fuses.
     lines = []
-    q = cast_in(lines, "q", q_shape)
-    k = cast_in(lines, "k", k_shape)
-    v = cast_in(lines, "v", v_shape)
+    q, k, v = qkv_in(lines)
     st = low(batch + [s, t])
     lines.append(f"    %s0 = graph.matmul {q}, {k} {{transpose_rhs}} : "
                  f"({low(q_shape)}, {low(k_shape)}) -> {st}")
@@ -153,9 +155,7 @@ def functions(case):
     mask_type = f", tensor<{s}x{t}xi1>" if kind == "random" else ""
     # lse: graph.attention itself.
     lines = []
-    q = cast_in(lines, "q", q_shape)
-    k = cast_in(lines, "k", k_shape)
-    v = cast_in(lines, "v", v_shape)
+    q, k, v = qkv_in(lines)
     if kind == "random":
         lines.append(mask_const)
     lines.append(f"    %o, %lse = graph.attention {q}, {k}, {v}{mask_use} "
@@ -171,9 +171,7 @@ def functions(case):
 
     # grad: graph.attention_grad.
     lines = []
-    q = cast_in(lines, "q", q_shape)
-    k = cast_in(lines, "k", k_shape)
-    v = cast_in(lines, "v", v_shape)
+    q, k, v = qkv_in(lines)
     o = cast_in(lines, "o", o_shape)
     do = cast_in(lines, "do", o_shape)
     if kind == "random":

@@ -24,10 +24,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/cuda/CudaEmitInternal.h"
-#include "dialects/graph/LocationString.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 
@@ -69,15 +67,6 @@ void addLines(KernelText &kernel, llvm::StringRef text) {
       kernel.line(l.rtrim());
 }
 
-/// A C++ float literal of `value`, infinities included.
-std::string floatLiteral(double value) {
-  if (std::isinf(value))
-    return value < 0 ? "(-__int_as_float(0x7f800000))"
-                     : "__int_as_float(0x7f800000)";
-  std::string s = llvm::formatv("{0:e9}", value).str();
-  return s + "f";
-}
-
 /// The sizes of one attention and the rows each warp takes.
 struct Shape {
   int64_t bh = 1, s = 0, t = 0, d = 0, dv = 0;
@@ -115,9 +104,11 @@ int64_t rowsFitting(llvm::function_ref<int64_t(int64_t)> bytes) {
   return 1;
 }
 
-/// The substitutions every attention kernel shares.
+/// The substitutions every attention kernel shares (the scores computed in
+/// f32).
 std::vector<std::pair<std::string, std::string>>
-common(const Shape &sh, double scale, double fill, bool causal, bool masked) {
+common(const Shape &sh, Type f32, double scale, double fill, bool causal,
+       bool masked) {
   int64_t br = kWarps * sh.rows;
   return {{"S", std::to_string(sh.s)},
           {"T", std::to_string(sh.t)},
@@ -130,44 +121,17 @@ common(const Shape &sh, double scale, double fill, bool causal, bool masked) {
           {"BC", std::to_string(kTile)},
           {"TILES", std::to_string((sh.s + br - 1) / br)},
           {"KTILES", std::to_string((sh.t + br - 1) / br)},
-          {"SCALE", floatLiteral(scale)},
-          {"FILL", floatLiteral(fill)},
+          {"SCALE", literal(scale, f32)},
+          {"FILL", literal(fill, f32)},
           {"CAUSAL", causal ? "true" : "false"},
           {"MASKED", masked ? "true" : "false"},
-          {"NEG_INF", floatLiteral(-INFINITY)}};
-}
-
-/// The buffer of region result `value`, or new scratch when the region
-/// does not yield it.
-int resultBuffer(RegionEmitter &region, Value value, llvm::StringRef what) {
-  auto yield =
-      cast<kernel::YieldOp>(region.fusion.getBody().front().getTerminator());
-  for (auto [v, buffer] : llvm::zip(yield.getOperands(), region.resultBuffers))
-    if (v == value)
-      return buffer;
-  return region.newScratch(elemOf(value), shapeOf(value), what);
-}
-
-bool yields(RegionEmitter &region, Value value) {
-  auto yield =
-      cast<kernel::YieldOp>(region.fusion.getBody().front().getTerminator());
-  return llvm::is_contained(yield.getOperands(), value);
-}
-
-/// The pointer of operand `value` in `kernel` (its buffer, or scratch
-/// computed by a map kernel), named `name` in the kernel text.
-FailureOr<std::string> input(RegionEmitter &region, KernelText &kernel,
-                             Value value) {
-  FailureOr<int> buffer = operandBuffer(region, value);
-  if (failed(buffer))
-    return failure();
-  return kernel.param(*buffer, elemOf(value), false);
+          {"NEG_INF", literal(-INFINITY, f32)}};
 }
 
 /// The score of query i, key j (both valid) into `s`, and whether the
-/// mask replaced it (`masked`), from the raw product `$DOT`.
+/// mask replaced it (`masked`), from the warp row's raw product.
 constexpr const char *kScore = R"(
-      float s = $DOT * $SCALE;
+      float s = dots[rr] * $SCALE;
       bool masked = false;
       if ($MASKED && mask[(loom::i64)i * $T + j]) { s = $FILL; masked = true; }
 )";
@@ -201,14 +165,7 @@ for (int j0 = 0; j0 < kEnd; j0 += BC) {
   // Lane j scores key j against the warp's R rows: each key element read
   // from shared memory once for the R rows.
   float dots[R];
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) dots[rr] = 0.0f;
-#pragma unroll 4
-  for (int c = 0; c < D; ++c) {
-    const float kc = ks[lane][c];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) dots[rr] += qs[warp * R + rr][c] * kc;
-  }
+  loom::dot_rows<R, D>(dots, qs + warp * R, ks[lane]);
   float p[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
@@ -290,20 +247,8 @@ for (int i0 = iStart; i0 < $S; i0 += BC) {
   const int i = i0 + lane;
   // Lane i against the warp's R keys: each q and dout element read once.
   float dots[R], dps[R];
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) dots[rr] = dps[rr] = 0.0f;
-#pragma unroll 4
-  for (int c = 0; c < D; ++c) {
-    const float qc = qs[lane][c];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) dots[rr] += qc * ksh[warp * R + rr][c];
-  }
-#pragma unroll 4
-  for (int c = 0; c < DV; ++c) {
-    const float dc = dos[lane][c];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) dps[rr] += dc * vsh[warp * R + rr][c];
-  }
+  loom::dot_rows<R, D>(dots, ksh + warp * R, qs[lane]);
+  loom::dot_rows<R, DV>(dps, vsh + warp * R, dos[lane]);
   float p[R], ds[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
@@ -362,20 +307,8 @@ for (int j0 = 0; j0 < kEnd; j0 += BC) {
   const int j = j0 + lane;
   // Lane j against the warp's R rows: each k and v element read once.
   float dots[R], dps[R];
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) dots[rr] = dps[rr] = 0.0f;
-#pragma unroll 4
-  for (int c = 0; c < D; ++c) {
-    const float kc = ks[lane][c];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) dots[rr] += qs[warp * R + rr][c] * kc;
-  }
-#pragma unroll 4
-  for (int c = 0; c < DV; ++c) {
-    const float vc = vs[lane][c];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) dps[rr] += dos[warp * R + rr][c] * vc;
-  }
+  loom::dot_rows<R, D>(dots, qs + warp * R, ks[lane]);
+  loom::dot_rows<R, DV>(dps, dos + warp * R, vs[lane]);
   float ds[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
@@ -395,10 +328,46 @@ for (int rr = 0; rr < R; ++rr) scale[rr] = $SCALE;
 loom::store_rows<R, DL, D>(dqOut, bh * $S + r0 + warp * R, $S, r0 + warp * R, dq, scale);
 )";
 
-/// Declares `name` in `kernel` as the pointer parameter of `buffer`: the
+/// Declares `name` in `kernel` as the pointer parameter `param`: the
 /// templates read their operands by fixed names.
 void alias(KernelText &kernel, const std::string &param, llvm::StringRef name) {
   kernel.line("auto *" + name.str() + " = " + param + ";");
+}
+
+/// Declares each operand's pointer (its buffer, or scratch a map kernel
+/// computes it into) under its name; a null operand (no mask) as a null
+/// `const bool *`.
+LogicalResult
+aliasInputs(RegionEmitter &region, KernelText &kernel,
+            llvm::ArrayRef<std::pair<Value, llvm::StringRef>> operands) {
+  for (auto [value, name] : operands) {
+    if (!value) {
+      kernel.line("const bool *" + name.str() + " = nullptr;");
+      continue;
+    }
+    FailureOr<int> buffer = operandBuffer(region, value);
+    if (failed(buffer))
+      return failure();
+    alias(kernel, kernel.param(*buffer, elemOf(value), false), name);
+  }
+  return success();
+}
+
+/// Declares result `value`'s pointer (scratch when the region does not
+/// yield it) under `name`.
+void aliasOutput(RegionEmitter &region, KernelText &kernel, Value value,
+                 llvm::StringRef what, llvm::StringRef name) {
+  alias(kernel,
+        kernel.param(region.bufferOrScratch(value, what), elemOf(value), true),
+        name);
+}
+
+/// A kernel template with its score computation and `values` filled in
+/// (kScore first: it holds further names).
+std::string
+instantiate(const char *tmpl,
+            const std::vector<std::pair<std::string, std::string>> &values) {
+  return substitute(substitute(tmpl, {{"SCORE", kScore}}), values);
 }
 
 LogicalResult emitAttentionRegion(RegionEmitter &region, AttentionOp op) {
@@ -410,44 +379,25 @@ LogicalResult emitAttentionRegion(RegionEmitter &region, AttentionOp op) {
   sh.rows = rowsFitting([&](int64_t rows) {
     return 4 * (kWarps * rows * sh.d + kTile * (sh.d + 1) + kTile * sh.dv);
   });
-  Type elem = elemOf(op.getQ());
-  bool lse = yields(region, op.getLse());
+  bool lse = region.bufferOfResult(op.getLse()) >= 0;
   KernelText kernel(region, region.kernelName());
-  FailureOr<std::string> q = input(region, kernel, op.getQ());
-  FailureOr<std::string> k = input(region, kernel, op.getK());
-  FailureOr<std::string> v = input(region, kernel, op.getV());
-  if (failed(q) || failed(k) || failed(v))
+  if (failed(aliasInputs(region, kernel,
+                         {{op.getQ(), "q"},
+                          {op.getK(), "k"},
+                          {op.getV(), "v"},
+                          {op.getMask(), "mask"}})))
     return failure();
-  alias(kernel, *q, "q");
-  alias(kernel, *k, "k");
-  alias(kernel, *v, "v");
-  if (op.getMask()) {
-    FailureOr<std::string> mask = input(region, kernel, op.getMask());
-    if (failed(mask))
-      return failure();
-    alias(kernel, *mask, "mask");
-  } else {
-    kernel.line("const bool *mask = nullptr;");
-  }
-  alias(
-      kernel,
-      kernel.param(resultBuffer(region, op.getOut(), "attention"), elem, true),
-      "out");
+  aliasOutput(region, kernel, op.getOut(), "attention", "out");
   if (lse)
-    alias(kernel,
-          kernel.param(resultBuffer(region, op.getLse(), "attention_lse"),
-                       elemOf(op.getLse()), true),
-          "lse");
+    aliasOutput(region, kernel, op.getLse(), "attention_lse", "lse");
   else
     kernel.line("float *lse = nullptr;");
-  auto values = common(sh, op.getScale().convertToDouble(),
+  auto values = common(sh, elemOf(op.getLse()), op.getScale().convertToDouble(),
                        op.getFill().convertToDouble(), op.getCausal(),
                        bool(op.getMask()));
-  values.push_back({"ST", storageType(elem)});
+  values.push_back({"ST", storageType(elemOf(op.getQ()))});
   values.push_back({"LSE", lse ? "true" : "false"});
-  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dots[rr]"}})});
-  // $SCORE first: its text holds further names.
-  addLines(kernel, substitute(substitute(kForward, {values.back()}), values));
+  addLines(kernel, instantiate(kForward, values));
   int64_t blocks = sh.bh * ((sh.s + kWarps * sh.rows - 1) / (kWarps * sh.rows));
   region.addKernel(kernel, blocks, kWarps * 32, "fused attention");
   return success();
@@ -464,77 +414,47 @@ LogicalResult emitAttentionGradRegion(RegionEmitter &region,
     return 4 * (kWarps * rows * (sh.d + sh.dv) + kTile * (sh.d + 1) +
                 kTile * (sh.dv + 1) + 2 * kTile);
   });
-  Type elem = elemOf(op.getQ());
-  auto values = common(sh, op.getScale().convertToDouble(),
+  Type f32 = elemOf(op.getLse());
+  auto values = common(sh, f32, op.getScale().convertToDouble(),
                        op.getFill().convertToDouble(), op.getCausal(),
                        bool(op.getMask()));
-  values.push_back({"ST", storageType(elem)});
-  values.push_back({"SCORE", substitute(kScore, {{"DOT", "dots[rr]"}})});
+  values.push_back({"ST", storageType(elemOf(op.getQ()))});
 
   // delta_i = dout_i . out_i, into f32 scratch.
   int64_t rows = sh.bh * sh.s;
-  int delta = region.newScratch(Float32Type::get(op.getContext()), {rows},
-                                "attention_delta");
+  int delta = region.newScratch(f32, {rows}, "attention_delta");
   {
     KernelText kernel(region, region.kernelName());
-    FailureOr<std::string> dout = input(region, kernel, op.getDout());
-    FailureOr<std::string> out = input(region, kernel, op.getOut());
-    if (failed(dout) || failed(out))
+    if (failed(aliasInputs(region, kernel,
+                           {{op.getDout(), "dout"}, {op.getOut(), "out"}})))
       return failure();
-    alias(kernel, *dout, "dout");
-    alias(kernel, *out, "out");
-    alias(kernel, kernel.param(delta, Float32Type::get(op.getContext()), true),
-          "delta");
+    alias(kernel, kernel.param(delta, f32, true), "delta");
     addLines(kernel, substitute(kDelta, {{"ROWS", std::to_string(rows)},
                                          {"DV", std::to_string(sh.dv)}}));
     region.addKernel(kernel, (rows + 3) / 4, 128, "attention delta");
   }
 
-  // The shared operands of the two gradient kernels.
+  // The two gradient kernels read the same operands.
   auto operands = [&](KernelText &kernel) -> LogicalResult {
-    FailureOr<std::string> q = input(region, kernel, op.getQ());
-    FailureOr<std::string> k = input(region, kernel, op.getK());
-    FailureOr<std::string> v = input(region, kernel, op.getV());
-    FailureOr<std::string> dout = input(region, kernel, op.getDout());
-    FailureOr<std::string> lse = input(region, kernel, op.getLse());
-    if (failed(q) || failed(k) || failed(v) || failed(dout) || failed(lse))
+    if (failed(aliasInputs(region, kernel,
+                           {{op.getQ(), "q"},
+                            {op.getK(), "k"},
+                            {op.getV(), "v"},
+                            {op.getDout(), "dout"},
+                            {op.getLse(), "lse"},
+                            {op.getMask(), "mask"}})))
       return failure();
-    alias(kernel, *q, "q");
-    alias(kernel, *k, "k");
-    alias(kernel, *v, "v");
-    alias(kernel, *dout, "dout");
-    alias(kernel, *lse, "lse");
-    alias(kernel, kernel.param(delta, Float32Type::get(op.getContext()), false),
-          "delta");
-    if (op.getMask()) {
-      FailureOr<std::string> mask = input(region, kernel, op.getMask());
-      if (failed(mask))
-        return failure();
-      alias(kernel, *mask, "mask");
-    } else {
-      kernel.line("const bool *mask = nullptr;");
-    }
+    alias(kernel, kernel.param(delta, f32, false), "delta");
     return success();
-  };
-  std::string score = values.back().second;
-  auto text = [&](const char *tmpl) {
-    return substitute(substitute(tmpl, {{"SCORE", score}}), values);
-  };
-  // A gradient result's buffer (scratch when the region does not yield
-  // it), named `name` in the kernel text.
-  auto output = [&](KernelText &kernel, Value value, StringRef what,
-                    StringRef name) {
-    alias(kernel, kernel.param(resultBuffer(region, value, what), elem, true),
-          name);
   };
   int64_t br = kWarps * sh.rows;
   {
     KernelText kernel(region, region.kernelName());
     if (failed(operands(kernel)))
       return failure();
-    output(kernel, op.getDk(), "attention_dk", "dkOut");
-    output(kernel, op.getDv(), "attention_dv", "dvOut");
-    addLines(kernel, text(kBackwardKV));
+    aliasOutput(region, kernel, op.getDk(), "attention_dk", "dkOut");
+    aliasOutput(region, kernel, op.getDv(), "attention_dv", "dvOut");
+    addLines(kernel, instantiate(kBackwardKV, values));
     region.addKernel(kernel, sh.bh * ((sh.t + br - 1) / br), kWarps * 32,
                      "fused attention backward: dk, dv");
   }
@@ -542,8 +462,8 @@ LogicalResult emitAttentionGradRegion(RegionEmitter &region,
     KernelText kernel(region, region.kernelName());
     if (failed(operands(kernel)))
       return failure();
-    output(kernel, op.getDq(), "attention_dq", "dqOut");
-    addLines(kernel, text(kBackwardQ));
+    aliasOutput(region, kernel, op.getDq(), "attention_dq", "dqOut");
+    addLines(kernel, instantiate(kBackwardQ, values));
     region.addKernel(kernel, sh.bh * ((sh.s + br - 1) / br), kWarps * 32,
                      "fused attention backward: dq");
   }

@@ -168,13 +168,7 @@ LogicalResult emitMatmulRegion(RegionEmitter &region, MatmulOp matmul) {
     gemm.activation = "none";
     // The product's own buffer: its region result when yielded, else
     // scratch.
-    gemm.d = -1;
-    for (auto [value, buffer] :
-         llvm::zip(yield.getOperands(), region.resultBuffers))
-      if (value == product)
-        gemm.d = buffer;
-    if (gemm.d < 0)
-      gemm.d = region.newScratch(type, shapeOf(product), "matmul");
+    gemm.d = region.bufferOrScratch(product, "matmul");
   }
   Program &program = region.program;
   program.source += llvm::formatv(

@@ -234,6 +234,19 @@ public:
   }
   /// A small constant of the region as a __device__ array; its name.
   std::string constantArray(graph::ConstantOp constant);
+  /// Appends `__device__ const TYPE NAME[] = {ELEMENTS};` to the region's
+  /// constants; `name`.
+  std::string deviceArray(const std::string &name, llvm::StringRef type,
+                          llvm::ArrayRef<std::string> elements);
+  /// The buffer the region yields `value` into; -1 when it does not yield
+  /// it.
+  int bufferOfResult(mlir::Value value);
+  /// bufferOfResult, or new scratch of `value`'s type named for `what`.
+  int bufferOrScratch(mlir::Value value, llvm::StringRef what) {
+    int buffer = bufferOfResult(value);
+    return buffer >= 0 ? buffer
+                       : newScratch(elemOf(value), shapeOf(value), what);
+  }
   /// Appends `kernel` to the program's source and launches it.
   void addKernel(KernelText &kernel, int64_t grid, int64_t block,
                  llvm::StringRef what = "");

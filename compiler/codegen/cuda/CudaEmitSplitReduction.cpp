@@ -421,22 +421,17 @@ LogicalResult emitSumSquaresRegion(RegionEmitter &region, SumSquaresOp op) {
   int64_t blocks = std::max<int64_t>(1, std::min(chunks, kSquaresBlocks));
   std::string name = region.kernelName();
   auto table = [&](StringRef suffix, StringRef type, ArrayRef<int64_t> v) {
-    std::string text = "__device__ const " + type.str() + " " + name + "_" +
-                       suffix.str() + "[" + std::to_string(v.size()) + "] = {";
-    for (auto [i, x] : llvm::enumerate(v))
-      text += (i ? ", " : "") + std::to_string(x);
-    region.constants += text + "};\n";
-    return name + "_" + suffix.str();
+    std::vector<std::string> elements;
+    for (int64_t x : v)
+      elements.push_back(std::to_string(x));
+    return region.deviceArray(name + "_" + suffix.str(), type, elements);
   };
   std::string operandOf = table("operand", "int", chunkOperand);
   std::string startOf = table("start", "long long", chunkStart);
   std::string countOf = table("count", "int", chunkCount);
-  int partials = region.newScratch(
-      acc == "double" ? Type(Float64Type::get(op.getContext()))
-                      : Type(Float32Type::get(op.getContext())),
-      {blocks}, "sum_squares_partials");
   Type accType = acc == "double" ? Type(Float64Type::get(op.getContext()))
                                  : Type(Float32Type::get(op.getContext()));
+  int partials = region.newScratch(accType, {blocks}, "sum_squares_partials");
   {
     KernelText kernel(region, name);
     kernel.tableAlways = true;
@@ -469,12 +464,12 @@ LogicalResult emitSumSquaresRegion(RegionEmitter &region, SumSquaresOp op) {
                          " chunks of " + std::to_string(op.getNumOperands()) +
                          " tensors");
   }
+  int result = region.bufferOfResult(op.getResult());
+  if (result < 0)
+    return success(); // the region does not yield it: nothing reads it
   {
     KernelText kernel(region, region.kernelName());
     std::string in = kernel.param(partials, accType, false);
-    int result = region.resultBuffers.empty() ? -1 : region.resultBuffers[0];
-    if (result < 0)
-      return success(); // nothing reads it
     std::string out = kernel.param(result, elem, true);
     kernel.line("__shared__ " + acc + " sh[32];");
     kernel.line(acc + " acc = 0;");

@@ -89,8 +89,7 @@ std::string RegionEmitter::constantArray(graph::ConstantOp constant) {
   Type type = value.getElementType();
   std::string name =
       fusion.getName().str() + "_c" + std::to_string(constantNames.size());
-  std::string text = "__device__ const " + storageType(type) + " " + name +
-                     "[" + std::to_string(value.getNumElements()) + "] = {";
+  std::vector<std::string> elements;
   for (int64_t i = 0; i < value.getNumElements(); ++i) {
     double element = elementAsDouble(value, i);
     std::string elementText = literal(element, type);
@@ -108,11 +107,28 @@ std::string RegionEmitter::constantArray(graph::ConstantOp constant) {
           std::string(type.isF16() ? "__half_raw" : "__nv_bfloat16_raw") + "{" +
           std::to_string(bits) + "}";
     }
-    text += (i ? ", " : "") + elementText;
+    elements.push_back(std::move(elementText));
   }
-  constants += text + "};\n";
-  constantNames[constant] = name;
+  constantNames[constant] = deviceArray(name, storageType(type), elements);
   return name;
+}
+
+std::string RegionEmitter::deviceArray(const std::string &name, StringRef type,
+                                       ArrayRef<std::string> elements) {
+  std::string text = "__device__ const " + type.str() + " " + name + "[" +
+                     std::to_string(elements.size()) + "] = {";
+  for (auto [i, element] : llvm::enumerate(elements))
+    text += (i ? ", " : "") + element;
+  constants += text + "};\n";
+  return name;
+}
+
+int RegionEmitter::bufferOfResult(Value value) {
+  auto yield = cast<kernel::YieldOp>(fusion.getBody().front().getTerminator());
+  for (auto [v, buffer] : llvm::zip(yield.getOperands(), resultBuffers))
+    if (v == value)
+      return buffer;
+  return -1;
 }
 
 void RegionEmitter::addKernel(KernelText &kernel, int64_t grid, int64_t block,

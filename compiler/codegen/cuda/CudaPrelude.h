@@ -116,6 +116,20 @@ __device__ __forceinline__ void load_tile(float (*dst)[LD], const T *src, int fi
 }
 // Lane `src`'s `v`, to every lane of the warp.
 template <class T> __device__ __forceinline__ T shfl_from(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+// out[rr] = sum over c < COLS of rows[rr][c] * row[c]: a warp's R rows
+// against one row, each element of `row` read once for the R rows (the
+// fused attention's scores and dout.v products).
+template <int R, int COLS, int LDA>
+__device__ __forceinline__ void dot_rows(float (&out)[R], const float (*rows)[LDA], const float *row) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) out[rr] = 0.0f;
+#pragma unroll 4
+  for (int c = 0; c < COLS; ++c) {
+    const float x = row[c];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) out[rr] += rows[rr][c] * x;
+  }
+}
 // acc[rr][a] += sum over the 32 lanes j of lane j's w[rr] * tile[j][c],
 // c = lane + 32 a < COLS: R rows of a warp against a 32-row tile, each
 // tile element read once for the R rows (the fused attention's p.v, ds.k,
