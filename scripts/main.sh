@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The main job on the CPU default: install dependencies, build Loom, build
-# the GPT-2 example with the C++ GraphBuilder and print its verified graph
-# IR; compile the PyTorch-exported GPT-2-style model (ONNX) to a .loom
-# artifact, print its memory plan, run it with the runtime, check its
-# logits against PyTorch's and time it. Then train a small GPT-style
-# character model from scratch on a text that ships with Debian (the GPL),
-# printing its falling loss, export the trained model to ONNX, compile it
-# for inference and sample text from it with a program that embeds the
-# runtime (docs/training.md, "Train a character model").
+# the GPT-2 example with the C++ GraphBuilder, verify its graph IR and print
+# a summary of it (inputs, outputs, op counts, parameters; the example
+# without --summary prints the whole IR); compile the PyTorch-exported
+# GPT-2-style model (ONNX) to a .loom artifact, print its memory plan, run
+# it with the runtime, check its logits against PyTorch's and time it. Then
+# train a small GPT-style character model from scratch on a text that ships
+# with Debian (the GPL), printing its falling loss, export the trained model
+# to ONNX, compile it for inference and sample text from it with a program
+# that embeds the runtime (docs/training.md, "Train a character model").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
-build/bin/loom-example-gpt2 "$@"
+echo "== loom-example-gpt2: the GraphBuilder's GPT-2, summarized"
+build/bin/loom-example-gpt2 --summary "$@"
 
 out=build/main
 mkdir -p "$out"
