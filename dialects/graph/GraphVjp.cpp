@@ -935,6 +935,12 @@ LogicalResult vjp(PadOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
+/// fill_like's value does not depend on its operand's (only its shape):
+/// no gradient flows back, and its result is a constant to autodiff.
+LogicalResult vjp(FillLikeOp, Grad &, ArrayRef<Value>, Grads &) {
+  return success();
+}
+
 LogicalResult vjp(TriluOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   dx[0] = g.b.create<TriluOp>(g.loc, dy[0], op.getUpper(), op.getK());
   return success();
@@ -1094,6 +1100,8 @@ struct VjpModel : public VjpOpInterface::ExternalModel<VjpModel<OpT>, OpT> {
     return vjp(cast<OpT>(op), g, resultGrads, operandGrads);
   }
   bool isDifferentiableOperand(Operation *op, unsigned index) const {
+    if constexpr (std::is_same_v<OpT, FillLikeOp>)
+      return false;
     if constexpr (std::is_same_v<OpT, BatchNormOp>)
       if (!::differentiable(cast<OpT>(op), index))
         return false;
@@ -1118,7 +1126,8 @@ void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, CumSumOp>(ctx);
   attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp,
          BroadcastToOp, ConcatOp, SliceOp, PadOp, TriluOp, GatherOp,
-         EmbeddingOp, GatherElementsOp, ScatterElementsOp, TopKOp>(ctx);
+         EmbeddingOp, GatherElementsOp, ScatterElementsOp, TopKOp, FillLikeOp>(
+      ctx);
   attach<CrossEntropyOp, MseLossOp>(ctx);
 }
 

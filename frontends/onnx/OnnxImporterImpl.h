@@ -132,6 +132,14 @@ bool sameDynamicDim(mlir::Value a, int64_t da, mlir::Value b, int64_t db);
 /// ONNX Einsum as transposes, reductions and matmuls (OnnxEinsum.cpp).
 mlir::LogicalResult einsum(ImportContext &c);
 
+/// LSTM, GRU and RNN unrolled over the sequence (OnnxRecurrent.cpp).
+mlir::LogicalResult lstm(ImportContext &c);
+mlir::LogicalResult gru(ImportContext &c);
+mlir::LogicalResult rnn(ImportContext &c);
+
+/// A rank-0 constant of `like`'s element type.
+mlir::Value scalarLike(ImportContext &c, mlir::Value like, double v);
+
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.
 const OpEntry *lookupOp(llvm::StringRef domain, llvm::StringRef opType,

@@ -18,6 +18,11 @@ using namespace loom;
 using namespace loom::onnx_import;
 using graph::CompareDirection;
 
+Value loom::onnx_import::scalarLike(ImportContext &c, Value like, double v) {
+  Type elem = cast<RankedTensorType>(like.getType()).getElementType();
+  return c.b.scalar(v, fromMlirType(elem).value_or(DType::f32));
+}
+
 namespace {
 
 using Unary = Value (GraphBuilder::*)(Value);
@@ -60,12 +65,6 @@ template <CompareDirection dir> LogicalResult compare(ImportContext &c) {
 
 int64_t rankOf(Value v) {
   return v ? cast<RankedTensorType>(v.getType()).getRank() : 0;
-}
-
-/// A rank-0 constant of `like`'s element type.
-Value scalarLike(ImportContext &c, Value like, double v) {
-  Type elem = cast<RankedTensorType>(like.getType()).getElementType();
-  return c.b.scalar(v, fromMlirType(elem).value_or(DType::f32));
 }
 
 /// Axes given as input `1` (newer opsets, optional) or as the `axes`
@@ -1761,6 +1760,12 @@ static const OpEntry kOps[] = {
     {"", "Resize", 10, resize<10>},
     {"", "Resize", 11, resize<11>},
     {"", "Einsum", 12, einsum},
+    {"", "LSTM", 7, lstm},
+    {"", "LSTM", 14, lstm},
+    {"", "GRU", 7, gru},
+    {"", "GRU", 14, gru},
+    {"", "RNN", 7, rnn},
+    {"", "RNN", 14, rnn},
 };
 
 const OpEntry *loom::onnx_import::lookupOp(StringRef domain, StringRef opType,

@@ -76,3 +76,21 @@ func.func @linear_3d(%x: tensor<2x3x3xf32> {graph.input = "x"},
   %s = graph.reduce_sum %l axes = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// fill_like takes only its operand's shape: no gradient flows through it
+// (an RNN's zero initial state over a layer's output, as the ONNX importer
+// makes it), so the loss differentiates through the rest.
+// CHECK-LABEL: func.func @fill_like_grad(
+// CHECK-SAME: tensor<2x3xf32> {graph.grad_of = "w", graph.output = "w.grad"}
+// CHECK: %[[Z:.*]] = graph.fill_like %arg0, 2.0
+// CHECK: %[[G:.*]] = graph.mul %{{.*}}, %[[Z]]
+// CHECK-NOT: graph.add
+// CHECK: return %{{.*}}, %[[G]]
+func.func @fill_like(%w: tensor<2x3xf32> {graph.param = "w"}) -> tensor<f32> {
+  %z = graph.fill_like %w, 2.000000e+00 : f32 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %p = graph.mul %z, %w : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s = graph.reduce_sum %p axes = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
