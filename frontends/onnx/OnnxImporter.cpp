@@ -597,10 +597,13 @@ loom::onnx_import::importModel(MLIRContext &ctx,
         return failure();
       }
     }
-    if (failed(entry->handler(ic)))
-      return failure();
+    // A converter may give up because a graph op it built failed: the
+    // builder holds that reason, not the diagnostics.
+    LogicalResult converted = entry->handler(ic);
     if (!b.ok())
       return ic.error(b.error());
+    if (failed(converted))
+      return failure();
     for (int i = 0; i < node.output_size(); ++i)
       if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
           !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)))

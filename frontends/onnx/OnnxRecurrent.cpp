@@ -341,6 +341,34 @@ LogicalResult Unroller::run() {
     initialC = c.input(6);
   if (cell == Cell::Lstm && c.hasInput(7))
     peepholes = c.input(7);
+  // The optional inputs' shapes, against X's batch (kDynamic: any).
+  int64_t batch = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  SmallVector<int64_t> stateShape =
+      layout == 0 ? SmallVector<int64_t>{directions, batch, hidden}
+                  : SmallVector<int64_t>{batch, directions, hidden};
+  for (auto [v, name, want] :
+       {std::make_tuple(bias, "B",
+                        SmallVector<int64_t>{directions, 2 * gates * hidden}),
+        std::make_tuple(seqLens, "sequence_lens", SmallVector<int64_t>{batch}),
+        std::make_tuple(initialH, "initial_h", stateShape),
+        std::make_tuple(initialC, "initial_c", stateShape),
+        std::make_tuple(peepholes, "P",
+                        SmallVector<int64_t>{directions, 3 * hidden})}) {
+    if (!v)
+      continue;
+    auto t = cast<RankedTensorType>(v.getType());
+    bool fits = t.getRank() == (int64_t)want.size();
+    for (int64_t i = 0; fits && i < t.getRank(); ++i)
+      fits = t.isDynamicDim(i) || ShapedType::isDynamic(want[i]) ||
+             t.getDimSize(i) == want[i];
+    if (!fits)
+      return c.error(Twine(name) + " is " + describe(t) + "; expected " +
+                     describe(RankedTensorType::get(want, t.getElementType())) +
+                     " (directions, batch, hidden size from X and R)");
+  }
+  if (seqLens &&
+      !cast<RankedTensorType>(seqLens.getType()).getElementType().isInteger())
+    return c.error("sequence_lens must hold integers");
 
   SmallVector<Value> ysByDirection, hs, cs;
   for (int64_t d = 0; d < directions; ++d) {
