@@ -137,6 +137,19 @@ mlir::LogicalResult lstm(ImportContext &c);
 mlir::LogicalResult gru(ImportContext &c);
 mlir::LogicalResult rnn(ImportContext &c);
 
+/// Ops written as a few graph ops (OnnxDecomposed.cpp).
+mlir::LogicalResult sinh(ImportContext &c);
+mlir::LogicalResult cosh(ImportContext &c);
+mlir::LogicalResult tan(ImportContext &c);
+template <bool cosh> mlir::LogicalResult inverseHyperbolic(ImportContext &c);
+mlir::LogicalResult atanh(ImportContext &c);
+mlir::LogicalResult isInf(ImportContext &c);
+mlir::LogicalResult isNaN(ImportContext &c);
+mlir::LogicalResult eyeLike(ImportContext &c);
+mlir::LogicalResult oneHot(ImportContext &c);
+mlir::LogicalResult hardmax(ImportContext &c);
+template <bool toSpace> mlir::LogicalResult depthSpace(ImportContext &c);
+
 /// A rank-0 constant of `like`'s element type.
 mlir::Value scalarLike(ImportContext &c, mlir::Value like, double v);
 

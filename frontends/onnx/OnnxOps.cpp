@@ -19,6 +19,8 @@ using namespace loom::onnx_import;
 using graph::CompareDirection;
 
 Value loom::onnx_import::scalarLike(ImportContext &c, Value like, double v) {
+  if (!like) // an op before failed: the builder holds why
+    return {};
   Type elem = cast<RankedTensorType>(like.getType()).getElementType();
   return c.b.scalar(v, fromMlirType(elem).value_or(DType::f32));
 }
@@ -1760,6 +1762,26 @@ static const OpEntry kOps[] = {
     {"", "Resize", 10, resize<10>},
     {"", "Resize", 11, resize<11>},
     {"", "Einsum", 12, einsum},
+    {"", "Sinh", 9, sinh},
+    {"", "Cosh", 9, cosh},
+    {"", "Tan", 7, tan},
+    {"", "Asinh", 9, inverseHyperbolic<false>},
+    {"", "Acosh", 9, inverseHyperbolic<true>},
+    {"", "Atanh", 9, atanh},
+    {"", "IsInf", 10, isInf},
+    {"", "IsNaN", 9, isNaN},
+    {"", "IsNaN", 13, isNaN},
+    {"", "EyeLike", 9, eyeLike},
+    {"", "OneHot", 9, oneHot},
+    {"", "OneHot", 11, oneHot},
+    {"", "Hardmax", 1, hardmax},
+    {"", "Hardmax", 11, hardmax},
+    {"", "Hardmax", 13, hardmax},
+    {"", "DepthToSpace", 1, depthSpace<true>},
+    {"", "DepthToSpace", 11, depthSpace<true>},
+    {"", "DepthToSpace", 13, depthSpace<true>},
+    {"", "SpaceToDepth", 1, depthSpace<false>},
+    {"", "SpaceToDepth", 13, depthSpace<false>},
     {"", "LSTM", 7, lstm},
     {"", "LSTM", 14, lstm},
     {"", "GRU", 7, gru},

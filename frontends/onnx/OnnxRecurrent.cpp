@@ -117,6 +117,8 @@ public:
 private:
   Value scalar(Value like, double v) { return scalarLike(c, like, v); }
   Value zerosLike(Value like) {
+    if (!like)
+      return {};
     Type elem = cast<RankedTensorType>(like.getType()).getElementType();
     return b.fillLike(like, 0.0, fromMlirType(elem).value_or(DType::f32));
   }
@@ -255,7 +257,7 @@ LogicalResult Unroller::direction(int64_t d, Value x, SmallVector<Value> &ys,
     } else {
       hNew = activate(f[0], clipped(b.add(gx, b.matmul(h, rd, false, true))));
     }
-    if (!hNew)
+    if (!hNew || !c.b.ok())
       return failure();
     if (seqLens) {
       // Past the sequence's end the state stays and Y is zero.
@@ -369,6 +371,15 @@ LogicalResult Unroller::run() {
   if (seqLens &&
       !cast<RankedTensorType>(seqLens.getType()).getElementType().isInteger())
     return c.error("sequence_lens must hold integers");
+  Type elem = xType.getElementType();
+  if (!isa<FloatType>(elem))
+    return c.error("X must hold floats");
+  for (auto [v, name] :
+       {std::make_pair(w, "W"), std::make_pair(r, "R"),
+        std::make_pair(bias, "B"), std::make_pair(initialH, "initial_h"),
+        std::make_pair(initialC, "initial_c"), std::make_pair(peepholes, "P")})
+    if (v && cast<RankedTensorType>(v.getType()).getElementType() != elem)
+      return c.error(Twine(name) + " must have X's element type");
 
   SmallVector<Value> ysByDirection, hs, cs;
   for (int64_t d = 0; d < directions; ++d) {

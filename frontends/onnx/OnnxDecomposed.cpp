@@ -1,0 +1,245 @@
+//===- OnnxDecomposed.cpp - ONNX ops as small graphs of graph ops ---------===//
+//
+// Ops without a graph op of their own, written as a few graph ops each
+// (so their gradients come from those ops' VJP rules): the hyperbolic
+// functions, their inverses and Tan; IsInf and IsNaN; EyeLike and OneHot
+// (iotas compared); Hardmax (an arg max compared with an iota);
+// DepthToSpace and SpaceToDepth (reshape, transpose, reshape). Shapes the
+// iotas and reshapes are built from must be static; a dynamic one is
+// refused naming the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/onnx/OnnxImporterImpl.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::onnx_import;
+using graph::CompareDirection;
+
+namespace {
+
+DType dtypeOf(Value v) {
+  return fromMlirType(cast<RankedTensorType>(v.getType()).getElementType())
+      .value_or(DType::f32);
+}
+
+/// `x`'s static shape, or an error naming `what` needs it.
+FailureOr<SmallVector<int64_t>> staticShape(ImportContext &c, Value x,
+                                            StringRef what) {
+  if (!x)
+    return failure();
+  auto t = cast<RankedTensorType>(x.getType());
+  if (!t.hasStaticShape())
+    return c.error(what + " needs a static input shape");
+  return SmallVector<int64_t>(t.getShape());
+}
+
+// exp(x) and exp(-x), the halves of sinh and cosh.
+std::pair<Value, Value> expPair(ImportContext &c, Value x) {
+  return {c.b.exp(x), c.b.exp(c.b.neg(x))};
+}
+
+} // namespace
+
+namespace loom::onnx_import {
+
+LogicalResult sinh(ImportContext &c) {
+  Value x = c.input(0);
+  auto [ep, en] = expPair(c, x);
+  c.setOutput(0, c.b.mul(c.b.sub(ep, en), scalarLike(c, x, 0.5)));
+  return success();
+}
+
+LogicalResult cosh(ImportContext &c) {
+  Value x = c.input(0);
+  auto [ep, en] = expPair(c, x);
+  c.setOutput(0, c.b.mul(c.b.add(ep, en), scalarLike(c, x, 0.5)));
+  return success();
+}
+
+LogicalResult tan(ImportContext &c) {
+  Value x = c.input(0);
+  c.setOutput(0, c.b.div(c.b.sin(x), c.b.cos(x)));
+  return success();
+}
+
+/// asinh(x) = log(x + sqrt(x^2 + 1)); acosh(x) = log(x + sqrt(x^2 - 1)).
+template <bool cosh> LogicalResult inverseHyperbolic(ImportContext &c) {
+  Value x = c.input(0);
+  Value root =
+      c.b.sqrt(c.b.add(c.b.mul(x, x), scalarLike(c, x, cosh ? -1.0 : 1.0)));
+  c.setOutput(0, c.b.log(c.b.add(x, root)));
+  return success();
+}
+
+/// atanh(x) = log((1 + x) / (1 - x)) / 2.
+LogicalResult atanh(ImportContext &c) {
+  Value x = c.input(0), one = scalarLike(c, x, 1.0);
+  c.setOutput(0, c.b.mul(c.b.log(c.b.div(c.b.add(one, x), c.b.sub(one, x))),
+                         scalarLike(c, x, 0.5)));
+  return success();
+}
+
+LogicalResult isInf(ImportContext &c) {
+  Value x = c.input(0);
+  bool negative = c.attrInt("detect_negative", 1),
+       positive = c.attrInt("detect_positive", 1);
+  Value inf = scalarLike(c, x, INFINITY);
+  Value y;
+  if (negative && positive)
+    y = c.b.compare(CompareDirection::eq, c.b.abs(x), inf);
+  else if (positive)
+    y = c.b.compare(CompareDirection::eq, x, inf);
+  else if (negative)
+    y = c.b.compare(CompareDirection::eq, x, c.b.neg(inf));
+  else // detects nothing: false everywhere (NaN compares false too)
+    y = c.b.compare(CompareDirection::lt, c.b.abs(x), scalarLike(c, x, -1.0));
+  c.setOutput(0, y);
+  return success();
+}
+
+LogicalResult isNaN(ImportContext &c) {
+  Value x = c.input(0);
+  c.setOutput(0, c.b.compare(CompareDirection::ne, x, x));
+  return success();
+}
+
+LogicalResult eyeLike(ImportContext &c) {
+  Value x = c.input(0);
+  auto shape = staticShape(c, x, "EyeLike");
+  if (failed(shape))
+    return failure();
+  if (shape->size() != 2)
+    return c.error("EyeLike takes a rank 2 input");
+  DType dtype = dtypeOf(x);
+  if (c.hasAttr("dtype")) {
+    auto d = convertDataType(c.attrInt("dtype", 1));
+    if (!d)
+      return c.error("dtype " + dataTypeName(c.attrInt("dtype", 1)) +
+                     " is not supported");
+    dtype = *d;
+  }
+  int64_t k = c.attrInt("k", 0);
+  Value rows = c.b.iota(*shape, 0), cols = c.b.iota(*shape, 1);
+  Value diagonal = c.b.compare(CompareDirection::eq, c.b.sub(cols, rows),
+                               c.b.scalar(k, DType::i64));
+  c.setOutput(0, c.b.cast(diagonal, dtype));
+  return success();
+}
+
+LogicalResult oneHot(ImportContext &c) {
+  Value indices = c.input(0), values = c.input(2);
+  auto depthValue = c.knownInput(1);
+  if (!depthValue || depthValue->getNumElements() != 1)
+    return c.error("OneHot's depth must be one value known at import");
+  double depth =
+      isa<FloatType>(depthValue->getElementType())
+          ? (*depthValue->value_begin<APFloat>()).convertToDouble()
+          : (double)(*depthValue->value_begin<APInt>()).getSExtValue();
+  int64_t n = (int64_t)depth;
+  if (n < 1)
+    return c.error("OneHot's depth must be at least 1, not " + Twine(n));
+  auto shape = staticShape(c, indices, "OneHot");
+  if (failed(shape) || !values)
+    return failure();
+  auto valuesType = cast<RankedTensorType>(values.getType());
+  if (valuesType.getRank() != 1 || valuesType.getDimSize(0) != 2)
+    return c.error("OneHot's values must be [off_value, on_value]");
+  int64_t rank = shape->size() + 1, axis = c.attrInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return c.error("axis " + Twine(axis) + " is out of range for rank " +
+                   Twine(rank));
+  if (axis < 0)
+    axis += rank;
+  // Indices in [-depth, depth) count from the end when negative; others
+  // match no class (all off).
+  Value idx = c.b.cast(indices, DType::i64);
+  Value negative =
+      c.b.compare(CompareDirection::lt, idx, c.b.scalar(0, DType::i64));
+  idx = c.b.where(negative, c.b.add(idx, c.b.scalar(n, DType::i64)), idx);
+  SmallVector<int64_t> classShape(rank, 1);
+  classShape[axis] = n;
+  Value hit = c.b.compare(CompareDirection::eq, c.b.unsqueeze(idx, {axis}),
+                          c.b.iota(classShape, axis));
+  Value off = c.b.reshape(c.b.slice(values, {0}, {1}), {});
+  Value on = c.b.reshape(c.b.slice(values, {1}, {2}), {});
+  c.setOutput(0, c.b.where(hit, on, off));
+  return success();
+}
+
+/// Hardmax: 1 at the first largest entry along the axis, 0 elsewhere.
+/// Before opset 13 the input is seen as 2-D, [prod(dims < axis),
+/// prod(dims >= axis)], and the row's largest entry is marked.
+LogicalResult hardmax(ImportContext &c) {
+  Value x = c.input(0);
+  auto shape = staticShape(c, x, "Hardmax");
+  if (failed(shape))
+    return failure();
+  int64_t rank = shape->size();
+  bool coerced = c.opset < 13;
+  int64_t axis = c.attrInt("axis", coerced ? 1 : -1);
+  if (axis < -rank || axis >= rank + (coerced ? 1 : 0))
+    return c.error("axis " + Twine(axis) + " is out of range for rank " +
+                   Twine(rank));
+  if (axis < 0)
+    axis += rank;
+  Value v = x;
+  SmallVector<int64_t> work = *shape;
+  if (coerced) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i)
+      (i < axis ? outer : inner) *= (*shape)[i];
+    work = {outer, inner};
+    v = c.b.reshape(x, work);
+    axis = 1;
+  }
+  Value best = c.b.argMax(v, axis, /*keepdims=*/true);
+  Value hit = c.b.compare(CompareDirection::eq, c.b.iota(work, axis), best);
+  Value y = c.b.cast(hit, dtypeOf(x));
+  c.setOutput(0, coerced ? c.b.reshape(y, *shape) : y);
+  return success();
+}
+
+/// DepthToSpace (DCR or CRD) and SpaceToDepth on NCHW.
+template <bool toSpace> LogicalResult depthSpace(ImportContext &c) {
+  Value x = c.input(0);
+  auto shape = staticShape(c, x, toSpace ? "DepthToSpace" : "SpaceToDepth");
+  if (failed(shape))
+    return failure();
+  int64_t b = c.attrInt("blocksize", 0);
+  if (shape->size() != 4)
+    return c.error("the input must be NCHW (rank 4)");
+  if (b < 1)
+    return c.error("blocksize must be at least 1, not " + Twine(b));
+  int64_t n = (*shape)[0], ch = (*shape)[1], h = (*shape)[2], w = (*shape)[3];
+  if (toSpace) {
+    if (ch % (b * b))
+      return c.error("channels (" + Twine(ch) + ") must be a multiple of " +
+                     "blocksize^2 (" + Twine(b * b) + ")");
+    int64_t cOut = ch / (b * b);
+    bool crd = c.attrString("mode", "DCR") == "CRD";
+    if (!crd && c.attrString("mode", "DCR") != "DCR")
+      return c.error("mode must be DCR or CRD");
+    Value t = crd ? c.b.transpose(c.b.reshape(x, {n, cOut, b, b, h, w}),
+                                  {0, 1, 4, 2, 5, 3})
+                  : c.b.transpose(c.b.reshape(x, {n, b, b, cOut, h, w}),
+                                  {0, 3, 4, 1, 5, 2});
+    c.setOutput(0, c.b.reshape(t, {n, cOut, h * b, w * b}));
+    return success();
+  }
+  if (h % b || w % b)
+    return c.error("height and width (" + Twine(h) + ", " + Twine(w) +
+                   ") must be multiples of blocksize " + Twine(b));
+  Value t = c.b.transpose(c.b.reshape(x, {n, ch, h / b, b, w / b, b}),
+                          {0, 3, 5, 1, 2, 4});
+  c.setOutput(0, c.b.reshape(t, {n, ch * b * b, h / b, w / b}));
+  return success();
+}
+
+template LogicalResult inverseHyperbolic<false>(ImportContext &);
+template LogicalResult inverseHyperbolic<true>(ImportContext &);
+template LogicalResult depthSpace<false>(ImportContext &);
+template LogicalResult depthSpace<true>(ImportContext &);
+
+} // namespace loom::onnx_import
