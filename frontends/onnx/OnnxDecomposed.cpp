@@ -35,6 +35,18 @@ FailureOr<SmallVector<int64_t>> staticShape(ImportContext &c, Value x,
   return SmallVector<int64_t>(t.getShape());
 }
 
+/// Input `i`, which must hold floats (the ops here are float-only in
+/// ONNX's schema, which the importer's schema check does not type).
+Value floatInput(ImportContext &c, int i) {
+  Value x = c.input(i);
+  if (x &&
+      !isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType())) {
+    (void)c.error("input " + Twine(i) + " must hold floats");
+    return {};
+  }
+  return x;
+}
+
 // exp(x) and exp(-x), the halves of sinh and cosh.
 std::pair<Value, Value> expPair(ImportContext &c, Value x) {
   return {c.b.exp(x), c.b.exp(c.b.neg(x))};
@@ -45,28 +57,36 @@ std::pair<Value, Value> expPair(ImportContext &c, Value x) {
 namespace loom::onnx_import {
 
 LogicalResult sinh(ImportContext &c) {
-  Value x = c.input(0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
   auto [ep, en] = expPair(c, x);
   c.setOutput(0, c.b.mul(c.b.sub(ep, en), scalarLike(c, x, 0.5)));
   return success();
 }
 
 LogicalResult cosh(ImportContext &c) {
-  Value x = c.input(0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
   auto [ep, en] = expPair(c, x);
   c.setOutput(0, c.b.mul(c.b.add(ep, en), scalarLike(c, x, 0.5)));
   return success();
 }
 
 LogicalResult tan(ImportContext &c) {
-  Value x = c.input(0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
   c.setOutput(0, c.b.div(c.b.sin(x), c.b.cos(x)));
   return success();
 }
 
 /// asinh(x) = log(x + sqrt(x^2 + 1)); acosh(x) = log(x + sqrt(x^2 - 1)).
 template <bool cosh> LogicalResult inverseHyperbolic(ImportContext &c) {
-  Value x = c.input(0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
   Value root =
       c.b.sqrt(c.b.add(c.b.mul(x, x), scalarLike(c, x, cosh ? -1.0 : 1.0)));
   c.setOutput(0, c.b.log(c.b.add(x, root)));
@@ -75,14 +95,19 @@ template <bool cosh> LogicalResult inverseHyperbolic(ImportContext &c) {
 
 /// atanh(x) = log((1 + x) / (1 - x)) / 2.
 LogicalResult atanh(ImportContext &c) {
-  Value x = c.input(0), one = scalarLike(c, x, 1.0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
+  Value one = scalarLike(c, x, 1.0);
   c.setOutput(0, c.b.mul(c.b.log(c.b.div(c.b.add(one, x), c.b.sub(one, x))),
                          scalarLike(c, x, 0.5)));
   return success();
 }
 
 LogicalResult isInf(ImportContext &c) {
-  Value x = c.input(0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
   bool negative = c.attrInt("detect_negative", 1),
        positive = c.attrInt("detect_positive", 1);
   Value inf = scalarLike(c, x, INFINITY);
@@ -100,7 +125,9 @@ LogicalResult isInf(ImportContext &c) {
 }
 
 LogicalResult isNaN(ImportContext &c) {
-  Value x = c.input(0);
+  Value x = floatInput(c, 0);
+  if (!x)
+    return failure();
   c.setOutput(0, c.b.compare(CompareDirection::ne, x, x));
   return success();
 }
