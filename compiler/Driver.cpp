@@ -355,12 +355,9 @@ llvm::Error runSchedule(DriverOptions &o) {
 llvm::Error run(Command command, DriverOptions &options, MLIRContext &ctx) {
   if (command == Schedule)
     return runSchedule(options);
-  const CommandInfo *info = nullptr;
-  for (const CommandInfo &c : commands())
-    if (c.command == command)
-      info = &c;
   if (options.input.empty())
-    return error("loomc " + llvm::Twine(info->name) + " needs a model");
+    return error("loomc " + llvm::Twine(commandInfo(command).name) +
+                 " needs a model");
   switch (command) {
   case Import:
     return runImport(options, ctx);

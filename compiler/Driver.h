@@ -50,6 +50,8 @@ struct CommandInfo {
 };
 
 llvm::ArrayRef<CommandInfo> commands();
+/// The entry of `command`.
+const CommandInfo &commandInfo(Command command);
 /// The command named `name`, or null.
 const CommandInfo *findCommand(llvm::StringRef name);
 /// "compile and train": the names of the commands in `commands`.

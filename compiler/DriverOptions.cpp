@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using llvm::StringRef;
 
@@ -283,6 +284,13 @@ static const CommandInfo kCommands[] = {
 
 llvm::ArrayRef<CommandInfo> commands() { return kCommands; }
 
+const CommandInfo &commandInfo(Command command) {
+  for (const CommandInfo &c : kCommands)
+    if (c.command == command)
+      return c;
+  llvm_unreachable("every command has an entry");
+}
+
 const CommandInfo *findCommand(StringRef name) {
   for (const CommandInfo &c : kCommands)
     if (name == c.name)
@@ -315,10 +323,7 @@ const OptionInfo *findOption(StringRef name) {
 
 llvm::Error setOption(DriverOptions &options, Command command, StringRef name,
                       StringRef value) {
-  const CommandInfo *info = nullptr;
-  for (const CommandInfo &c : kCommands)
-    if (c.command == command)
-      info = &c;
+  const CommandInfo *info = &commandInfo(command);
   std::string spelled = (name.size() == 1 ? "-" : "--") + name.str();
   const OptionInfo *option = findOption(name);
   if (!option)

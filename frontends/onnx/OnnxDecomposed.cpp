@@ -35,21 +35,25 @@ FailureOr<SmallVector<int64_t>> staticShape(ImportContext &c, Value x,
   return SmallVector<int64_t>(t.getShape());
 }
 
-/// Input `i`, which must hold floats (the ops here are float-only in
-/// ONNX's schema, which the importer's schema check does not type).
-Value floatInput(ImportContext &c, int i) {
-  Value x = c.input(i);
-  if (x &&
-      !isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType())) {
-    (void)c.error("input " + Twine(i) + " must hold floats");
-    return {};
-  }
-  return x;
+/// A float-only elementwise op (ONNX's schema types these ops' input as
+/// floats, which the importer's schema check does not check): `body` of
+/// input 0, or an error naming the input when it holds integers.
+LogicalResult floatUnary(ImportContext &c,
+                         llvm::function_ref<Value(Value)> body) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  if (!isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType()))
+    return c.error("input 0 must hold floats");
+  c.setOutput(0, body(x));
+  return success();
 }
 
-// exp(x) and exp(-x), the halves of sinh and cosh.
-std::pair<Value, Value> expPair(ImportContext &c, Value x) {
-  return {c.b.exp(x), c.b.exp(c.b.neg(x))};
+/// (exp(x) -+ exp(-x)) / 2: sinh and cosh.
+Value halfExpSum(ImportContext &c, Value x, bool plus) {
+  Value ep = c.b.exp(x), en = c.b.exp(c.b.neg(x));
+  return c.b.mul(plus ? c.b.add(ep, en) : c.b.sub(ep, en),
+                 scalarLike(c, x, 0.5));
 }
 
 } // namespace
@@ -57,79 +61,56 @@ std::pair<Value, Value> expPair(ImportContext &c, Value x) {
 namespace loom::onnx_import {
 
 LogicalResult sinh(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
-  auto [ep, en] = expPair(c, x);
-  c.setOutput(0, c.b.mul(c.b.sub(ep, en), scalarLike(c, x, 0.5)));
-  return success();
+  return floatUnary(c, [&](Value x) { return halfExpSum(c, x, false); });
 }
 
 LogicalResult cosh(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
-  auto [ep, en] = expPair(c, x);
-  c.setOutput(0, c.b.mul(c.b.add(ep, en), scalarLike(c, x, 0.5)));
-  return success();
+  return floatUnary(c, [&](Value x) { return halfExpSum(c, x, true); });
 }
 
 LogicalResult tan(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
-  c.setOutput(0, c.b.div(c.b.sin(x), c.b.cos(x)));
-  return success();
+  return floatUnary(c,
+                    [&](Value x) { return c.b.div(c.b.sin(x), c.b.cos(x)); });
 }
 
 /// asinh(x) = log(x + sqrt(x^2 + 1)); acosh(x) = log(x + sqrt(x^2 - 1)).
 template <bool cosh> LogicalResult inverseHyperbolic(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
-  Value root =
-      c.b.sqrt(c.b.add(c.b.mul(x, x), scalarLike(c, x, cosh ? -1.0 : 1.0)));
-  c.setOutput(0, c.b.log(c.b.add(x, root)));
-  return success();
+  return floatUnary(c, [&](Value x) {
+    Value root =
+        c.b.sqrt(c.b.add(c.b.mul(x, x), scalarLike(c, x, cosh ? -1.0 : 1.0)));
+    return c.b.log(c.b.add(x, root));
+  });
 }
 
 /// atanh(x) = log((1 + x) / (1 - x)) / 2.
 LogicalResult atanh(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
-  Value one = scalarLike(c, x, 1.0);
-  c.setOutput(0, c.b.mul(c.b.log(c.b.div(c.b.add(one, x), c.b.sub(one, x))),
-                         scalarLike(c, x, 0.5)));
-  return success();
+  return floatUnary(c, [&](Value x) {
+    Value one = scalarLike(c, x, 1.0);
+    return c.b.mul(c.b.log(c.b.div(c.b.add(one, x), c.b.sub(one, x))),
+                   scalarLike(c, x, 0.5));
+  });
 }
 
 LogicalResult isInf(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
   bool negative = c.attrInt("detect_negative", 1),
        positive = c.attrInt("detect_positive", 1);
-  Value inf = scalarLike(c, x, INFINITY);
-  Value y;
-  if (negative && positive)
-    y = c.b.compare(CompareDirection::eq, c.b.abs(x), inf);
-  else if (positive)
-    y = c.b.compare(CompareDirection::eq, x, inf);
-  else if (negative)
-    y = c.b.compare(CompareDirection::eq, x, c.b.neg(inf));
-  else // detects nothing: false everywhere (NaN compares false too)
-    y = c.b.compare(CompareDirection::lt, c.b.abs(x), scalarLike(c, x, -1.0));
-  c.setOutput(0, y);
-  return success();
+  return floatUnary(c, [&](Value x) {
+    Value inf = scalarLike(c, x, INFINITY);
+    if (negative && positive)
+      return c.b.compare(CompareDirection::eq, c.b.abs(x), inf);
+    if (positive)
+      return c.b.compare(CompareDirection::eq, x, inf);
+    if (negative)
+      return c.b.compare(CompareDirection::eq, x, c.b.neg(inf));
+    // Detects nothing: false everywhere (NaN compares false too).
+    return c.b.compare(CompareDirection::lt, c.b.abs(x),
+                       scalarLike(c, x, -1.0));
+  });
 }
 
 LogicalResult isNaN(ImportContext &c) {
-  Value x = floatInput(c, 0);
-  if (!x)
-    return failure();
-  c.setOutput(0, c.b.compare(CompareDirection::ne, x, x));
-  return success();
+  return floatUnary(
+      c, [&](Value x) { return c.b.compare(CompareDirection::ne, x, x); });
 }
 
 LogicalResult eyeLike(ImportContext &c) {

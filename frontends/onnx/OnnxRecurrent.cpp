@@ -144,6 +144,9 @@ private:
   int64_t hidden = 0, gates = 0, steps = 0, layout = 0;
   float clip = 0;
   bool reverse = false, bidirectional = false;
+  /// GRU: Rbh inside r * (.); LSTM: the forget gate is 1 - input.
+  bool linearBeforeReset = false, inputForget = false;
+  /// Each direction's activations, acts.size() / directions of them.
   SmallVector<Activation> acts;
   Value w, r, bias, seqLens, initialH, initialC, peepholes;
 };
@@ -181,9 +184,7 @@ Value Unroller::activate(const Activation &a, Value x) {
 
 LogicalResult Unroller::direction(int64_t d, Value x, SmallVector<Value> &ys,
                                   Value &h, Value &state) {
-  const Activation *f = &acts[d * (cell == Cell::Lstm  ? 3
-                                   : cell == Cell::Gru ? 2
-                                                       : 1)];
+  const Activation *f = &acts[d * acts.size() / (bidirectional ? 2 : 1)];
   Value wd = pick(w, d, 0), rd = pick(r, d, 0);
   // Every step's input projection at once: [T, B, I] x [I, G*H].
   Value xw = b.matmul(x, wd, false, true);
@@ -192,8 +193,7 @@ LogicalResult Unroller::direction(int64_t d, Value x, SmallVector<Value> &ys,
     Value bd = pick(bias, d, 0);
     Value wb = b.slice(bd, {0}, {gates * hidden}, {0});
     Value rb = b.slice(bd, {gates * hidden}, {2 * gates * hidden}, {0});
-    bool lbr = cell == Cell::Gru && c.attrInt("linear_before_reset", 0);
-    if (lbr) {
+    if (linearBeforeReset) {
       recurrentBias = gate(rb, 2);
       rb = b.concat({gate(rb, 0, 2), zerosLike(recurrentBias)}, 0);
     }
@@ -213,8 +213,6 @@ LogicalResult Unroller::direction(int64_t d, Value x, SmallVector<Value> &ys,
     Value pd = pick(peepholes, d, 0);
     pi = gate(pd, 0), po = gate(pd, 1), pf = gate(pd, 2);
   }
-  bool inputForget = cell == Cell::Lstm && c.attrInt("input_forget", 0);
-  bool lbr = cell == Cell::Gru && c.attrInt("linear_before_reset", 0);
   bool backward = reverse || (bidirectional && d == 1);
   ys.assign(steps, Value());
   for (int64_t i = 0; i < steps; ++i) {
@@ -244,7 +242,7 @@ LogicalResult Unroller::direction(int64_t d, Value x, SmallVector<Value> &ys,
       Value rt = activate(f[0], clipped(gate(zr, 1)));
       Value rh = b.slice(rd, {2 * hidden}, {3 * hidden}, {0});
       Value candidate;
-      if (lbr) {
+      if (linearBeforeReset) {
         Value hr = b.matmul(h, rh, false, true);
         if (recurrentBias)
           hr = b.add(hr, recurrentBias);
@@ -288,6 +286,8 @@ LogicalResult Unroller::run() {
   bidirectional = dir == "bidirectional";
   int64_t directions = bidirectional ? 2 : 1;
   gates = cell == Cell::Lstm ? 4 : cell == Cell::Gru ? 3 : 1;
+  linearBeforeReset = cell == Cell::Gru && c.attrInt("linear_before_reset", 0);
+  inputForget = cell == Cell::Lstm && c.attrInt("input_forget", 0);
   layout = c.attrInt("layout", 0);
   if (layout != 0 && layout != 1)
     return c.error("layout must be 0 or 1, not " + Twine(layout));

@@ -174,24 +174,37 @@ py::array copiedArray(const loom_tensor *t) {
   return out;
 }
 
-/// Tensors over the arrays' memory (C-contiguous, checked), which the
-/// arrays keep alive while the tensors are used.
-std::vector<loom::Tensor> wrapArrays(const std::vector<py::array> &arrays,
-                                     const std::vector<loom_dtype> &dtypes,
-                                     const std::vector<std::string> &names) {
-  if (arrays.size() != dtypes.size())
-    throw Failure("expected " + std::to_string(dtypes.size()) +
+/// The `count` tensor infos that `info(i)` gives: a session's inputs, a
+/// trainer's batch inputs.
+template <typename Info>
+std::vector<loom_tensor_info> signature(size_t count, Info info) {
+  std::vector<loom_tensor_info> out;
+  for (size_t i = 0; i < count; ++i)
+    out.push_back(info(i));
+  return out;
+}
+
+/// Tensors over the arrays' memory (C-contiguous, checked), one per entry
+/// of `expected` (whose dtype and name they take), which the arrays keep
+/// alive while the tensors are used.
+std::vector<loom::Tensor>
+wrapArrays(const std::vector<py::array> &arrays,
+           const std::vector<loom_tensor_info> &expected) {
+  if (arrays.size() != expected.size())
+    throw Failure("expected " + std::to_string(expected.size()) +
                   " inputs, got " + std::to_string(arrays.size()));
   std::vector<loom::Tensor> tensors;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const py::array &a = arrays[i];
+    std::string name = expected[i].name;
     if (!(a.flags() & py::array::c_style))
-      throw Failure("input '" + names[i] + "' is not C-contiguous");
+      throw Failure("input '" + name + "' is not C-contiguous");
     std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
     loom::Status status;
-    tensors.push_back(loom::Tensor::wrap(
-        dtypes[i], shape, const_cast<void *>(a.data()), a.nbytes(), &status));
-    check(status, "input '" + names[i] + "'");
+    tensors.push_back(loom::Tensor::wrap(expected[i].dtype, shape,
+                                         const_cast<void *>(a.data()),
+                                         a.nbytes(), &status));
+    check(status, "input '" + name + "'");
   }
   return tensors;
 }
@@ -241,13 +254,10 @@ public:
   }
 
   py::list run(const std::vector<py::array> &arrays) const {
-    std::vector<loom_dtype> dtypes;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < session_.inputCount(); ++i) {
-      dtypes.push_back(session_.input(i).dtype);
-      names.push_back(session_.input(i).name);
-    }
-    std::vector<loom::Tensor> in = wrapArrays(arrays, dtypes, names);
+    std::vector<loom::Tensor> in =
+        wrapArrays(arrays, signature(session_.inputCount(), [&](size_t i) {
+                     return session_.input(i);
+                   }));
     std::vector<loom::Tensor> out;
     loom::Status status;
     {
@@ -305,13 +315,10 @@ public:
   }
 
   py::dict step(const std::vector<py::array> &arrays) {
-    std::vector<loom_dtype> dtypes;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < trainer_.batchInputCount(); ++i) {
-      dtypes.push_back(trainer_.batchInput(i).dtype);
-      names.push_back(trainer_.batchInput(i).name);
-    }
-    std::vector<loom::Tensor> in = wrapArrays(arrays, dtypes, names);
+    std::vector<loom::Tensor> in =
+        wrapArrays(arrays, signature(trainer_.batchInputCount(), [&](size_t i) {
+                     return trainer_.batchInput(i);
+                   }));
     loom_train_stats stats = {};
     loom::Status status;
     {
@@ -353,8 +360,9 @@ public:
     const loom_tensor *t = trainer_.state(name);
     if (!t)
       throw py::key_error("no state tensor '" + name + "'");
-    std::vector<loom::Tensor> in =
-        wrapArrays({value}, {loom_tensor_dtype(t)}, {name});
+    std::vector<loom::Tensor> in = wrapArrays(
+        {value}, {loom_tensor_info{name.c_str(), loom_tensor_dtype(t), 0,
+                                   nullptr, nullptr}});
     check(trainer_.setState(name, in[0].get()), "set_state " + name);
   }
 
