@@ -69,6 +69,7 @@ static const NpyType kNpyTypes[] = {
     {"<f4", dtypes::kF32}, {"<f8", dtypes::kF64}, {"<f2", dtypes::kF16},
     {"<i4", dtypes::kI32}, {"<i8", dtypes::kI64}, {"<i2", dtypes::kI16},
     {"|i1", dtypes::kI8},  {"|u1", dtypes::kU8},  {"|b1", dtypes::kBool},
+    {"<u2", dtypes::kU16}, {"<u4", dtypes::kU32}, {"<u8", dtypes::kU64},
 };
 
 /// The dtype, shape and data offset of the .npy file in `bytes`, whose

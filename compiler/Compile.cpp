@@ -46,6 +46,12 @@ static artifact::DType dtypeOf(Type type) {
     return artifact::I8;
   if (type.isSignlessInteger(16))
     return artifact::I16;
+  if (type.isUnsignedInteger(16))
+    return artifact::U16;
+  if (type.isUnsignedInteger(32))
+    return artifact::U32;
+  if (type.isUnsignedInteger(64))
+    return artifact::U64;
   if (type.isSignlessInteger(32))
     return artifact::I32;
   if (type.isSignlessInteger(64))
@@ -466,8 +472,13 @@ static artifact::DType dtypeOfName(StringRef name, MLIRContext *ctx) {
                .Case("f64", Float64Type::get(ctx))
                .Case("i1", IntegerType::get(ctx, 1))
                .Case("i8", IntegerType::get(ctx, 8))
+               .Case("i16", IntegerType::get(ctx, 16))
                .Case("i32", IntegerType::get(ctx, 32))
                .Case("i64", IntegerType::get(ctx, 64))
+               .Case("ui8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
+               .Case("ui16", IntegerType::get(ctx, 16, IntegerType::Unsigned))
+               .Case("ui32", IntegerType::get(ctx, 32, IntegerType::Unsigned))
+               .Case("ui64", IntegerType::get(ctx, 64, IntegerType::Unsigned))
                .Default(Type());
   return t ? dtypeOf(t) : artifact::DTYPE_UNDEFINED;
 }

@@ -56,11 +56,19 @@ def Graph_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Graph_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I1, I8, I32, I64],
+// Integers are signless (signed arithmetic: i8, i16, i32, i64) or unsigned
+// (ui8, ui16, ui32, ui64: unsigned division, comparison, widening and
+// conversion); the lowerings pick the arithmetic from the type and leave
+// signless types behind.
+defvar Graph_Integers = [I8, I16, I32, I64, UI8, UI16, UI32, UI64];
+def Graph_ElementType : AnyTypeOf<!listconcat([F32, F16, BF16, F64, I1],
+                                              Graph_Integers),
                                   "graph element type">;
-def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I32, I64]>;
+def Graph_Tensor : RankedTensorOf<!listconcat([F32, F16, BF16, F64, I1],
+                                              Graph_Integers)>;
 def Graph_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
-def Graph_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I32, I64]>;
+def Graph_NumericTensor : RankedTensorOf<!listconcat([F32, F16, BF16, F64],
+                                                     Graph_Integers)>;
 def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
 

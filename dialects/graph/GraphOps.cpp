@@ -254,9 +254,13 @@ LogicalResult DropoutOp::verify() {
 }
 
 static bool isGraphElementType(Type t) {
-  return t.isF32() || t.isF16() || t.isBF16() || t.isF64() ||
-         t.isSignlessInteger(1) || t.isSignlessInteger(8) ||
-         t.isSignlessInteger(32) || t.isSignlessInteger(64);
+  if (t.isF32() || t.isF16() || t.isBF16() || t.isF64() ||
+      t.isSignlessInteger(1))
+    return true;
+  // i8 ... i64 and ui8 ... ui64 (GraphBase.td's Graph_Integers).
+  auto i = dyn_cast<IntegerType>(t);
+  return i && !i.isSigned() &&
+         llvm::is_contained({8u, 16u, 32u, 64u}, i.getWidth());
 }
 
 LogicalResult CastOp::inferReturnTypes(MLIRContext *,
@@ -309,6 +313,70 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
     return Failure{loc,
                    getOperationName()}("branches have different element types");
   return inferBroadcastResult(loc, getOperationName(), adaptor.getOperands(), x,
+                              types);
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+/// The checks quantize and dequantize share: an integer zero point of the
+/// scale's shape, which is a scalar or one channel dim of `x`.
+static LogicalResult checkQuantParams(std::optional<Location> loc,
+                                      StringRef opName, Value x, Value scale,
+                                      Value zeroPoint) {
+  Failure fail{loc, opName};
+  auto st = tensorOf(scale), zt = tensorOf(zeroPoint), xt = tensorOf(x);
+  Type z = zt.getElementType();
+  if (!isa<IntegerType>(z) || z.isInteger(1) || z.getIntOrFloatBitWidth() > 32)
+    return fail("zero_point must be an integer of 8 to 32 bits");
+  if (st.getShape() != zt.getShape())
+    return fail("scale and zero_point have different shapes");
+  if (st.getRank() > xt.getRank())
+    return fail("scale has a higher rank than x");
+  int64_t channels = 0, lead = xt.getRank() - st.getRank();
+  for (auto [i, d] : llvm::enumerate(st.getShape())) {
+    if (d == 1)
+      continue;
+    ++channels;
+    int64_t xd = xt.getDimSize(lead + i);
+    if (d != xd && !ShapedType::isDynamic(d) && !ShapedType::isDynamic(xd))
+      return fail("scale has " + Twine(d) + " channels where x has " +
+                  Twine(xd));
+  }
+  if (channels > 1)
+    return fail("scale must be a scalar or vary along one dim");
+  return success();
+}
+
+LogicalResult QuantizeOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  if (failed(checkQuantParams(loc, getOperationName(), adaptor.getX(),
+                              adaptor.getScale(), adaptor.getZeroPoint())))
+    return failure();
+  Type z = tensorOf(adaptor.getZeroPoint()).getElementType();
+  if (z.getIntOrFloatBitWidth() > 16)
+    return Failure{loc, getOperationName()}(
+        "quantizes to 8- or 16-bit integers only");
+  return inferBroadcastResult(loc, getOperationName(), adaptor.getOperands(), z,
+                              types);
+}
+
+LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  if (failed(checkQuantParams(loc, getOperationName(), adaptor.getX(),
+                              adaptor.getScale(), adaptor.getZeroPoint())))
+    return failure();
+  if (tensorOf(adaptor.getX()).getElementType() !=
+      tensorOf(adaptor.getZeroPoint()).getElementType())
+    return Failure{loc, getOperationName()}(
+        "x and zero_point have different element types");
+  return inferBroadcastResult(loc, getOperationName(), adaptor.getOperands(),
+                              tensorOf(adaptor.getScale()).getElementType(),
                               types);
 }
 

@@ -502,6 +502,57 @@ def Graph_WhereOp : Graph_InferredOp<"where", [Graph_DataMovement,
 }
 
 //===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+def Graph_QuantizeOp : Graph_InferredOp<"quantize",
+                                        [Graph_BroadcastingElementwise]> {
+  let summary = "linear quantization to an integer type";
+  let description = [{
+    `saturate(round(x / scale) + zero_point)` elementwise (ONNX
+    QuantizeLinear): rounding to nearest even, saturating to the range of
+    the result's element type, which is `zero_point`'s (`i8`, `ui8`, `i16`,
+    `ui16`). `scale` and `zero_point` broadcast against `x` as NumPy does
+    and have one shape: a scalar (per tensor) or, per channel, the size of
+    one dim of `x` there and 1 elsewhere (ONNX's 1-D per-axis scale
+    reshaped by the importer).
+
+    ```mlir
+    %q = graph.quantize %x, %s, %z
+        : (tensor<2x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, Graph_FloatTensor:$scale,
+                       Graph_Tensor:$zero_point);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_DequantizeOp : Graph_InferredOp<"dequantize",
+                                          [Graph_BroadcastingElementwise]> {
+  let summary = "linear dequantization of an integer tensor";
+  let description = [{
+    `(x - zero_point) * scale` elementwise (ONNX DequantizeLinear), in the
+    element type of `scale`, which is the result's. `x` and `zero_point`
+    share an integer element type; `scale` and `zero_point` broadcast as in
+    `graph.quantize`.
+
+    ```mlir
+    %x = graph.dequantize %q, %s, %z
+        : (tensor<2x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_FloatTensor:$scale,
+                       Graph_Tensor:$zero_point);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Linear algebra, convolution, pooling
 //===----------------------------------------------------------------------===//
 

@@ -25,6 +25,18 @@ Type loom::toMlirType(MLIRContext &ctx, DType dtype) {
     return b.getI1Type();
   case DType::i8:
     return b.getI8Type();
+  case DType::i16:
+    return b.getI16Type();
+  case DType::u8:
+  case DType::u16:
+  case DType::u32:
+  case DType::u64: {
+    unsigned width = dtype == DType::u8    ? 8
+                     : dtype == DType::u16 ? 16
+                     : dtype == DType::u32 ? 32
+                                           : 64;
+    return b.getIntegerType(width, /*isSigned=*/false);
+  }
   case DType::i32:
     return b.getI32Type();
   case DType::i64:
@@ -35,7 +47,8 @@ Type loom::toMlirType(MLIRContext &ctx, DType dtype) {
 
 std::optional<DType> loom::fromMlirType(Type type) {
   for (DType d : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i1,
-                  DType::i8, DType::i32, DType::i64})
+                  DType::i8, DType::i16, DType::i32, DType::i64, DType::u8,
+                  DType::u16, DType::u32, DType::u64})
     if (toMlirType(*type.getContext(), d) == type)
       return d;
   return std::nullopt;
@@ -412,6 +425,14 @@ Value GraphBuilder::compare(CompareDirection direction, Value lhs, Value rhs) {
 
 Value GraphBuilder::where(Value cond, Value x, Value y) {
   return build<WhereOp>({cond, x, y});
+}
+
+Value GraphBuilder::quantize(Value x, Value scale, Value zeroPoint) {
+  return build<QuantizeOp>({x, scale, zeroPoint});
+}
+
+Value GraphBuilder::dequantize(Value x, Value scale, Value zeroPoint) {
+  return build<DequantizeOp>({x, scale, zeroPoint});
 }
 
 Value GraphBuilder::matmul(Value lhs, Value rhs, bool transposeLhs,

@@ -34,8 +34,24 @@ namespace loom {
 /// A dynamic dim in a builder shape.
 inline constexpr int64_t kDyn = mlir::ShapedType::kDynamic;
 
-/// Element types of graph tensors.
-enum class DType { f32, f16, bf16, f64, i1, i8, i32, i64 };
+/// Element types of graph tensors. The unsigned ones are MLIR's unsigned
+/// integer types (ui8, ...); the others are signless and signed in their
+/// arithmetic.
+enum class DType {
+  f32,
+  f16,
+  bf16,
+  f64,
+  i1,
+  i8,
+  i16,
+  i32,
+  i64,
+  u8,
+  u16,
+  u32,
+  u64
+};
 
 /// The MLIR type of `dtype`.
 mlir::Type toMlirType(mlir::MLIRContext &ctx, DType dtype);
@@ -133,6 +149,13 @@ public:
   mlir::Value compare(graph::CompareDirection direction, mlir::Value lhs,
                       mlir::Value rhs);
   mlir::Value where(mlir::Value cond, mlir::Value x, mlir::Value y);
+
+  /// Linear quantization to zeroPoint's integer type and back (ONNX
+  /// QuantizeLinear / DequantizeLinear): scale and zeroPoint are scalars or
+  /// vary along one dim of x (size 1 elsewhere).
+  mlir::Value quantize(mlir::Value x, mlir::Value scale, mlir::Value zeroPoint);
+  mlir::Value dequantize(mlir::Value x, mlir::Value scale,
+                         mlir::Value zeroPoint);
 
   mlir::Value matmul(mlir::Value lhs, mlir::Value rhs,
                      bool transposeLhs = false, bool transposeRhs = false);

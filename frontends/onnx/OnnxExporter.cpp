@@ -50,6 +50,16 @@ int onnxType(Type t) {
     return onnx::TensorProto::BOOL;
   if (t.isSignlessInteger(8))
     return onnx::TensorProto::INT8;
+  if (t.isSignlessInteger(16))
+    return onnx::TensorProto::INT16;
+  if (t.isUnsignedInteger(8))
+    return onnx::TensorProto::UINT8;
+  if (t.isUnsignedInteger(16))
+    return onnx::TensorProto::UINT16;
+  if (t.isUnsignedInteger(32))
+    return onnx::TensorProto::UINT32;
+  if (t.isUnsignedInteger(64))
+    return onnx::TensorProto::UINT64;
   if (t.isSignlessInteger(32))
     return onnx::TensorProto::INT32;
   if (t.isSignlessInteger(64))
@@ -454,6 +464,30 @@ LogicalResult Exporter::emit(Operation *op) {
                   scalar(1, IntegerType::get(ctx, 1))},
                  {out()});
         setInt(n, "seed", o.getSeed());
+        return success();
+      })
+      .Case<QuantizeOp, DequantizeOp>([&](auto o) {
+        // A scale varying along one dim goes out 1-D with that dim as the
+        // axis; a scalar as it is; an all-ones shape as a scalar.
+        auto st = cast<RankedTensorType>(o.getScale().getType());
+        int64_t xRank = cast<RankedTensorType>(o.getX().getType()).getRank();
+        std::optional<int64_t> axis;
+        for (auto [i, d] : llvm::enumerate(st.getShape()))
+          if (d != 1)
+            axis = xRank - st.getRank() + i;
+        std::string scale = in(1), zero = in(2);
+        if (st.getRank() != 0) {
+          SmallVector<int64_t> shape;
+          if (axis)
+            shape.push_back(st.getDimSize(*axis - (xRank - st.getRank())));
+          scale = tmp("Reshape", {scale, ints(shape)});
+          zero = tmp("Reshape", {zero, ints(shape)});
+        }
+        n = node(isa<QuantizeOp>(o.getOperation()) ? "QuantizeLinear"
+                                                   : "DequantizeLinear",
+                 {in(0), scale, zero}, {out()});
+        if (axis)
+          setInt(n, "axis", *axis);
         return success();
       })
       .Case([&](CastOp o) {

@@ -32,6 +32,16 @@ std::optional<DType> loom::onnx_import::convertDataType(int t) {
     return DType::i1;
   case onnx::TensorProto::INT8:
     return DType::i8;
+  case onnx::TensorProto::INT16:
+    return DType::i16;
+  case onnx::TensorProto::UINT8:
+    return DType::u8;
+  case onnx::TensorProto::UINT16:
+    return DType::u16;
+  case onnx::TensorProto::UINT32:
+    return DType::u32;
+  case onnx::TensorProto::UINT64:
+    return DType::u64;
   case onnx::TensorProto::INT32:
     return DType::i32;
   case onnx::TensorProto::INT64:
@@ -332,6 +342,22 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
       break;
     case DType::i8:
       ok = fill(t.int32_data(), [](int32_t v) { return (int8_t)v; });
+      break;
+    case DType::i16:
+      ok = fill(t.int32_data(), [](int32_t v) { return (int16_t)v; });
+      break;
+    case DType::u8:
+      ok = fill(t.int32_data(), [](int32_t v) { return (uint8_t)v; });
+      break;
+    case DType::u16:
+      ok = fill(t.int32_data(), [](int32_t v) { return (uint16_t)v; });
+      break;
+    // ONNX keeps uint32 and uint64 in uint64_data.
+    case DType::u32:
+      ok = fill(t.uint64_data(), [](uint64_t v) { return (uint32_t)v; });
+      break;
+    case DType::u64:
+      ok = fill(t.uint64_data(), [](uint64_t v) { return v; });
       break;
     case DType::i1:
       ok = fill(t.int32_data(), [](int32_t v) { return (uint8_t)(v != 0); });

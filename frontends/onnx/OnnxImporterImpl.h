@@ -150,6 +150,21 @@ mlir::LogicalResult oneHot(ImportContext &c);
 mlir::LogicalResult hardmax(ImportContext &c);
 template <bool toSpace> mlir::LogicalResult depthSpace(ImportContext &c);
 
+/// The quantization ops (OnnxQuantized.cpp).
+mlir::LogicalResult quantizeLinear(ImportContext &c);
+mlir::LogicalResult dequantizeLinear(ImportContext &c);
+mlir::LogicalResult dynamicQuantizeLinear(ImportContext &c);
+mlir::LogicalResult matMulInteger(ImportContext &c);
+mlir::LogicalResult qLinearMatMul(ImportContext &c);
+mlir::LogicalResult convInteger(ImportContext &c);
+mlir::LogicalResult qLinearConv(ImportContext &c);
+
+/// ONNX Conv of `x` and `w` (and `bias`, may be null) with the node's
+/// attributes (kernel_shape, strides, dilations, pads / auto_pad, group);
+/// null after an error, which `c` has reported.
+mlir::Value convolution(ImportContext &c, mlir::Value x, mlir::Value w,
+                        mlir::Value bias);
+
 /// A rank-0 constant of `like`'s element type.
 mlir::Value scalarLike(ImportContext &c, mlir::Value like, double v);
 

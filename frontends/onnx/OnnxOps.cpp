@@ -242,11 +242,12 @@ SmallVector<int64_t> perSpatial(ImportContext &c, StringRef name,
   return values;
 }
 
-LogicalResult conv(ImportContext &c) {
-  Value x = c.input(0), w = c.input(1);
-  Value bias = c.hasInput(2) ? c.input(2) : Value();
+} // namespace
+
+Value loom::onnx_import::convolution(ImportContext &c, Value x, Value w,
+                                     Value bias) {
   if (!x || !w)
-    return failure();
+    return {};
   auto wType = cast<RankedTensorType>(w.getType());
   SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty())
@@ -254,15 +255,28 @@ LogicalResult conv(ImportContext &c) {
                       .drop_front(std::min<int64_t>(2, wType.getRank()))
                       .begin(),
                   wType.getShape().end());
-  if (llvm::any_of(kernel, ShapedType::isDynamic))
-    return c.error("the kernel size must be static");
+  if (llvm::any_of(kernel, ShapedType::isDynamic)) {
+    (void)c.error("the kernel size must be static");
+    return {};
+  }
   SmallVector<int64_t> strides = perSpatial(c, "strides", kernel.size(), 1);
   SmallVector<int64_t> dilations = perSpatial(c, "dilations", kernel.size(), 1);
   auto pads = padsOf(c, x, kernel, strides, dilations);
   if (failed(pads))
+    return {};
+  return c.b.conv(x, w, bias, strides, *pads, dilations, c.attrInt("group", 1));
+}
+
+namespace {
+
+LogicalResult conv(ImportContext &c) {
+  Value bias = c.hasInput(2) ? c.input(2) : Value();
+  if (c.hasInput(2) && !bias)
     return failure();
-  c.setOutput(0, c.b.conv(x, w, bias, strides, *pads, dilations,
-                          c.attrInt("group", 1)));
+  Value y = convolution(c, c.input(0), c.input(1), bias);
+  if (!y)
+    return failure();
+  c.setOutput(0, y);
   return success();
 }
 
@@ -1777,6 +1791,17 @@ static const OpEntry kOps[] = {
     {"", "Hardmax", 1, hardmax},
     {"", "Hardmax", 11, hardmax},
     {"", "Hardmax", 13, hardmax},
+    {"", "QuantizeLinear", 10, quantizeLinear},
+    {"", "QuantizeLinear", 13, quantizeLinear},
+    {"", "QuantizeLinear", 19, quantizeLinear},
+    {"", "DequantizeLinear", 10, dequantizeLinear},
+    {"", "DequantizeLinear", 13, dequantizeLinear},
+    {"", "DequantizeLinear", 19, dequantizeLinear},
+    {"", "DynamicQuantizeLinear", 11, dynamicQuantizeLinear},
+    {"", "MatMulInteger", 10, matMulInteger},
+    {"", "QLinearMatMul", 10, qLinearMatMul},
+    {"", "ConvInteger", 10, convInteger},
+    {"", "QLinearConv", 10, qLinearConv},
     {"", "DepthToSpace", 1, depthSpace<true>},
     {"", "DepthToSpace", 11, depthSpace<true>},
     {"", "DepthToSpace", 13, depthSpace<true>},

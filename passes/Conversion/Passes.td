@@ -24,7 +24,11 @@ def GraphToLinalgPass : Pass<"loom-graph-to-linalg", "mlir::func::FuncOp"> {
       transpose, fill and iota have their linalg forms, reshapes are
       `tensor.reshape`;
     * dynamic dims are read from the operands with `tensor.dim`; run-time
-      shape parameters are checked with `cf.assert`.
+      shape parameters are checked with `cf.assert`;
+    * unsigned integer types (`ui8`, ...) select unsigned arithmetic
+      (`arith.divui`, `cmpi ult`, `uitofp`, `extui`, `maxui`) and are then
+      made signless everywhere in the function, its signature and
+      constants included: the bits are the same.
 
     Each op family has its `populateGraphToLinalg<Family>Patterns`; the
     graph dialect is illegal and every graph op left without a lowering is

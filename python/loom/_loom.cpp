@@ -123,6 +123,12 @@ std::string numpyName(loom_dtype dtype) {
     return "int8";
   case LOOM_DTYPE_I16:
     return "int16";
+  case LOOM_DTYPE_U16:
+    return "uint16";
+  case LOOM_DTYPE_U32:
+    return "uint32";
+  case LOOM_DTYPE_U64:
+    return "uint64";
   case LOOM_DTYPE_I32:
     return "int32";
   case LOOM_DTYPE_I64:

@@ -69,6 +69,10 @@ TEST(ServeProtocolTest, EveryDatatypeRoundTrips) {
       {LOOM_DTYPE_I16, "INT16", "[-32768, 32767, 0, 1]", "[-32768,32767,0,1]"},
       {LOOM_DTYPE_I8, "INT8", "[-128, 127, 0, 1]", "[-128,127,0,1]"},
       {LOOM_DTYPE_U8, "UINT8", "[0, 255, 7, 1]", "[0,255,7,1]"},
+      {LOOM_DTYPE_U16, "UINT16", "[0, 65535, 7, 1]", "[0,65535,7,1]"},
+      {LOOM_DTYPE_U32, "UINT32", "[0, 4294967295, 7, 1]", "[0,4294967295,7,1]"},
+      {LOOM_DTYPE_U64, "UINT64", "[0, 18446744073709551615, 7, 1]",
+       "[0,18446744073709551615,7,1]"},
       {LOOM_DTYPE_BOOL, "BOOL", "[true, false, false, true]",
        "[true,false,false,true]"},
   };

@@ -221,6 +221,12 @@ double elementAsDouble(loom_dtype dtype, const void *data, size_t i) {
     return static_cast<const int32_t *>(data)[i];
   case LOOM_DTYPE_I16:
     return static_cast<const int16_t *>(data)[i];
+  case LOOM_DTYPE_U64:
+    return static_cast<double>(static_cast<const uint64_t *>(data)[i]);
+  case LOOM_DTYPE_U32:
+    return static_cast<const uint32_t *>(data)[i];
+  case LOOM_DTYPE_U16:
+    return static_cast<const uint16_t *>(data)[i];
   case LOOM_DTYPE_I8:
     return static_cast<const int8_t *>(data)[i];
   case LOOM_DTYPE_U8:

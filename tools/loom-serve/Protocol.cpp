@@ -26,11 +26,13 @@ struct Datatype {
   loom_dtype dtype;
 };
 constexpr Datatype kDatatypes[] = {
-    {"FP32", LOOM_DTYPE_F32},  {"FP16", LOOM_DTYPE_F16},
-    {"BF16", LOOM_DTYPE_BF16}, {"FP64", LOOM_DTYPE_F64},
-    {"INT64", LOOM_DTYPE_I64}, {"INT32", LOOM_DTYPE_I32},
-    {"INT16", LOOM_DTYPE_I16}, {"INT8", LOOM_DTYPE_I8},
-    {"UINT8", LOOM_DTYPE_U8},  {"BOOL", LOOM_DTYPE_BOOL},
+    {"FP32", LOOM_DTYPE_F32},   {"FP16", LOOM_DTYPE_F16},
+    {"BF16", LOOM_DTYPE_BF16},  {"FP64", LOOM_DTYPE_F64},
+    {"INT64", LOOM_DTYPE_I64},  {"INT32", LOOM_DTYPE_I32},
+    {"INT16", LOOM_DTYPE_I16},  {"INT8", LOOM_DTYPE_I8},
+    {"UINT8", LOOM_DTYPE_U8},   {"UINT16", LOOM_DTYPE_U16},
+    {"UINT32", LOOM_DTYPE_U32}, {"UINT64", LOOM_DTYPE_U64},
+    {"BOOL", LOOM_DTYPE_BOOL},
 };
 
 /// The deepest nesting of arrays and objects in `text` (strings skipped);
@@ -167,6 +169,32 @@ bool storeElement(const json &v, loom_dtype dtype, char *dst, size_t i) {
       return false;
     dst[i] = static_cast<char>(r);
     return true;
+  case LOOM_DTYPE_U16: {
+    if (!integer(0, UINT16_MAX, r))
+      return false;
+    uint16_t x = static_cast<uint16_t>(r);
+    std::memcpy(dst + 2 * i, &x, 2);
+    return true;
+  }
+  case LOOM_DTYPE_U32: {
+    if (!integer(0, UINT32_MAX, r))
+      return false;
+    uint32_t x = static_cast<uint32_t>(r);
+    std::memcpy(dst + 4 * i, &x, 4);
+    return true;
+  }
+  case LOOM_DTYPE_U64: {
+    // Beyond int64's range: only a JSON unsigned number reaches it.
+    uint64_t x;
+    if (v.is_number_unsigned())
+      x = v.get<uint64_t>();
+    else if (integer(0, std::numeric_limits<int64_t>::max(), r))
+      x = static_cast<uint64_t>(r);
+    else
+      return false;
+    std::memcpy(dst + 8 * i, &x, 8);
+    return true;
+  }
   case LOOM_DTYPE_BOOL:
     if (!v.is_boolean())
       return false;
@@ -235,6 +263,24 @@ void appendElement(std::string &out, loom_dtype dtype, const char *src,
   case LOOM_DTYPE_U8:
     number(static_cast<int>(static_cast<uint8_t>(src[i])));
     return;
+  case LOOM_DTYPE_U16: {
+    uint16_t x;
+    std::memcpy(&x, src + 2 * i, 2);
+    number(x);
+    return;
+  }
+  case LOOM_DTYPE_U32: {
+    uint32_t x;
+    std::memcpy(&x, src + 4 * i, 4);
+    number(x);
+    return;
+  }
+  case LOOM_DTYPE_U64: {
+    uint64_t x;
+    std::memcpy(&x, src + 8 * i, 8);
+    number(x);
+    return;
+  }
   case LOOM_DTYPE_BOOL:
     out += src[i] ? "true" : "false";
     return;

@@ -302,14 +302,16 @@ LogicalResult emitScatterRegion(RegionEmitter &region,
   std::string out = kernel.param(region.resultBuffers[0], type, true);
   std::string target = out + " + " + linearize(outIndex, dataShape);
   std::string cxxType = computeType(type);
+  // The atomics work on 4- and 8-byte words (and 16-bit floats for add).
+  if (reduction != ScatterReduction::none && isa<IntegerType>(type) &&
+      storageBytes(type) < 4)
+    return scatter.emitError("CUDA codegen: scatter with a reduction of ")
+           << type << " is not supported yet";
   switch (reduction) {
   case ScatterReduction::none:
     kernel.line("loom::st(" + target + ", " + *update + ");");
     break;
   case ScatterReduction::add:
-    if (type.isInteger(8) || type.isInteger(1))
-      return scatter.emitError("CUDA codegen: scatter add of ")
-             << type << " is not supported yet";
     kernel.line("loom::atomic_add(" + target + ", " + *update + ");");
     break;
   default: {

@@ -211,6 +211,55 @@ FailureOr<std::string> emitWhere(KernelText &kernel, WhereOp where,
                     *cond + " ? " + *x + " : " + *y);
 }
 
+/// saturate(rint(x / scale) + zero_point) in x's compute type (round half
+/// to even), then converted to the integer result.
+FailureOr<std::string> emitQuantize(KernelText &kernel, QuantizeOp quantize,
+                                    Value result, const Idx &index) {
+  FailureOr<std::string> x =
+      kernel.evalBroadcast(quantize.getX(), result, index);
+  FailureOr<std::string> scale =
+      failed(x) ? x : kernel.evalBroadcast(quantize.getScale(), result, index);
+  FailureOr<std::string> zero =
+      failed(scale)
+          ? scale
+          : kernel.evalBroadcast(quantize.getZeroPoint(), result, index);
+  if (failed(zero))
+    return failure();
+  Type f = elemOf(quantize.getX()), elem = elemOf(result);
+  std::string fType = computeType(f);
+  unsigned w = elem.getIntOrFloatBitWidth();
+  bool u = elem.isUnsignedInteger();
+  double lo = u ? 0 : -std::ldexp(1, w - 1);
+  double hi = u ? std::ldexp(1, w) - 1 : std::ldexp(1, w - 1) - 1;
+  std::string q = kernel.let(fType, "loom::round_(" + *x + " / " + *scale +
+                                        ") + (" + fType + ")(" + *zero + ")");
+  q = kernel.let(fType, "loom::min_(loom::max_(" + q + ", " + literal(lo, f) +
+                            "), " + literal(hi, f) + ")");
+  std::string cxxType = computeType(elem);
+  return kernel.let(cxxType, "(" + cxxType + ")(" + q + ")");
+}
+
+/// (x - zero_point) * scale, the difference exact in 64 bits.
+FailureOr<std::string> emitDequantize(KernelText &kernel,
+                                      DequantizeOp dequantize, Value result,
+                                      const Idx &index) {
+  FailureOr<std::string> x =
+      kernel.evalBroadcast(dequantize.getX(), result, index);
+  FailureOr<std::string> scale =
+      failed(x) ? x
+                : kernel.evalBroadcast(dequantize.getScale(), result, index);
+  FailureOr<std::string> zero =
+      failed(scale)
+          ? scale
+          : kernel.evalBroadcast(dequantize.getZeroPoint(), result, index);
+  if (failed(zero))
+    return failure();
+  std::string cxxType = computeType(elemOf(result));
+  return rounded(kernel, elemOf(result),
+                 "(" + cxxType + ")((loom::i64)" + *x + " - (loom::i64)" +
+                     *zero + ") * " + *scale);
+}
+
 } // namespace
 
 void registerElementwiseEmitters(OpEmitterTable &table) {
@@ -249,6 +298,8 @@ void registerElementwiseEmitters(OpEmitterTable &table) {
   table.addValue<ModOp>(binaryFormat("loom::mod_({0}, {1})"));
   table.add(emitCompare);
   table.add(emitWhere);
+  table.add(emitQuantize);
+  table.add(emitDequantize);
 }
 
 } // namespace loom::codegen::cuda::detail

@@ -163,7 +163,7 @@ LogicalResult RegionEmitter::emit() {
         return op.emitError("CUDA codegen: ")
                << op.getName() << " has type " << result.getType()
                << "; the CUDA target takes static shapes of f32, f16, bf16, "
-                  "f64, i1, i8, i32 and i64 ["
+                  "f64, i1 and 8- to 64-bit integers ["
                << locationString(op.getLoc()) << "]";
     }
     const OpEmitter *emitter = opEmitters().lookup(&op);
@@ -515,7 +515,8 @@ FailureOr<Program> emitCudaProgram(func::FuncOp func, unsigned numInputs) {
       return func.emitError("CUDA codegen: argument ")
              << arg.getArgNumber() << " has type " << arg.getType()
              << "; the CUDA target takes static shapes of f32, f16, bf16, "
-                "f64, i1, i8, i32 and i64 (give dynamic dims a size)";
+                "f64, i1 and 8- to 64-bit integers (give dynamic dims a "
+                "size)";
     Buffer buffer = bufferFor(type, "arg" + std::to_string(arg.getArgNumber()));
     bool input = arg.getArgNumber() < numInputs;
     buffer.kind = input ? Buffer::Input : Buffer::Weight;

@@ -50,6 +50,13 @@ std::string computeType(Type type) {
     return "double";
   if (type.isInteger(1))
     return "bool";
+  // Unsigned integers compute as unsigned from 16 bits up (ui16 products
+  // overflow int); ui8 and the narrow signed ones compute in int and wrap
+  // when stored.
+  if (type.isUnsignedInteger(64))
+    return "loom::u64";
+  if (type.isUnsignedInteger(16) || type.isUnsignedInteger(32))
+    return "unsigned";
   if (type.isInteger(64))
     return "loom::i64";
   return "int";
@@ -66,8 +73,18 @@ std::string storageType(Type type) {
     return "double";
   if (type.isInteger(1))
     return "bool";
+  if (type.isUnsignedInteger(8))
+    return "unsigned char";
+  if (type.isUnsignedInteger(16))
+    return "unsigned short";
+  if (type.isUnsignedInteger(32))
+    return "unsigned";
+  if (type.isUnsignedInteger(64))
+    return "loom::u64";
   if (type.isInteger(8))
     return "signed char";
+  if (type.isInteger(16))
+    return "short";
   if (type.isInteger(64))
     return "loom::i64";
   return "int";
@@ -81,14 +98,25 @@ int64_t storageBytes(Type type) {
 
 bool supportedElement(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
-         type.isInteger(1) || type.isInteger(8) || type.isInteger(32) ||
-         type.isInteger(64);
+         type.isInteger(1) || type.isInteger(8) || type.isInteger(16) ||
+         type.isInteger(32) || type.isInteger(64);
 }
 
 std::string literal(double value, Type type) {
   std::string cxxType = computeType(type);
   if (cxxType == "bool")
     return value != 0 ? "true" : "false";
+  if (cxxType == "unsigned" || cxxType == "loom::u64") {
+    // An unsigned type's lowest is 0 and its largest all ones (the
+    // identities of max and min).
+    bool wide = cxxType == "loom::u64";
+    if (value <= 0 || std::isnan(value))
+      return wide ? "0ULL" : "0u";
+    if (value >= (wide ? 1.8e19 : 4294967295.0))
+      return wide ? "18446744073709551615ULL" : "4294967295u";
+    return std::to_string(static_cast<unsigned long long>(value)) +
+           (wide ? "ULL" : "u");
+  }
   if (cxxType == "int" || cxxType == "loom::i64") {
     if (value >= 9.2e18)
       return "9223372036854775807LL";
@@ -130,8 +158,9 @@ double elementAsDouble(ElementsAttr attr, int64_t index) {
   if (auto floatAttr = dyn_cast<FloatAttr>(element))
     return floatAttr.getValueAsDouble();
   if (auto intAttr = dyn_cast<IntegerAttr>(element))
-    return type.isInteger(1)
-               ? (intAttr.getValue().isZero() ? 0 : 1)
+    return type.isInteger(1) ? (intAttr.getValue().isZero() ? 0 : 1)
+           : type.isUnsignedInteger()
+               ? static_cast<double>(intAttr.getValue().getZExtValue())
                : static_cast<double>(intAttr.getValue().getSExtValue());
   if (auto boolAttr = dyn_cast<BoolAttr>(element))
     return boolAttr.getValue() ? 1 : 0;

@@ -32,6 +32,7 @@ inline constexpr const char *kPrelude =
 #define LOOM_CUDA_PRELUDE
 namespace loom {
 typedef long long i64;
+typedef unsigned long long u64;
 // Storage <-> compute: 16-bit floats compute in f32.
 __device__ __forceinline__ float ld(__half x) { return __half2float(x); }
 __device__ __forceinline__ float ld(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -39,16 +40,26 @@ __device__ __forceinline__ float ld(float x) { return x; }
 __device__ __forceinline__ double ld(double x) { return x; }
 __device__ __forceinline__ bool ld(bool x) { return x; }
 __device__ __forceinline__ int ld(signed char x) { return x; }
+__device__ __forceinline__ int ld(short x) { return x; }
+__device__ __forceinline__ int ld(unsigned char x) { return x; }
+__device__ __forceinline__ unsigned ld(unsigned short x) { return x; }
 __device__ __forceinline__ int ld(int x) { return x; }
+__device__ __forceinline__ unsigned ld(unsigned x) { return x; }
 __device__ __forceinline__ i64 ld(i64 x) { return x; }
+__device__ __forceinline__ u64 ld(u64 x) { return x; }
 __device__ __forceinline__ void st(__half *p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ void st(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void st(float *p, float v) { *p = v; }
 __device__ __forceinline__ void st(double *p, double v) { *p = v; }
 __device__ __forceinline__ void st(bool *p, bool v) { *p = v; }
 __device__ __forceinline__ void st(signed char *p, int v) { *p = (signed char)v; }
+__device__ __forceinline__ void st(short *p, int v) { *p = (short)v; }
+__device__ __forceinline__ void st(unsigned char *p, int v) { *p = (unsigned char)v; }
+__device__ __forceinline__ void st(unsigned short *p, unsigned v) { *p = (unsigned short)v; }
 __device__ __forceinline__ void st(int *p, int v) { *p = v; }
+__device__ __forceinline__ void st(unsigned *p, unsigned v) { *p = v; }
 __device__ __forceinline__ void st(i64 *p, i64 v) { *p = v; }
+__device__ __forceinline__ void st(u64 *p, u64 v) { *p = v; }
 // A value of a 16-bit float type, rounded as its type says (to nearest even).
 __device__ __forceinline__ float rnd_f16(float v) { return __half2float(__float2half_rn(v)); }
 __device__ __forceinline__ float rnd_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
@@ -73,6 +84,8 @@ LOOM_MATH1(abs_, fabsf, fabs)
 #undef LOOM_MATH1
 __device__ __forceinline__ int abs_(int x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ i64 abs_(i64 x) { return x < 0 ? -x : x; }
+__device__ __forceinline__ unsigned abs_(unsigned x) { return x; }
+__device__ __forceinline__ u64 abs_(u64 x) { return x; }
 __device__ __forceinline__ float pow_(float x, float y) { return powf(x, y); }
 __device__ __forceinline__ double pow_(double x, double y) { return pow(x, y); }
 __device__ __forceinline__ float sigmoid_(float x) { return 1.0f / (1.0f + __expf(-x)); }
@@ -98,6 +111,8 @@ template <class T> __device__ __forceinline__ T mod_(T a, T b) { if (b == 0) ret
 template <class T> __device__ __forceinline__ T div_(T a, T b) { return a / b; }
 __device__ __forceinline__ int div_(int a, int b) { return b == 0 ? 0 : a / b; }
 __device__ __forceinline__ i64 div_(i64 a, i64 b) { return b == 0 ? 0 : a / b; }
+__device__ __forceinline__ unsigned div_(unsigned a, unsigned b) { return b == 0 ? 0 : a / b; }
+__device__ __forceinline__ u64 div_(u64 a, u64 b) { return b == 0 ? 0 : a / b; }
 // An index read from a tensor, made safe: negative counts from the end,
 // then clamped into [0, n) so that a bad index never reads out of bounds.
 __device__ __forceinline__ i64 index_(i64 k, i64 n) { if (k < 0) k += n; return k < 0 ? 0 : (k >= n ? n - 1 : k); }
@@ -217,6 +232,8 @@ __device__ __forceinline__ void atomic_add(float *p, float v) { atomicAdd(p, v);
 __device__ __forceinline__ void atomic_add(double *p, double v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(int *p, int v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(i64 *p, i64 v) { atomicAdd((unsigned long long *)p, (unsigned long long)v); }
+__device__ __forceinline__ void atomic_add(unsigned *p, unsigned v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(u64 *p, u64 v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(__half *p, float v) { atomicAdd(p, __float2half_rn(v)); }
 __device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, float v) { atomicAdd(p, __float2bfloat16_rn(v)); }
 template <class T, class V, class F> __device__ __forceinline__ void atomic_apply(T *p, V v, F f) {

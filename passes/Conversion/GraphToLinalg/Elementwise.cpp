@@ -46,6 +46,8 @@ static Value body(NegOp, const Scalar &s) {
 }
 
 static Value body(AbsOp, const Scalar &s) {
+  if (s.elem.isUnsignedInteger())
+    return s.a[0];
   if (s.fp())
     return s.b.create<math::AbsFOp>(s.loc, s.a[0]);
   return s.b.create<math::AbsIOp>(s.loc, s.a[0]);
@@ -140,7 +142,7 @@ static Value body(MulOp, const Scalar &s) {
 }
 
 static Value body(DivOp, const Scalar &s) {
-  return floatOrInt<arith::DivFOp, arith::DivSIOp>(s.b, s.loc, s.a[0], s.a[1]);
+  return divScalar(s.b, s.loc, s.a[0], s.a[1]);
 }
 
 static Value body(PowOp, const Scalar &s) {
@@ -156,9 +158,7 @@ static Value body(MinOp, const Scalar &s) {
 }
 
 static Value body(RemOp, const Scalar &s) {
-  if (s.fp())
-    return s.b.create<arith::RemFOp>(s.loc, s.a[0], s.a[1]);
-  return s.b.create<arith::RemSIOp>(s.loc, s.a[0], s.a[1]);
+  return remScalar(s.b, s.loc, s.a[0], s.a[1]);
 }
 
 static Value body(ModOp, const Scalar &s) {
@@ -166,9 +166,11 @@ static Value body(ModOp, const Scalar &s) {
   Location loc = s.loc;
   ValueRange a = s.a;
   bool fp = s.fp();
-  // The truncated remainder, moved by rhs when its sign differs.
-  Value r = fp ? (Value)b.create<arith::RemFOp>(loc, a[0], a[1])
-               : b.create<arith::RemSIOp>(loc, a[0], a[1]);
+  // The truncated remainder, moved by rhs when its sign differs (never,
+  // unsigned).
+  Value r = remScalar(b, loc, a[0], a[1]);
+  if (s.elem.isUnsignedInteger())
+    return r;
   Value zero = s.cst(0);
   Value nonzero = compareScalar(b, loc, CompareDirection::ne, r, zero);
   Value rNeg = compareScalar(b, loc, CompareDirection::lt, r, zero);
@@ -189,6 +191,37 @@ static Value body(WhereOp, const Scalar &s) {
 }
 
 static Value body(BroadcastToOp, const Scalar &s) { return s.a[0]; }
+
+/// saturate(roundeven(x / scale) + zero_point), in x's float type, then
+/// converted to the result's integer type (unsigned or signed).
+static Value body(QuantizeOp, const Scalar &s) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Value x = s.a[0];
+  Type f = x.getType();
+  Value q =
+      b.create<math::RoundEvenOp>(loc, b.create<arith::DivFOp>(loc, x, s.a[1]));
+  q = b.create<arith::AddFOp>(loc, q, convertScalar(b, loc, s.a[2], f));
+  unsigned w = s.elem.getIntOrFloatBitWidth();
+  bool u = s.elem.isUnsignedInteger();
+  double lo = u ? 0 : -std::ldexp(1, w - 1);
+  double hi = u ? std::ldexp(1, w) - 1 : std::ldexp(1, w - 1) - 1;
+  q = minScalar(b, loc, maxScalar(b, loc, q, scalarConst(b, loc, f, lo)),
+                scalarConst(b, loc, f, hi));
+  return convertScalar(b, loc, q, s.elem);
+}
+
+/// (x - zero_point) * scale: the difference exact in a wider signed
+/// integer, then in the result's float type.
+static Value body(DequantizeOp, const Scalar &s) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Type wide = s.a[0].getType().getIntOrFloatBitWidth() < 32 ? b.getI32Type()
+                                                            : b.getI64Type();
+  Value d = b.create<arith::SubIOp>(loc, convertScalar(b, loc, s.a[0], wide),
+                                    convertScalar(b, loc, s.a[2], wide));
+  return b.create<arith::MulFOp>(loc, convertScalar(b, loc, d, s.elem), s.a[1]);
+}
 
 namespace {
 
@@ -270,20 +303,22 @@ static Value lowerDropout(OpBuilder &builder, DropoutOp o) {
 
 void loom::populateGraphToLinalgElementwisePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ElementwiseLowering<NegOp>, ElementwiseLowering<AbsOp>,
-               ElementwiseLowering<ExpOp>, ElementwiseLowering<LogOp>,
-               ElementwiseLowering<SqrtOp>, ElementwiseLowering<RsqrtOp>,
-               ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
-               ElementwiseLowering<SinOp>, ElementwiseLowering<ErfOp>,
-               ElementwiseLowering<FloorOp>, ElementwiseLowering<CeilOp>,
-               ElementwiseLowering<RoundOp>, ElementwiseLowering<SigmoidOp>,
-               ElementwiseLowering<ReluOp>, ElementwiseLowering<GeluOp>,
-               ElementwiseLowering<ClampOp>, ElementwiseLowering<CastOp>,
-               ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
-               ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
-               ElementwiseLowering<PowOp>, ElementwiseLowering<MaxOp>,
-               ElementwiseLowering<MinOp>, ElementwiseLowering<RemOp>,
-               ElementwiseLowering<ModOp>, ElementwiseLowering<CompareOp>,
-               ElementwiseLowering<WhereOp>, ElementwiseLowering<BroadcastToOp>,
-               LowerOpPattern<DropoutOp, lowerDropout>>(patterns.getContext());
+  patterns
+      .add<ElementwiseLowering<NegOp>, ElementwiseLowering<AbsOp>,
+           ElementwiseLowering<ExpOp>, ElementwiseLowering<LogOp>,
+           ElementwiseLowering<SqrtOp>, ElementwiseLowering<RsqrtOp>,
+           ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
+           ElementwiseLowering<SinOp>, ElementwiseLowering<ErfOp>,
+           ElementwiseLowering<FloorOp>, ElementwiseLowering<CeilOp>,
+           ElementwiseLowering<RoundOp>, ElementwiseLowering<SigmoidOp>,
+           ElementwiseLowering<ReluOp>, ElementwiseLowering<GeluOp>,
+           ElementwiseLowering<ClampOp>, ElementwiseLowering<CastOp>,
+           ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
+           ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
+           ElementwiseLowering<PowOp>, ElementwiseLowering<MaxOp>,
+           ElementwiseLowering<MinOp>, ElementwiseLowering<RemOp>,
+           ElementwiseLowering<ModOp>, ElementwiseLowering<CompareOp>,
+           ElementwiseLowering<WhereOp>, ElementwiseLowering<BroadcastToOp>,
+           ElementwiseLowering<QuantizeOp>, ElementwiseLowering<DequantizeOp>,
+           LowerOpPattern<DropoutOp, lowerDropout>>(patterns.getContext());
 }

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/Rewrite/PatternApplicator.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -78,6 +79,24 @@ LogicalResult applyLoweringPatterns(Operation *root,
   return failure(failedAny);
 }
 
+/// Makes every unsigned integer type under `root` (ui8, tensor<4xui16>,
+/// the function's signature, constants' attributes) signless of the same
+/// width. The graph dialect's unsigned types reach the lowering patterns,
+/// which pick unsigned arithmetic from them (divui, cmpi ult, uitofp,
+/// extui, ...); arith, linalg's bodies and the code generators after them
+/// take signless integers only, and the bits are the same.
+void eraseIntegerSignedness(Operation *root) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](IntegerType t) -> std::optional<Type> {
+    if (t.isSignless())
+      return std::nullopt;
+    return IntegerType::get(t.getContext(), t.getWidth());
+  });
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+}
+
 /// `--loom-graph-to-linalg` (passes/Conversion/Passes.td).
 struct GraphToLinalgPass
     : loom::impl::GraphToLinalgPassBase<GraphToLinalgPass> {
@@ -97,6 +116,7 @@ struct GraphToLinalgPass
     ConversionTarget target = loweringTarget(getContext());
     if (failed(applyLoweringPatterns(getOperation(), target, patterns)))
       return signalPassFailure();
+    eraseIntegerSignedness(getOperation());
     // Ops nested in kernel.fusion regions are lowered in place. A region
     // whose ops all lowered to their operands (inference dropout, a
     // broadcast to the same shape) is replaced by what it forwards: an

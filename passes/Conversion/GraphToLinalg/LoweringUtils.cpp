@@ -103,24 +103,49 @@ Value convertScalar(OpBuilder &b, Location loc, Value x, Type to) {
       return b.create<arith::ExtFOp>(loc, to, x);
     return b.create<arith::TruncFOp>(loc, to, x);
   }
+  // Booleans and unsigned integers widen and convert as unsigned.
+  bool fromUnsigned = isUnsignedScalar(from);
   if (isFloat(to))
-    return from.isInteger(1) ? (Value)b.create<arith::UIToFPOp>(loc, to, x)
-                             : b.create<arith::SIToFPOp>(loc, to, x);
+    return fromUnsigned ? (Value)b.create<arith::UIToFPOp>(loc, to, x)
+                        : b.create<arith::SIToFPOp>(loc, to, x);
   if (isFloat(from))
-    return b.create<arith::FPToSIOp>(loc, to, x);
+    return to.isUnsignedInteger() ? (Value)b.create<arith::FPToUIOp>(loc, to, x)
+                                  : b.create<arith::FPToSIOp>(loc, to, x);
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw == tw) // only the signedness differs: the same bits
+    return b.create<arith::BitcastOp>(loc, to, x);
   if (fw < tw)
-    return from.isInteger(1) ? (Value)b.create<arith::ExtUIOp>(loc, to, x)
-                             : b.create<arith::ExtSIOp>(loc, to, x);
+    return fromUnsigned ? (Value)b.create<arith::ExtUIOp>(loc, to, x)
+                        : b.create<arith::ExtSIOp>(loc, to, x);
   return b.create<arith::TruncIOp>(loc, to, x);
 }
 
+bool isUnsignedScalar(Type t) {
+  return t.isInteger(1) || t.isUnsignedInteger();
+}
+
 Value maxScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (x.getType().isUnsignedInteger())
+    return b.create<arith::MaxUIOp>(loc, x, y);
   return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
 }
 
 Value minScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (x.getType().isUnsignedInteger())
+    return b.create<arith::MinUIOp>(loc, x, y);
   return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x, y);
+}
+
+Value divScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (x.getType().isUnsignedInteger())
+    return b.create<arith::DivUIOp>(loc, x, y);
+  return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, x, y);
+}
+
+Value remScalar(OpBuilder &b, Location loc, Value x, Value y) {
+  if (x.getType().isUnsignedInteger())
+    return b.create<arith::RemUIOp>(loc, x, y);
+  return floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x, y);
 }
 
 Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
@@ -144,8 +169,8 @@ Value compareScalar(OpBuilder &b, Location loc, CompareDirection d, Value x,
                                     : arith::CmpFPredicate::OGE;
     return b.create<arith::CmpFOp>(loc, p, x, y);
   }
-  // Signed, except for i1 (false < true).
-  bool u = x.getType().isInteger(1);
+  // Signed, except for i1 (false < true) and unsigned integers.
+  bool u = isUnsignedScalar(x.getType());
   arith::CmpIPredicate p =
       d == CompareDirection::eq   ? arith::CmpIPredicate::eq
       : d == CompareDirection::ne ? arith::CmpIPredicate::ne
@@ -182,9 +207,10 @@ Value extremeConst(OpBuilder &b, Location loc, Type elem, bool max) {
     return b.create<arith::ConstantOp>(
         loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), !max)));
   unsigned w = elem.getIntOrFloatBitWidth();
-  APInt v = w == 1 ? APInt(1, max ? 1 : 0)
-                   : (max ? APInt::getSignedMaxValue(w)
-                          : APInt::getSignedMinValue(w));
+  APInt v =
+      w == 1 || elem.isUnsignedInteger()
+          ? (max ? APInt::getMaxValue(w) : APInt::getZero(w))
+          : (max ? APInt::getSignedMaxValue(w) : APInt::getSignedMinValue(w));
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(elem, v));
 }
 

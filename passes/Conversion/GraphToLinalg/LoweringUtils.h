@@ -135,11 +135,21 @@ Value floatOrInt(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<IOp>(loc, x, y);
 }
 
-/// max / min (NaN-propagating on floats, signed on integers), add and mul
-/// of two scalars of one type.
+/// Whether integer arithmetic on `t` is unsigned: i1 and the unsigned
+/// integer types (ui8, ...), which the lowering carries until
+/// eraseIntegerSignedness makes them signless.
+bool isUnsignedScalar(Type t);
+
+/// max / min (NaN-propagating on floats, signed or unsigned as the integer
+/// type is), add and mul of two scalars of one type.
 Value maxScalar(OpBuilder &b, Location loc, Value x, Value y);
 
 Value minScalar(OpBuilder &b, Location loc, Value x, Value y);
+
+/// x / y and the truncated remainder, signed or unsigned as the integer
+/// type is.
+Value divScalar(OpBuilder &b, Location loc, Value x, Value y);
+Value remScalar(OpBuilder &b, Location loc, Value x, Value y);
 
 Value addScalar(OpBuilder &b, Location loc, Value x, Value y);
 

@@ -90,12 +90,15 @@ typedef enum loom_dtype {
   LOOM_DTYPE_F32 = 1,
   LOOM_DTYPE_U8 = 2,
   LOOM_DTYPE_I8 = 3,
+  LOOM_DTYPE_U16 = 4,
   LOOM_DTYPE_I16 = 5,
   LOOM_DTYPE_I32 = 6,
   LOOM_DTYPE_I64 = 7,
   LOOM_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
   LOOM_DTYPE_F16 = 10,
   LOOM_DTYPE_F64 = 11,
+  LOOM_DTYPE_U32 = 12,
+  LOOM_DTYPE_U64 = 13,
   LOOM_DTYPE_BF16 = 16,
 } loom_dtype;
 

@@ -29,10 +29,10 @@ func.func @ods_numeric_operand(%x: tensor<4xi1>) {
 
 // -----
 
-// ods_not_graph_element_type: i16 is not a graph element type.
-func.func @ods_not_graph_element_type(%x: tensor<4xi16>) {
+// ods_not_graph_element_type: i4 is not a graph element type.
+func.func @ods_not_graph_element_type(%x: tensor<4xi4>) {
   // expected-error @+1 {{'graph.relu' op operand #0 must be ranked tensor of}}
-  %0 = graph.relu %x : tensor<4xi16>
+  %0 = graph.relu %x : tensor<4xi4>
   return
 }
 
@@ -300,8 +300,8 @@ func.func @dropout_c1_negative(%x: tensor<4xf32>) {
 
 // cast_c1: the target is a graph element type.
 func.func @cast_c1(%x: tensor<4xi32>) {
-  // expected-error @+1 {{'graph.cast' op cannot cast to 'i16': not a graph element type}}
-  %0 = graph.cast %x to i16 : tensor<4xi32>
+  // expected-error @+1 {{'graph.cast' op cannot cast to 'i4': not a graph element type}}
+  %0 = graph.cast %x to i4 : tensor<4xi32>
   return
 }
 
@@ -1462,7 +1462,7 @@ func.func @dynamic_cumsum_c2(%x: tensor<f32>, %a: tensor<i64>) {
 func.func @dynamic_fill_c2(%s: tensor<2xi64>) {
   // expected-error @+2 {{'graph.dynamic_fill' op value must be a float or integer scalar of a graph element type}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = graph.dynamic_fill %s {value = 1 : i16} : (tensor<2xi64>) -> tensor<?x?xf32>
+  %0 = graph.dynamic_fill %s {value = 1 : i4} : (tensor<2xi64>) -> tensor<?x?xf32>
   return
 }
 
@@ -1553,5 +1553,65 @@ func.func @dynamic_top_k_c2(%x: tensor<3x4xf32>, %k: tensor<2xi64>) {
   // expected-error @+2 {{'graph.dynamic_top_k' op k must hold exactly one integer}}
   // expected-error @+1 {{failed to infer returned types}}
   %v, %i = graph.dynamic_top_k %x, %k axis = 1 : (tensor<3x4xf32>, tensor<2xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  return
+}
+
+// -----
+
+// quantize: the zero point is an integer of 8 to 32 bits.
+func.func @quantize_zero_type(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<f32>) {
+  // expected-error @+2 {{'graph.quantize' op zero_point must be an integer of 8 to 32 bits}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<f32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// quantize: scale and zero point share a shape.
+func.func @quantize_param_shapes(%x: tensor<2x3xf32>, %s: tensor<1x3xf32>, %z: tensor<ui8>) {
+  // expected-error @+2 {{'graph.quantize' op scale and zero_point have different shapes}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.quantize %x, %s, %z : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<ui8>) -> tensor<2x3xui8>
+  return
+}
+
+// -----
+
+// quantize: a per-channel scale has x's size along its dim.
+func.func @quantize_channels(%x: tensor<2x3xf32>, %s: tensor<1x4xf32>, %z: tensor<1x4xui8>) {
+  // expected-error @+2 {{'graph.quantize' op scale has 4 channels where x has 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.quantize %x, %s, %z : (tensor<2x3xf32>, tensor<1x4xf32>, tensor<1x4xui8>) -> tensor<2x3xui8>
+  return
+}
+
+// -----
+
+// quantize: the scale varies along one dim at most.
+func.func @quantize_two_axes(%x: tensor<2x3xf32>, %s: tensor<2x3xf32>, %z: tensor<2x3xui8>) {
+  // expected-error @+2 {{'graph.quantize' op scale must be a scalar or vary along one dim}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.quantize %x, %s, %z : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xui8>) -> tensor<2x3xui8>
+  return
+}
+
+// -----
+
+// quantize: to 8- or 16-bit integers.
+func.func @quantize_wide(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i32>) {
+  // expected-error @+2 {{'graph.quantize' op quantizes to 8- or 16-bit integers only}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+// dequantize: x and the zero point share an element type.
+func.func @dequantize_types(%x: tensor<4xui8>, %s: tensor<f32>, %z: tensor<i8>) {
+  // expected-error @+2 {{'graph.dequantize' op x and zero_point have different element types}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.dequantize %x, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
   return
 }

@@ -146,6 +146,18 @@ func.func @cast(%x: tensor<?x4xf32>, %b: tensor<3xi1>) -> (tensor<?x4xf16>, tens
   return %0, %1, %2, %3 : tensor<?x4xf16>, tensor<?x4xi64>, tensor<3xf32>, tensor<?x4xi1>
 }
 
+// Quantization: the result takes the zero point's integer type (quantize)
+// or the scale's float type (dequantize); a per-channel scale varies along
+// one dim.
+// CHECK-LABEL: func.func @quantize_roundtrip
+func.func @quantize_roundtrip(%x: tensor<2x3xf32>, %s: tensor<1x3xf32>, %z: tensor<1x3xui8>) -> tensor<2x3xf32> {
+  // CHECK: graph.quantize %{{.*}} : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1x3xui8>) -> tensor<2x3xui8>
+  %q = graph.quantize %x, %s, %z : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1x3xui8>) -> tensor<2x3xui8>
+  // CHECK: graph.dequantize %{{.*}} : (tensor<2x3xui8>, tensor<1x3xf32>, tensor<1x3xui8>) -> tensor<2x3xf32>
+  %d = graph.dequantize %q, %s, %z : (tensor<2x3xui8>, tensor<1x3xf32>, tensor<1x3xui8>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary and ternary ops
 //===----------------------------------------------------------------------===//

@@ -21,12 +21,15 @@ enum : int32_t {
   kF32 = 1,
   kU8 = 2,
   kI8 = 3,
+  kU16 = 4,
   kI16 = 5,
   kI32 = 6,
   kI64 = 7,
   kBool = 9, // one byte per element, 0 or 1
   kF16 = 10,
   kF64 = 11,
+  kU32 = 12,
+  kU64 = 13,
   kBF16 = 16,
 };
 
@@ -35,13 +38,16 @@ inline size_t sizeOf(int dtype) {
   switch (dtype) {
   case kF32:
   case kI32:
+  case kU32:
     return 4;
   case kF64:
   case kI64:
+  case kU64:
     return 8;
   case kF16:
   case kBF16:
   case kI16:
+  case kU16:
     return 2;
   case kU8:
   case kI8:
@@ -63,6 +69,12 @@ inline const char *nameOf(int dtype) {
     return "i8";
   case kI16:
     return "i16";
+  case kU16:
+    return "u16";
+  case kU32:
+    return "u32";
+  case kU64:
+    return "u64";
   case kI32:
     return "i32";
   case kI64:
