@@ -71,6 +71,7 @@ def Graph_NumericTensor : RankedTensorOf<!listconcat([F32, F16, BF16, F64],
                                                      Graph_Integers)>;
 def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
+def Graph_IntegerTensor : RankedTensorOf<Graph_Integers>;
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -448,6 +448,51 @@ def Graph_RemOp : Graph_BinaryOp<"rem", Graph_NumericTensor> {
   }];
 }
 
+// Bitwise ops on integers: the bits as they are, any signedness.
+class Graph_BitwiseOp<string mnemonic, string what, string onnx>
+    : Graph_BinaryOp<mnemonic, Graph_IntegerTensor, [Commutative]> {
+  let summary = "elementwise bitwise " # what # " with broadcasting";
+  let description = [{
+    The bitwise }] # what # [{ of two integers of one type, with NumPy
+    broadcasting (ONNX `}] # onnx # [{`).
+  }];
+}
+def Graph_BitAndOp : Graph_BitwiseOp<"bit_and", "and", "BitwiseAnd">;
+def Graph_BitOrOp : Graph_BitwiseOp<"bit_or", "or", "BitwiseOr">;
+def Graph_BitXorOp : Graph_BitwiseOp<"bit_xor", "exclusive or", "BitwiseXor">;
+
+def Graph_ShiftLeftOp : Graph_BinaryOp<"shift_left", Graph_IntegerTensor> {
+  let summary = "elementwise left shift with broadcasting";
+  let description = [{
+    `lhs << rhs` with NumPy broadcasting (ONNX `BitShift` LEFT); a shift by
+    the bit width or more gives 0.
+
+    ```mlir
+    %y = graph.shift_left %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+    ```
+  }];
+}
+
+def Graph_ShiftRightOp : Graph_BinaryOp<"shift_right", Graph_IntegerTensor> {
+  let summary = "elementwise right shift with broadcasting";
+  let description = [{
+    `lhs >> rhs` with NumPy broadcasting (ONNX `BitShift` RIGHT): logical
+    on unsigned types, arithmetic on signed ones; a shift by the bit width
+    or more gives 0 (or -1 for a negative signed `lhs`).
+  }];
+}
+
+def Graph_BitNotOp : Graph_UnaryOp<"bit_not", Graph_IntegerTensor> {
+  let summary = "elementwise bitwise not";
+  let description = [{
+    Every bit flipped (ONNX `BitwiseNot`).
+
+    ```mlir
+    %y = graph.bit_not %x : tensor<4xi32>
+    ```
+  }];
+}
+
 def Graph_ModOp : Graph_BinaryOp<"mod", Graph_NumericTensor> {
   let summary = "elementwise floored modulo with broadcasting";
   let description = [{

@@ -416,6 +416,16 @@ Value GraphBuilder::max(Value l, Value r) { return build<MaxOp>({l, r}); }
 Value GraphBuilder::min(Value l, Value r) { return build<MinOp>({l, r}); }
 Value GraphBuilder::rem(Value l, Value r) { return build<RemOp>({l, r}); }
 Value GraphBuilder::mod(Value l, Value r) { return build<ModOp>({l, r}); }
+Value GraphBuilder::bitAnd(Value l, Value r) { return build<BitAndOp>({l, r}); }
+Value GraphBuilder::bitOr(Value l, Value r) { return build<BitOrOp>({l, r}); }
+Value GraphBuilder::bitXor(Value l, Value r) { return build<BitXorOp>({l, r}); }
+Value GraphBuilder::bitNot(Value x) { return build<BitNotOp>(x); }
+Value GraphBuilder::shiftLeft(Value l, Value r) {
+  return build<ShiftLeftOp>({l, r});
+}
+Value GraphBuilder::shiftRight(Value l, Value r) {
+  return build<ShiftRightOp>({l, r});
+}
 
 Value GraphBuilder::compare(CompareDirection direction, Value lhs, Value rhs) {
   return build<CompareOp>(

@@ -146,6 +146,14 @@ public:
   mlir::Value rem(mlir::Value lhs, mlir::Value rhs);
   /// Floored modulo (sign of rhs, Python %).
   mlir::Value mod(mlir::Value lhs, mlir::Value rhs);
+  /// Bitwise ops and shifts of integers (shiftRight: logical on unsigned
+  /// types, arithmetic on signed ones).
+  mlir::Value bitAnd(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value bitOr(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value bitXor(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value bitNot(mlir::Value x);
+  mlir::Value shiftLeft(mlir::Value lhs, mlir::Value rhs);
+  mlir::Value shiftRight(mlir::Value lhs, mlir::Value rhs);
   mlir::Value compare(graph::CompareDirection direction, mlir::Value lhs,
                       mlir::Value rhs);
   mlir::Value where(mlir::Value cond, mlir::Value x, mlir::Value y);

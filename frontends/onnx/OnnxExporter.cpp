@@ -466,6 +466,23 @@ LogicalResult Exporter::emit(Operation *op) {
         setInt(n, "seed", o.getSeed());
         return success();
       })
+      .Case<ShiftLeftOp, ShiftRightOp>([&](auto o) -> LogicalResult {
+        if (!elemOf(o.getLhs()).isUnsignedInteger())
+          return o->emitError("ONNX BitShift takes unsigned integers, not ")
+                 << elemOf(o.getLhs());
+        n = node("BitShift", {in(0), in(1)}, {out()});
+        setString(n, "direction",
+                  isa<ShiftLeftOp>(o.getOperation()) ? "LEFT" : "RIGHT");
+        return success();
+      })
+      .Case<BitAndOp, BitOrOp, BitXorOp, BitNotOp>(
+          [&](auto o) -> LogicalResult {
+            return o->emitError("'")
+                   << o->getName()
+                   << "' needs ONNX opset 18 (BitwiseAnd, ...); the exporter "
+                      "writes opset "
+                   << loom::onnx_export::kExportOpset;
+          })
       .Case<QuantizeOp, DequantizeOp>([&](auto o) {
         // A scale varying along one dim goes out 1-D with that dim as the
         // axis; a scalar as it is; an all-ones shape as a scalar.

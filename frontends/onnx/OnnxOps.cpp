@@ -1310,6 +1310,47 @@ LogicalResult modOp(ImportContext &c) {
   return success();
 }
 
+/// Whether inputs 0 .. n-1 hold integers (not booleans); an error naming
+/// the first that does not.
+LogicalResult integerInputs(ImportContext &c, int n) {
+  for (int i = 0; i < n; ++i) {
+    Value v = c.input(i);
+    if (!v)
+      return failure();
+    Type t = getElementTypeOrSelf(v.getType());
+    if (!isa<IntegerType>(t) || t.isInteger(1))
+      return c.error("input " + Twine(i) + " (" + c.node->input(i) +
+                     ") must hold integers");
+  }
+  return success();
+}
+
+/// BitShift: direction LEFT or RIGHT (logical on ONNX's unsigned types).
+LogicalResult bitShift(ImportContext &c) {
+  if (failed(integerInputs(c, 2)))
+    return failure();
+  std::string direction = c.attrString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return c.error("direction must be LEFT or RIGHT, not '" + direction + "'");
+  c.setOutput(0, direction == "LEFT" ? c.b.shiftLeft(c.input(0), c.input(1))
+                                     : c.b.shiftRight(c.input(0), c.input(1)));
+  return success();
+}
+
+template <Binary fn> LogicalResult bitwise(ImportContext &c) {
+  if (failed(integerInputs(c, 2)))
+    return failure();
+  c.setOutput(0, (c.b.*fn)(c.input(0), c.input(1)));
+  return success();
+}
+
+LogicalResult bitwiseNot(ImportContext &c) {
+  if (failed(integerInputs(c, 1)))
+    return failure();
+  c.setOutput(0, c.b.bitNot(c.input(0)));
+  return success();
+}
+
 /// The axis input of CumSum (a scalar known at import).
 LogicalResult cumsum(ImportContext &c) {
   if (atRunTime(c, 1)) {
@@ -1765,6 +1806,11 @@ static const OpEntry kOps[] = {
     {"", "Ceil", 6, unary<&GraphBuilder::ceil>},
     {"", "Round", 11, unary<&GraphBuilder::round>},
     {"", "Mod", 10, modOp},
+    {"", "BitShift", 11, bitShift},
+    {"", "BitwiseAnd", 18, bitwise<&GraphBuilder::bitAnd>},
+    {"", "BitwiseOr", 18, bitwise<&GraphBuilder::bitOr>},
+    {"", "BitwiseXor", 18, bitwise<&GraphBuilder::bitXor>},
+    {"", "BitwiseNot", 18, bitwiseNot},
     {"", "CumSum", 11, cumsum},
     {"", "TopK", 1, topK<false>},
     {"", "TopK", 10, topK<true>},

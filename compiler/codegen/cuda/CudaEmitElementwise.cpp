@@ -296,6 +296,12 @@ void registerElementwiseEmitters(OpEmitterTable &table) {
   table.addValue<MinOp>(binaryFormat("loom::min_({0}, {1})"));
   table.addValue<RemOp>(binaryFormat("loom::rem_({0}, {1})"));
   table.addValue<ModOp>(binaryFormat("loom::mod_({0}, {1})"));
+  table.addValue<BitAndOp>(binaryFormat("{0} & {1}"));
+  table.addValue<BitOrOp>(binaryFormat("{0} | {1}"));
+  table.addValue<BitXorOp>(binaryFormat("{0} ^ {1}"));
+  table.addValue<BitNotOp>(unaryCall("bitnot_"));
+  table.addValue<ShiftLeftOp>(binaryFormat("loom::shl_({0}, {1})"));
+  table.addValue<ShiftRightOp>(binaryFormat("loom::shr_({0}, {1})"));
   table.add(emitCompare);
   table.add(emitWhere);
   table.add(emitQuantize);

@@ -109,6 +109,11 @@ __device__ __forceinline__ float mod_(float a, float b) { float r = fmodf(a, b);
 __device__ __forceinline__ double mod_(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 template <class T> __device__ __forceinline__ T mod_(T a, T b) { if (b == 0) return 0; T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 template <class T> __device__ __forceinline__ T div_(T a, T b) { return a / b; }
+// Shifts by the width or more (a negative amount counts as huge) give what
+// shifting one bit at a time would; C++ leaves them undefined.
+template <class T> __device__ __forceinline__ T shl_(T a, T b) { return (unsigned long long)b >= sizeof(T) * 8 ? T(0) : T(a << b); }
+template <class T> __device__ __forceinline__ T shr_(T a, T b) { return (unsigned long long)b >= sizeof(T) * 8 ? (a < T(0) ? T(-1) : T(0)) : T(a >> b); }
+template <class T> __device__ __forceinline__ T bitnot_(T x) { return ~x; }
 __device__ __forceinline__ int div_(int a, int b) { return b == 0 ? 0 : a / b; }
 __device__ __forceinline__ i64 div_(i64 a, i64 b) { return b == 0 ? 0 : a / b; }
 __device__ __forceinline__ unsigned div_(unsigned a, unsigned b) { return b == 0 ? 0 : a / b; }

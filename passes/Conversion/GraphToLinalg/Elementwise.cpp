@@ -182,6 +182,42 @@ static Value body(ModOp, const Scalar &s) {
   return b.create<arith::SelectOp>(loc, fix, moved, r);
 }
 
+static Value body(BitAndOp, const Scalar &s) {
+  return s.b.create<arith::AndIOp>(s.loc, s.a[0], s.a[1]);
+}
+static Value body(BitOrOp, const Scalar &s) {
+  return s.b.create<arith::OrIOp>(s.loc, s.a[0], s.a[1]);
+}
+static Value body(BitXorOp, const Scalar &s) {
+  return s.b.create<arith::XOrIOp>(s.loc, s.a[0], s.a[1]);
+}
+static Value body(BitNotOp, const Scalar &s) {
+  return s.b.create<arith::XOrIOp>(s.loc, s.a[0], s.cst(-1));
+}
+
+/// A shift by the bit width or more (an unsigned comparison: a negative
+/// signed amount counts as huge) gives what shifting one bit at a time
+/// would: 0, or -1 for a right shift of a negative signed value. arith's
+/// shifts are poison there.
+static Value shift(const Scalar &s, bool left) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Value x = s.a[0], n = s.a[1];
+  Value over = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, n,
+                                       s.cst(s.elem.getIntOrFloatBitWidth()));
+  if (left)
+    return b.create<arith::SelectOp>(loc, over, s.cst(0),
+                                     b.create<arith::ShLIOp>(loc, x, n));
+  if (s.elem.isUnsignedInteger())
+    return b.create<arith::SelectOp>(loc, over, s.cst(0),
+                                     b.create<arith::ShRUIOp>(loc, x, n));
+  Value capped = b.create<arith::SelectOp>(
+      loc, over, s.cst(s.elem.getIntOrFloatBitWidth() - 1), n);
+  return b.create<arith::ShRSIOp>(loc, x, capped);
+}
+static Value body(ShiftLeftOp, const Scalar &s) { return shift(s, true); }
+static Value body(ShiftRightOp, const Scalar &s) { return shift(s, false); }
+
 static Value body(CompareOp o, const Scalar &s) {
   return compareScalar(s.b, s.loc, o.getDirection(), s.a[0], s.a[1]);
 }
@@ -320,5 +356,8 @@ void loom::populateGraphToLinalgElementwisePatterns(
            ElementwiseLowering<ModOp>, ElementwiseLowering<CompareOp>,
            ElementwiseLowering<WhereOp>, ElementwiseLowering<BroadcastToOp>,
            ElementwiseLowering<QuantizeOp>, ElementwiseLowering<DequantizeOp>,
+           ElementwiseLowering<BitAndOp>, ElementwiseLowering<BitOrOp>,
+           ElementwiseLowering<BitXorOp>, ElementwiseLowering<BitNotOp>,
+           ElementwiseLowering<ShiftLeftOp>, ElementwiseLowering<ShiftRightOp>,
            LowerOpPattern<DropoutOp, lowerDropout>>(patterns.getContext());
 }

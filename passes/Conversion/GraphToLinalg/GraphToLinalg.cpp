@@ -23,6 +23,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Rewrite/PatternApplicator.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -87,11 +89,34 @@ LogicalResult applyLoweringPatterns(Operation *root,
 /// take signless integers only, and the bits are the same.
 void eraseIntegerSignedness(Operation *root) {
   AttrTypeReplacer replacer;
-  replacer.addReplacement([](IntegerType t) -> std::optional<Type> {
-    if (t.isSignless())
-      return std::nullopt;
-    return IntegerType::get(t.getContext(), t.getWidth());
+  auto signless = [](Type t) -> Type {
+    auto i = dyn_cast<IntegerType>(t);
+    return i && !i.isSignless() ? IntegerType::get(t.getContext(), i.getWidth())
+                                : Type();
+  };
+  replacer.addReplacement([=](IntegerType t) -> std::optional<Type> {
+    if (Type s = signless(t))
+      return s;
+    return std::nullopt;
   });
+  // Dense constants and resource blobs do not expose their type to the
+  // replacer: rebuilt over the same bytes with the signless type.
+  replacer.addReplacement(
+      [=](DenseIntOrFPElementsAttr a) -> std::optional<Attribute> {
+        Type s = signless(a.getType().getElementType());
+        if (!s)
+          return std::nullopt;
+        return DenseIntOrFPElementsAttr::getFromRawBuffer(a.getType().clone(s),
+                                                          a.getRawData());
+      });
+  replacer.addReplacement(
+      [=](DenseResourceElementsAttr a) -> std::optional<Attribute> {
+        Type s = signless(a.getType().getElementType());
+        if (!s)
+          return std::nullopt;
+        return DenseResourceElementsAttr::get(a.getType().clone(s),
+                                              a.getRawHandle());
+      });
   replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
                                         /*replaceTypes=*/true);

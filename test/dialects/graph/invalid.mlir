@@ -1615,3 +1615,12 @@ func.func @dequantize_types(%x: tensor<4xui8>, %s: tensor<f32>, %z: tensor<i8>) 
   %0 = graph.dequantize %x, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// Bitwise ops take integers.
+func.func @bit_and_float(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.bit_and' op operand #0 must be ranked tensor of}}
+  %0 = graph.bit_and %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

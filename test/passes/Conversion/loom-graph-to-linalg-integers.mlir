@@ -79,3 +79,39 @@ func.func @dequantize(%x: tensor<2x3xi8>, %s: tensor<f32>, %z: tensor<i8>) -> te
   %0 = graph.dequantize %x, %s, %z : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// Shifts: an amount of the bit width or more (compared unsigned) gives 0,
+// or the sign for an arithmetic right shift; unsigned types shift right
+// logically.
+// CHECK-LABEL: func.func @shifts
+// CHECK: %[[OVER:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : i8
+// CHECK: %[[SHL:.*]] = arith.shli
+// CHECK: arith.select %[[OVER]], %{{.*}}, %[[SHL]]
+// CHECK: arith.shrui
+// CHECK: %[[CAP:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i16
+// CHECK: arith.shrsi %{{.*}}, %[[CAP]] : i16
+// CHECK: arith.andi
+// CHECK: arith.xori %{{.*}}, %{{.*}} : i32
+func.func @shifts(%a: tensor<4xui8>, %b: tensor<4xui8>, %c: tensor<4xi16>, %d: tensor<4xi32>)
+    -> (tensor<4xui8>, tensor<4xui8>, tensor<4xi16>, tensor<4xi32>, tensor<4xi32>) {
+  %0 = graph.shift_left %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = graph.shift_right %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %2 = graph.shift_right %c, %c : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
+  %3 = graph.bit_and %d, %d : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %4 = graph.bit_not %d : tensor<4xi32>
+  return %0, %1, %2, %3, %4 : tensor<4xui8>, tensor<4xui8>, tensor<4xi16>, tensor<4xi32>, tensor<4xi32>
+}
+
+// Constants of unsigned types keep their bytes under the signless type
+// (200 reads as -56 in i8, 128 as -128).
+// CHECK-LABEL: func.func @unsigned_constants
+// CHECK-DAG: arith.constant dense<[-56, 100]> : tensor<2xi8>
+// CHECK-DAG: arith.constant dense<-128> : tensor<i8>
+// CHECK-NOT: ui8
+func.func @unsigned_constants(%x: tensor<2xf32>) -> (tensor<2xui8>, tensor<2xf32>) {
+  %c = graph.constant dense<[200, 100]> : tensor<2xui8>
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %z = graph.constant dense<128> : tensor<ui8>
+  %d = graph.dequantize %c, %s, %z : (tensor<2xui8>, tensor<f32>, tensor<ui8>) -> tensor<2xf32>
+  return %c, %d : tensor<2xui8>, tensor<2xf32>
+}
