@@ -103,13 +103,11 @@ FailureOr<Value> alongAxis(ImportContext &c, Value param, Value x, int64_t axis,
 }
 
 /// A zero point of element type `dtype` and the shape of `scale` (the
-/// default when the input is absent).
+/// default when the input is absent; per axis, one zero per channel).
 Value zerosLike(ImportContext &c, Value scale, DType dtype) {
-  Value zero = c.b.scalar(0, dtype);
-  RankedTensorType st = typeOf(scale);
-  if (st.getRank() == 0)
-    return zero;
-  return c.b.reshape(zero, SmallVector<int64_t>(st.getRank(), 1));
+  if (typeOf(scale).getRank() == 0)
+    return c.b.scalar(0, dtype);
+  return c.b.fillLike(scale, 0, dtype);
 }
 
 /// The scale (input `si`, floats) and zero point (input `zi`, optional,
