@@ -9,6 +9,7 @@
 #include "dialects/graph/TensorBytes.h"
 #include "loom/common/Artifact.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -16,7 +17,6 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -465,21 +465,8 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
 }
 
 static artifact::DType dtypeOfName(StringRef name, MLIRContext *ctx) {
-  Type t = llvm::StringSwitch<Type>(name)
-               .Case("f32", Float32Type::get(ctx))
-               .Case("f16", Float16Type::get(ctx))
-               .Case("bf16", BFloat16Type::get(ctx))
-               .Case("f64", Float64Type::get(ctx))
-               .Case("i1", IntegerType::get(ctx, 1))
-               .Case("i8", IntegerType::get(ctx, 8))
-               .Case("i16", IntegerType::get(ctx, 16))
-               .Case("i32", IntegerType::get(ctx, 32))
-               .Case("i64", IntegerType::get(ctx, 64))
-               .Case("ui8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
-               .Case("ui16", IntegerType::get(ctx, 16, IntegerType::Unsigned))
-               .Case("ui32", IntegerType::get(ctx, 32, IntegerType::Unsigned))
-               .Case("ui64", IntegerType::get(ctx, 64, IntegerType::Unsigned))
-               .Default(Type());
+  // The CUDA program names element types as MLIR prints them.
+  Type t = name.empty() ? Type() : parseType(name, ctx);
   return t ? dtypeOf(t) : artifact::DTYPE_UNDEFINED;
 }
 

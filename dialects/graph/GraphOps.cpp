@@ -364,6 +364,14 @@ LogicalResult QuantizeOp::inferReturnTypes(MLIRContext *,
                               types);
 }
 
+std::pair<double, double> QuantizeOp::getSaturationRange() {
+  Type elem = tensorOf(getResult()).getElementType();
+  unsigned w = elem.getIntOrFloatBitWidth();
+  if (elem.isUnsignedInteger())
+    return {0, std::ldexp(1, w) - 1};
+  return {-std::ldexp(1, w - 1), std::ldexp(1, w - 1) - 1};
+}
+
 LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,

@@ -573,6 +573,11 @@ def Graph_QuantizeOp : Graph_InferredOp<"quantize",
   let assemblyFormat = [{
     $x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)
   }];
+  let extraClassDeclaration = [{
+    /// The range the result saturates to: [0, 2^w - 1] for an unsigned
+    /// w-bit type, [-2^(w-1), 2^(w-1) - 1] for a signed one.
+    std::pair<double, double> getSaturationRange();
+  }];
 }
 
 def Graph_DequantizeOp : Graph_InferredOp<"dequantize",

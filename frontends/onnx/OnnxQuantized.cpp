@@ -212,6 +212,21 @@ Value exactConv(ImportContext &c, Value x, Value w, Value bias) {
   return c.b.add(y, c.b.reshape(bias, shape));
 }
 
+/// The output of QLinearMatMul and QLinearConv: the i32 sums `acc`
+/// rescaled by aScale * bScale in f32 and quantized with the scalar scale
+/// and zero point of inputs 6 and 7.
+LogicalResult requantize(ImportContext &c, Value acc, Value aScale,
+                         Value bScale) {
+  Value real = c.b.mul(c.b.cast(acc, DType::f32), c.b.mul(aScale, bScale));
+  auto y = scaleAndZero(c, real, 6, 7, 1, DType::u8);
+  if (failed(y))
+    return failure();
+  if (typeOf(y->first).getRank() != 0)
+    return c.error("y_scale must be a scalar");
+  c.setOutput(0, c.b.quantize(real, y->first, y->second));
+  return success();
+}
+
 } // namespace
 
 namespace loom::onnx_import {
@@ -297,16 +312,7 @@ LogicalResult qLinearMatMul(ImportContext &c) {
   auto bScale = matmulScale(c, 4, *b, -1);
   if (failed(bScale))
     return failure();
-  Value product = c.b.matmul(*a, *b);
-  Value real =
-      c.b.mul(c.b.cast(product, DType::f32), c.b.mul(*aScale, *bScale));
-  auto y = scaleAndZero(c, real, 6, 7, 1, DType::u8);
-  if (failed(y))
-    return failure();
-  if (typeOf(y->first).getRank() != 0)
-    return c.error("y_scale must be a scalar");
-  c.setOutput(0, c.b.quantize(real, y->first, y->second));
-  return success();
+  return requantize(c, c.b.matmul(*a, *b), *aScale, *bScale);
 }
 
 /// ConvInteger: the zero-shifted operands convolved exactly (exactConv),
@@ -354,14 +360,7 @@ LogicalResult qLinearConv(ImportContext &c) {
     return failure();
   if (typeOf(*xScale).getRank() != 0)
     return c.error("x_scale must be a scalar");
-  Value real = c.b.mul(c.b.cast(y, DType::f32), c.b.mul(*xScale, *wScale));
-  auto q = scaleAndZero(c, real, 6, 7, 1, DType::u8);
-  if (failed(q))
-    return failure();
-  if (typeOf(q->first).getRank() != 0)
-    return c.error("y_scale must be a scalar");
-  c.setOutput(0, c.b.quantize(real, q->first, q->second));
-  return success();
+  return requantize(c, y, *xScale, *wScale);
 }
 
 } // namespace loom::onnx_import

@@ -195,44 +195,43 @@ FailureOr<std::string> emitCompare(KernelText &kernel, CompareOp compare,
                     *lhs + " " + relation(compare.getDirection()) + " " + *rhs);
 }
 
+/// The elements of every operand of `op` at `index`, broadcast to
+/// `result`'s shape.
+FailureOr<SmallVector<std::string>> evalOperands(KernelText &kernel,
+                                                 Operation *op, Value result,
+                                                 const Idx &index) {
+  SmallVector<std::string> values;
+  for (Value operand : op->getOperands()) {
+    FailureOr<std::string> v = kernel.evalBroadcast(operand, result, index);
+    if (failed(v))
+      return failure();
+    values.push_back(*v);
+  }
+  return values;
+}
+
 FailureOr<std::string> emitWhere(KernelText &kernel, WhereOp where,
                                  Value result, const Idx &index) {
-  FailureOr<std::string> cond =
-      kernel.evalBroadcast(where.getCond(), result, index);
-  if (failed(cond))
-    return failure();
-  FailureOr<std::string> x = kernel.evalBroadcast(where.getX(), result, index);
-  if (failed(x))
-    return failure();
-  FailureOr<std::string> y = kernel.evalBroadcast(where.getY(), result, index);
-  if (failed(y))
+  auto a = evalOperands(kernel, where, result, index);
+  if (failed(a))
     return failure();
   return kernel.let(computeType(elemOf(result)),
-                    *cond + " ? " + *x + " : " + *y);
+                    (*a)[0] + " ? " + (*a)[1] + " : " + (*a)[2]);
 }
 
 /// saturate(rint(x / scale) + zero_point) in x's compute type (round half
 /// to even), then converted to the integer result.
 FailureOr<std::string> emitQuantize(KernelText &kernel, QuantizeOp quantize,
                                     Value result, const Idx &index) {
-  FailureOr<std::string> x =
-      kernel.evalBroadcast(quantize.getX(), result, index);
-  FailureOr<std::string> scale =
-      failed(x) ? x : kernel.evalBroadcast(quantize.getScale(), result, index);
-  FailureOr<std::string> zero =
-      failed(scale)
-          ? scale
-          : kernel.evalBroadcast(quantize.getZeroPoint(), result, index);
-  if (failed(zero))
+  auto a = evalOperands(kernel, quantize, result, index);
+  if (failed(a))
     return failure();
+  const std::string &x = (*a)[0], &scale = (*a)[1], &zero = (*a)[2];
   Type f = elemOf(quantize.getX()), elem = elemOf(result);
   std::string fType = computeType(f);
-  unsigned w = elem.getIntOrFloatBitWidth();
-  bool u = elem.isUnsignedInteger();
-  double lo = u ? 0 : -std::ldexp(1, w - 1);
-  double hi = u ? std::ldexp(1, w) - 1 : std::ldexp(1, w - 1) - 1;
-  std::string q = kernel.let(fType, "loom::round_(" + *x + " / " + *scale +
-                                        ") + (" + fType + ")(" + *zero + ")");
+  auto [lo, hi] = quantize.getSaturationRange();
+  std::string q = kernel.let(fType, "loom::round_(" + x + " / " + scale +
+                                        ") + (" + fType + ")(" + zero + ")");
   q = kernel.let(fType, "loom::min_(loom::max_(" + q + ", " + literal(lo, f) +
                             "), " + literal(hi, f) + ")");
   std::string cxxType = computeType(elem);
@@ -243,21 +242,13 @@ FailureOr<std::string> emitQuantize(KernelText &kernel, QuantizeOp quantize,
 FailureOr<std::string> emitDequantize(KernelText &kernel,
                                       DequantizeOp dequantize, Value result,
                                       const Idx &index) {
-  FailureOr<std::string> x =
-      kernel.evalBroadcast(dequantize.getX(), result, index);
-  FailureOr<std::string> scale =
-      failed(x) ? x
-                : kernel.evalBroadcast(dequantize.getScale(), result, index);
-  FailureOr<std::string> zero =
-      failed(scale)
-          ? scale
-          : kernel.evalBroadcast(dequantize.getZeroPoint(), result, index);
-  if (failed(zero))
+  auto a = evalOperands(kernel, dequantize, result, index);
+  if (failed(a))
     return failure();
   std::string cxxType = computeType(elemOf(result));
   return rounded(kernel, elemOf(result),
-                 "(" + cxxType + ")((loom::i64)" + *x + " - (loom::i64)" +
-                     *zero + ") * " + *scale);
+                 "(" + cxxType + ")((loom::i64)" + (*a)[0] + " - (loom::i64)" +
+                     (*a)[2] + ") * " + (*a)[1]);
 }
 
 } // namespace

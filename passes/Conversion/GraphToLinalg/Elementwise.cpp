@@ -230,7 +230,7 @@ static Value body(BroadcastToOp, const Scalar &s) { return s.a[0]; }
 
 /// saturate(roundeven(x / scale) + zero_point), in x's float type, then
 /// converted to the result's integer type (unsigned or signed).
-static Value body(QuantizeOp, const Scalar &s) {
+static Value body(QuantizeOp o, const Scalar &s) {
   OpBuilder &b = s.b;
   Location loc = s.loc;
   Value x = s.a[0];
@@ -238,10 +238,7 @@ static Value body(QuantizeOp, const Scalar &s) {
   Value q =
       b.create<math::RoundEvenOp>(loc, b.create<arith::DivFOp>(loc, x, s.a[1]));
   q = b.create<arith::AddFOp>(loc, q, convertScalar(b, loc, s.a[2], f));
-  unsigned w = s.elem.getIntOrFloatBitWidth();
-  bool u = s.elem.isUnsignedInteger();
-  double lo = u ? 0 : -std::ldexp(1, w - 1);
-  double hi = u ? std::ldexp(1, w) - 1 : std::ldexp(1, w - 1) - 1;
+  auto [lo, hi] = o.getSaturationRange();
   q = minScalar(b, loc, maxScalar(b, loc, q, scalarConst(b, loc, f, lo)),
                 scalarConst(b, loc, f, hi));
   return convertScalar(b, loc, q, s.elem);
