@@ -7,6 +7,10 @@ classes of test/models/make_models.py:
                       (4.2 M parameters); gpt2_large_in.npy: batch 1
   resnet_large.onnx   the ResNet of test/models at 64x64 input;
                       resnet_large_in.npy: batch 8
+  resnet18.onnx       ResNet-18 (torchvision's layout: 7x7 stem, max pool,
+                      4 stages of 2 blocks, 64 to 512 channels; 11.7 M
+                      parameters, 1.8 GFLOPs) at 224x224;
+                      resnet18_in.npy: batch 1
 
 usage: /usr/bin/python3 make_torch_models.py OUT_DIR
 """
@@ -19,6 +23,29 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "test", "models"))
 import make_models  # noqa: E402
+
+
+class ResNet18(torch.nn.Module):
+    """torchvision's resnet18, from test/models' Block."""
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        nn = torch.nn
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+                                  nn.BatchNorm2d(64), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], 64
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            blocks += [make_models.Block(cin, cout, stride),
+                       make_models.Block(cout, cout, 1)]
+            cin = cout
+        self.layers = nn.Sequential(*blocks)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x))
+        return self.fc(torch.flatten(
+            torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
 def export(model, path, inputs, names):
@@ -42,6 +69,15 @@ def main(out):
     export(make_models.ResNet(), os.path.join(out, "resnet_large.onnx"), (x,),
            ["x"])
     np.save(os.path.join(out, "resnet_large_in.npy"), x.numpy())
+    model = ResNet18()
+    with torch.no_grad():  # non-trivial batch statistics
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(1, 3, 224, 224)
+    export(model, os.path.join(out, "resnet18.onnx"), (x,), ["x"])
+    np.save(os.path.join(out, "resnet18_in.npy"), x.numpy())
 
 
 if __name__ == "__main__":

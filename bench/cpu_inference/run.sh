@@ -9,16 +9,19 @@
 # rounds' medians. Prints one line per case with the Loom / ORT ratio.
 #
 # usage: bench/cpu_inference/run.sh [--threads T] [--rounds R] [--runs N]
+#                                   [--cases REGEX]  (only the matching cases)
 # needs: build/ (scripts/build.sh), onnxruntime-node (scripts/install-ort.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-threads=1; rounds=3; runs=20
+threads=1; rounds=3; runs=20; cases=.
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) echo "usage: $0 [--threads T] [--rounds R] [--runs N]"; exit 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    *) echo "usage: $0 [--threads T] [--rounds R] [--runs N] [--cases REGEX]"
+       exit 2 ;;
   esac
 done
 out="$root/build/bench/cpu_inference"
@@ -28,7 +31,7 @@ mkdir -p "$out"
 models="mlp gpt2 resnet"
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   /usr/bin/python3 "$root/bench/cpu_inference/make_torch_models.py" "$out"
-  models="$models gpt2_large resnet_large"
+  models="$models gpt2_large resnet_large resnet18"
 else
   echo "(PyTorch not installed: the larger GPT-2 and ResNet cases are skipped)"
 fi
@@ -42,6 +45,7 @@ field() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'; }
 printf '%-16s %8s %12s %12s %8s\n' case threads "loom ms" "ort ms" "loom/ort"
 bench_case() {  # name model inputs...
   local name=$1 model=$2; shift 2
+  [[ $name =~ $cases ]] || return 0
   local loom_in=() ort_in=() l=() o=()
   for kv in "$@"; do loom_in+=(--in "$kv"); ort_in+=(--in "$kv"); done
   for ((r = 0; r < rounds; ++r)); do
@@ -63,4 +67,5 @@ bench_case resnet resnet "x=$out/resnet_in.npy"
 if [ -f "$out/gpt2_large.loom" ]; then
   bench_case gpt2-large gpt2_large "input_ids=$out/gpt2_large_in.npy"
   bench_case resnet-large resnet_large "x=$out/resnet_large_in.npy"
+  bench_case resnet18-224 resnet18 "x=$out/resnet18_in.npy"
 fi

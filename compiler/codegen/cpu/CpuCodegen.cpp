@@ -342,7 +342,14 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(ctx));
   // The graph.* argument and result attributes (names, dim names) are in
-  // the artifact's signature; LLVM has no use for them.
+  // the artifact's signature; LLVM has no use for them. Which arguments
+  // are weights the library calls want to know.
+  SmallVector<int64_t> weights;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, "graph.weight"))
+      weights.push_back(i);
+  if (!weights.empty())
+    func->setAttr(kWeightArgsAttr, DenseI64ArrayAttr::get(ctx, weights));
   func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
   func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   bool hasResults = func.getNumResults() > 0;

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Path.h"
 
@@ -190,6 +192,229 @@ struct CpuFusionPass : impl::CpuFusionPassBase<CpuFusionPass> {
   }
 };
 
+/// Whether `op` only writes `value` into every element of `buffer`: a
+/// linalg.fill or a generic/map without inputs yielding it.
+bool fills(Operation *op, Value buffer, function_ref<bool(Value)> value) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.output() == buffer && value(fill.value());
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !isa<linalg::GenericOp, linalg::MapOp>(op) ||
+      linalgOp.getNumDpsInputs() != 0 || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp.getDpsInits()[0] != buffer ||
+      !llvm::all_of(linalgOp.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = op->getRegion(0).front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1)
+    return false;
+  // The body: index ops (linalg.map's) and the yield of a value from above.
+  for (Operation &inner : body.without_terminator())
+    if (!isa<linalg::IndexOp>(inner))
+      return false;
+  Value v = yield.getValues()[0];
+  return v.getParentRegion() != &op->getRegion(0) && value(v);
+}
+
+bool isZero(Value v) { return matchPattern(v, m_AnyZeroFloat()); }
+
+/// Whether the ops strictly between `from` and `to` (one block) can
+/// neither write a buffer that existed before `from` nor free one: pure
+/// ops, allocations, and linalg ops that write only buffers allocated
+/// among them.
+bool onlyFreshWritesBetween(Operation *from, Operation *to) {
+  if (from->getBlock() != to->getBlock() || !from->isBeforeInBlock(to))
+    return false;
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode()) {
+    if (isPure(op) || isa<memref::AllocOp, memref::AllocaOp>(op))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp)
+      return false;
+    for (Value init : linalgOp.getDpsInits()) {
+      Operation *def = init.getDefiningOp();
+      if (!isa_and_nonnull<memref::AllocOp>(def) || !from->isBeforeInBlock(def))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// A convolution input padded with zeros (tensor.pad, bufferized): an
+/// allocation filled with zeros and the source copied into a window of it.
+struct ZeroPadded {
+  Value source;
+  int64_t top, left, bottom, right;
+  SmallVector<Operation *> ops; // to erase once the kernel pads instead
+};
+
+std::optional<ZeroPadded> zeroPadded(linalg::Conv2DNchwFchwOp conv) {
+  Value input = conv.getInputs()[0];
+  auto alloc = input.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return std::nullopt;
+  Operation *fill = nullptr;
+  memref::SubViewOp window;
+  SmallVector<memref::DimOp> dims;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == conv.getOperation())
+      continue;
+    if (auto dim = dyn_cast<memref::DimOp>(user))
+      dims.push_back(dim);
+    else if (fills(user, alloc, isZero) && !fill)
+      fill = user;
+    else if (auto sub = dyn_cast<memref::SubViewOp>(user); sub && !window)
+      window = sub;
+    else
+      return std::nullopt;
+  }
+  if (!fill || !window || !window->hasOneUse())
+    return std::nullopt;
+  auto copy = dyn_cast<memref::CopyOp>(*window->user_begin());
+  if (!copy || copy.getTarget() != window.getResult() ||
+      !fill->isBeforeInBlock(copy) ||
+      !onlyFreshWritesBetween(copy, conv.getOperation()))
+    return std::nullopt;
+  auto full = cast<MemRefType>(alloc.getType());
+  auto part = dyn_cast<MemRefType>(copy.getSource().getType());
+  ArrayRef<int64_t> offsets = window.getStaticOffsets();
+  if (!part || part.getRank() != 4 ||
+      window.getStaticSizes() != part.getShape() ||
+      !llvm::all_of(window.getStaticStrides(),
+                    [](int64_t s) { return s == 1; }))
+    return std::nullopt;
+  // Batch and channels whole; rows and columns padded by known amounts.
+  for (int64_t d = 0; d < 4; ++d)
+    if (ShapedType::isDynamic(offsets[d]) || (d < 2 && offsets[d] != 0) ||
+        (d >= 2 && (full.isDynamicDim(d) || part.isDynamicDim(d))) ||
+        (d < 2 && full.getDimSize(d) != part.getDimSize(d)))
+      return std::nullopt;
+  // Sizes read off the padded buffer (the output's batch size): batch and
+  // channels read off the source instead, rows and columns are constants.
+  Value source = copy.getSource();
+  for (memref::DimOp dim : dims) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    Operation *def = source.getDefiningOp();
+    bool before =
+        def ? def->getBlock() == dim->getBlock() && def->isBeforeInBlock(dim)
+            : cast<BlockArgument>(source).getOwner() == dim->getBlock();
+    if (!d || (*d < 2 && !before))
+      return std::nullopt;
+  }
+  for (memref::DimOp dim : dims) {
+    OpBuilder b(dim);
+    int64_t d = *dim.getConstantIndex();
+    Value size =
+        d < 2
+            ? b.create<memref::DimOp>(dim.getLoc(), source, d).getResult()
+            : b.create<arith::ConstantIndexOp>(dim.getLoc(), full.getDimSize(d))
+                  .getResult();
+    dim.replaceAllUsesWith(size);
+    dim->erase();
+  }
+  ZeroPadded p;
+  p.source = source;
+  p.top = offsets[2], p.left = offsets[3];
+  p.bottom = full.getDimSize(2) - p.top - part.getDimSize(2);
+  p.right = full.getDimSize(3) - p.left - part.getDimSize(3);
+  p.ops = {copy, window, fill, alloc};
+  return p;
+}
+
+/// The bias a convolution's output is initialized with: a generic
+/// broadcasting a [F] buffer along the channel dim, right before it.
+Value channelBias(linalg::Conv2DNchwFchwOp conv) {
+  auto init = dyn_cast_or_null<linalg::GenericOp>(conv->getPrevNode());
+  Value out = conv.getOutputs()[0];
+  if (!init || init.getNumDpsInputs() != 1 || init.getNumDpsInits() != 1 ||
+      init.getDpsInits()[0] != out)
+    return {};
+  SmallVector<AffineMap> maps = init.getIndexingMapsArray();
+  Value bias = init.getDpsInputs()[0];
+  auto type = dyn_cast<MemRefType>(bias.getType());
+  Block &body = init.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!type || type.getRank() != 1 || !type.getElementType().isF32() ||
+      maps[0].getNumResults() != 1 || !isDim(maps[0].getResult(0), 1) ||
+      !maps[1].isIdentity() || body.getOperations().size() != 1 ||
+      yield.getValues()[0] != body.getArgument(0))
+    return {};
+  return bias;
+}
+
+/// The ReLU that is the only reader of the convolution's output `out`: a
+/// generic `max(x, 0)` into a fresh buffer of the same type that nothing
+/// used before it.
+linalg::GenericOp onlyRelu(linalg::Conv2DNchwFchwOp conv) {
+  Value out = conv.getOutputs()[0];
+  if (!out.getDefiningOp<memref::AllocOp>())
+    return {};
+  linalg::GenericOp relu;
+  for (Operation *user : out.getUsers()) {
+    if (user == conv.getOperation())
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (relu || !generic)
+      return {};
+    relu = generic;
+  }
+  if (!relu || relu->getBlock() != conv->getBlock() ||
+      relu.getNumDpsInputs() != 1 || relu.getNumDpsInits() != 1 ||
+      relu.getDpsInputs()[0] != out ||
+      relu.getDpsInits()[0].getType() != out.getType() ||
+      !llvm::all_of(relu.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = relu.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto max = dyn_cast<arith::MaximumFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!max || yield.getValues()[0] != max.getResult() ||
+      !((max.getLhs() == body.getArgument(0) && isZero(max.getRhs())) ||
+        (max.getRhs() == body.getArgument(0) && isZero(max.getLhs()))))
+    return {};
+  Value result = relu.getDpsInits()[0];
+  auto alloc = result.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  for (Operation *user : result.getUsers())
+    if (user != relu.getOperation() &&
+        (user->getBlock() != relu->getBlock() || user->isBeforeInBlock(relu)))
+      return {};
+  return relu;
+}
+
+/// Whether buffer `v` is read only while the artifact is loaded: a weight
+/// argument of the function (loomc compile's outlined constants: the
+/// argument's graph.weight attribute, or kWeightArgsAttr where the
+/// argument attributes were dropped) or a constant global, seen through
+/// views.
+bool isConstantBuffer(Value v) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      if (!func || !arg.getOwner()->isEntryBlock())
+        return false;
+      if (func.getArgAttr(arg.getArgNumber(), "graph.weight"))
+        return true;
+      auto weights = func->getAttrOfType<DenseI64ArrayAttr>(kWeightArgsAttr);
+      return weights &&
+             llvm::is_contained(weights.asArrayRef(), arg.getArgNumber());
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto get = dyn_cast_or_null<memref::GetGlobalOp>(def)) {
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          def, get.getNameAttr());
+      return global && global.getConstant();
+    }
+    auto view = dyn_cast_or_null<ViewLikeOpInterface>(def);
+    if (!view)
+      return false;
+    v = view.getViewSource();
+  }
+}
+
 struct CpuLibraryCallsPass
     : impl::CpuLibraryCallsPassBase<CpuLibraryCallsPass> {
   /// Replaces `op` by a call of `name(memref<*xf32> x3, i64 x ints)` on
@@ -219,10 +444,69 @@ struct CpuLibraryCallsPass
     });
   }
 
+  /// A convolution becomes a call of loom_cpu_conv2d_nchw_f32(in, filter,
+  /// out, bias, strides, dilations, padding, flags), taking in what is
+  /// around it: the zero padding of its input (the kernel pads), the
+  /// zero fill or bias broadcast of its output (overwritten, the bias
+  /// added by the kernel) and a ReLU that is the output's only reader.
+  static void replaceConv(ModuleOp module, linalg::Conv2DNchwFchwOp conv) {
+    Value in = conv.getInputs()[0], filter = conv.getInputs()[1],
+          out = conv.getOutputs()[0];
+    int64_t flags = 0;
+    int64_t pad[4] = {0, 0, 0, 0};
+    if (std::optional<ZeroPadded> padded = zeroPadded(conv)) {
+      in = padded->source;
+      pad[0] = padded->top, pad[1] = padded->left;
+      pad[2] = padded->bottom, pad[3] = padded->right;
+      conv->setOperand(0, in);
+      for (Operation *op : padded->ops)
+        op->erase();
+    }
+    Value bias;
+    Operation *init = conv->getPrevNode();
+    if (init && fills(init, out, isZero)) {
+      flags |= abi::kConvOverwrite;
+      init->erase();
+    } else if ((bias = channelBias(conv))) {
+      flags |= abi::kConvOverwrite | abi::kConvBias;
+      init->erase();
+    }
+    if (linalg::GenericOp relu =
+            (flags & abi::kConvOverwrite) ? onlyRelu(conv) : nullptr) {
+      flags |= abi::kConvRelu;
+      Value result = relu.getDpsInits()[0];
+      relu->erase();
+      result.replaceAllUsesWith(out);
+      result.getDefiningOp()->erase();
+    }
+    if (isConstantBuffer(filter))
+      flags |= abi::kConvConstantFilter;
+
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    auto unranked = UnrankedMemRefType::get(b.getF32Type(), 0);
+    SmallVector<Type> types(4, unranked);
+    types.append(9, b.getI64Type());
+    declareRuntimeFunction(module, abi::kCpuConv2dNchwF32,
+                           b.getFunctionType(types, {}), /*cInterface=*/true);
+    SmallVector<Value> args;
+    // Without a bias the filter stands in (never read as one).
+    for (Value v : {in, filter, out, bias ? bias : filter})
+      args.push_back(b.create<memref::CastOp>(loc, unranked, v));
+    auto s = conv.getStrides().getValues<int64_t>();
+    auto d = conv.getDilations().getValues<int64_t>();
+    for (int64_t i :
+         {s[0], s[1], d[0], d[1], pad[0], pad[1], pad[2], pad[3], flags})
+      args.push_back(b.create<arith::ConstantIntOp>(loc, i, 64));
+    b.create<func::CallOp>(loc, abi::kCpuConv2dNchwF32, TypeRange{}, args);
+    conv->erase();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<Operation *, SmallVector<int64_t>>> calls;
     SmallVector<StringRef> names;
+    SmallVector<linalg::Conv2DNchwFchwOp> convs;
     module.walk([&](Operation *op) {
       if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (auto flags = matmulFlags(generic)) {
@@ -238,16 +522,14 @@ struct CpuLibraryCallsPass
           names.push_back(abi::kCpuMatmulF32);
         }
       } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
-        if (!conv.hasPureBufferSemantics() || !allF32Memrefs(op))
-          return;
-        auto s = conv.getStrides().getValues<int64_t>();
-        auto d = conv.getDilations().getValues<int64_t>();
-        calls.push_back({op, {s[0], s[1], d[0], d[1]}});
-        names.push_back(abi::kCpuConv2dNchwF32);
+        if (conv.hasPureBufferSemantics() && allF32Memrefs(op))
+          convs.push_back(conv);
       }
     });
     for (auto [call, name] : llvm::zip(calls, names))
       replaceByCall(module, call.first, name, call.second);
+    for (linalg::Conv2DNchwFchwOp conv : convs)
+      replaceConv(module, conv);
   }
 };
 

@@ -27,6 +27,11 @@ bool isNarrowFloat(mlir::Type type);
 /// (`loomc compile --print-memory-plan`).
 inline constexpr const char *kMemoryPlanAttr = "loom.memory_plan";
 
+/// The entry function's attribute listing its weight arguments (array of
+/// argument numbers), set where their graph.weight attributes are dropped
+/// before lowering: a convolution over one may keep its filter reordered.
+inline constexpr const char *kWeightArgsAttr = "loom.weight_args";
+
 /// The private declaration of the runtime function `name` of `type` in
 /// `module` (made after the declarations at its top unless it exists),
 /// with MLIR's C interface when `cInterface` (memref arguments passed as

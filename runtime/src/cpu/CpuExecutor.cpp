@@ -5,6 +5,7 @@
 #include "runtime/src/Profile.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/ThreadPool.h"
+#include "runtime/src/cpu/Kernels.h"
 
 #include <omp.h>
 
@@ -45,6 +46,10 @@ struct ThreadsScope {
 };
 
 } // namespace
+
+// Kept packs are keyed by address: a later artifact's weights may come
+// to the same one.
+CpuExecutor::~CpuExecutor() { cpu::forgetPackedFilters(); }
 
 loom_status CpuExecutor::load(const artifact::Artifact &a,
                               const artifact::DataSection &section,

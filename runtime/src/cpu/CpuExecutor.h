@@ -37,6 +37,9 @@ public:
                           const artifact::DataSection &section,
                           std::unique_ptr<CpuExecutor> &out);
 
+  /// Drops what the convolution kernels kept of this artifact's filters.
+  ~CpuExecutor() override;
+
   loom_device device() const override { return LOOM_DEVICE_CPU; }
   const std::string &description() const override { return description_; }
   loom_status run(const RunRequest &request) override;

@@ -7,8 +7,10 @@
 // the run is single-threaded: with more threads OpenBLAS's own pthreads
 // fight the OpenMP threads that run convolution images, and oneDNN stays.
 // LOOM_CPU_GEMM=onednn|openblas overrides the choice. A matrix times a
-// vector is OpenBLAS's sgemv, which reads the matrix once at memory speed
-// where oneDNN's sgemm is about 35% slower there.
+// vector is OpenBLAS's sgemv (on one OpenBLAS thread, split over the
+// OpenMP threads), which reads the matrix once at memory speed where
+// oneDNN's sgemm is about 35% slower there. Convolutions are in
+// Convolution.cpp.
 //
 // Generated code calls these through MLIR's C interface
 // (`_mlir_ciface_<name>`, memrefs passed as pointers to unranked
@@ -16,6 +18,8 @@
 // puts in the global symbol scope before it loads an artifact's code.
 //
 //===----------------------------------------------------------------------===//
+
+#include "runtime/src/cpu/Kernels.h"
 
 #include "loom/common/CodegenAbi.h"
 #include "runtime/src/ThreadPool.h"
@@ -30,27 +34,19 @@
 #include <cstring>
 #include <vector>
 
-namespace {
-
-/// MLIR's unranked memref descriptor, and a view of the ranked one it
-/// points to: allocated, aligned, offset, sizes[rank], strides[rank].
-struct Unranked {
-  int64_t rank;
-  void *descriptor;
-};
-
-struct View {
-  float *data;
-  int64_t rank;
-  const int64_t *sizes;
-  const int64_t *strides;
-};
+namespace loom::runtime::cpu {
 
 View view(const Unranked *u) {
   auto *words = static_cast<int64_t *>(u->descriptor);
   auto *aligned = reinterpret_cast<float *>(static_cast<intptr_t>(words[1]));
   return {aligned + words[2], u->rank, words + 3, words + 3 + u->rank};
 }
+
+} // namespace loom::runtime::cpu
+
+using namespace loom::runtime::cpu;
+
+namespace {
 
 /// A matrix operand for sgemm: `rows x cols` with row stride `ld`
 /// (transposed when the column stride is the non-unit one). Falls back to
@@ -78,6 +74,10 @@ Matrix matrix(const float *base, int64_t rows, int64_t cols, int64_t rowStride,
       scratch[r * cols + c] = base[r * rowStride + c * colStride];
   return {scratch.data(), false, std::max<int64_t>(1, cols)};
 }
+
+} // namespace
+
+namespace loom::runtime::cpu {
 
 /// Whether this call's GEMMs go to oneDNN (else OpenBLAS): see the file
 /// comment. Decided on the calling thread, which carries the run's thread
@@ -110,6 +110,51 @@ void sgemm(bool oneDnn, bool transA, bool transB, int64_t m, int64_t n,
               static_cast<int>(n), static_cast<int>(k), 1.0f, a,
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
               static_cast<int>(ldc));
+}
+
+} // namespace loom::runtime::cpu
+
+namespace {
+
+/// y = op(A) x + beta y, A row-major m x n (op: A^T when `trans`), with
+/// OpenBLAS's sgemv. OpenBLAS keeps to one thread of its own (its pthreads
+/// fought OpenMP's: after a oneDNN convolution, whose OpenMP threads spin
+/// a while, ResNet-18's 512 x 1000 classifier took 1.5-2.8 ms instead of
+/// 0.11 at two threads); a large multi-threaded product is split over the
+/// OpenMP threads instead, each taking a block of y.
+void sgemv(bool trans, int64_t m, int64_t n, const float *a, int64_t lda,
+           const float *x, int64_t incx, float beta, float *y, int64_t incy) {
+  static const bool single = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)single;
+  auto part = [&](int64_t lo, int64_t hi) {
+    // Rows [lo, hi) of A, or its columns [lo, hi) when transposed.
+    if (lo >= hi)
+      return;
+    cblas_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans,
+                static_cast<int>(trans ? m : hi - lo),
+                static_cast<int>(trans ? hi - lo : n), 1.0f,
+                trans ? a + lo : a + lo * lda, static_cast<int>(lda), x,
+                static_cast<int>(incx), beta, y + lo * incy,
+                static_cast<int>(incy));
+  };
+  int64_t outputs = trans ? n : m;
+  int threads = loom::runtime::currentThreads();
+  if (threads <= 0)
+    threads = omp_get_max_threads();
+  // Below a quarter million elements one thread reads A in microseconds.
+  if (threads <= 1 || m * n < (int64_t{1} << 18) || outputs < 64) {
+    part(0, outputs);
+    return;
+  }
+  // Blocks of y a multiple of 16 (whole cache lines of it).
+  int64_t chunk = (outputs + threads - 1) / threads;
+  chunk = (chunk + 15) / 16 * 16;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t)
+    part(std::min(outputs, t * chunk), std::min(outputs, (t + 1) * chunk));
 }
 
 } // namespace
@@ -226,17 +271,12 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
       // A row times a matrix: sgemv reads the matrix once, where sgemm
       // would pack it first.
       int incx = a.trans ? static_cast<int>(a.ld) : 1;
-      cblas_sgemv(CblasRowMajor, bm.trans ? CblasNoTrans : CblasTrans,
-                  static_cast<int>(bm.trans ? N : K),
-                  static_cast<int>(bm.trans ? K : N), 1.0f, bm.data,
-                  static_cast<int>(bm.ld), a.data, incx, beta, cdata, 1);
+      sgemv(!bm.trans, bm.trans ? N : K, bm.trans ? K : N, bm.data, bm.ld,
+            a.data, incx, beta, cdata, 1);
     } else if (N == 1) {
       int incx = bm.trans ? 1 : static_cast<int>(bm.ld);
-      cblas_sgemv(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(a.trans ? K : M),
-                  static_cast<int>(a.trans ? M : K), 1.0f, a.data,
-                  static_cast<int>(a.ld), bm.data, incx, beta, cdata,
-                  static_cast<int>(cm.ld));
+      sgemv(a.trans, a.trans ? K : M, a.trans ? M : K, a.data, a.ld, bm.data,
+            incx, beta, cdata, cm.ld);
     } else {
       sgemm(oneDnn, a.trans, bm.trans, M, N, K, a.data, a.ld, bm.data, bm.ld,
             beta, cdata, cm.ld);
@@ -250,95 +290,6 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
         break;
       idx[i] = 0;
     }
-  }
-}
-
-} // extern "C"
-
-extern "C" {
-
-/// out[n, f, oh, ow] += sum_{c, kh, kw} in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
-///                      * filter[f, c, kh, kw], f32 (the input is already
-/// padded). im2col, then one GEMM per image.
-__attribute__((visibility("default"))) void
-LOOM_ABI_CIFACE(LOOM_ABI_CPU_CONV2D_NCHW_F32)(Unranked *inU, Unranked *filterU,
-                                              Unranked *outU, int64_t sh,
-                                              int64_t sw, int64_t dh,
-                                              int64_t dw) {
-  bool oneDnn = gemmOnOneDnn();
-  View I = view(inU), W = view(filterU), O = view(outU);
-  int64_t N = O.sizes[0], F = O.sizes[1], OH = O.sizes[2], OW = O.sizes[3];
-  int64_t C = W.sizes[1], KH = W.sizes[2], KW = W.sizes[3];
-  int64_t rows = C * KH * KW, cols = OH * OW;
-  if (N == 0 || F == 0 || cols == 0)
-    return;
-  std::vector<float> packW, col, packO;
-  // The filter as an F x (C*KH*KW) matrix: itself when dense, else packed.
-  const float *w = W.data;
-  if (!(W.strides[3] == 1 && W.strides[2] == KW && W.strides[1] == KH * KW &&
-        W.strides[0] == rows)) {
-    packW.resize(static_cast<size_t>(F * rows));
-    for (int64_t f = 0; f < F; ++f)
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t i = 0; i < KH; ++i)
-          for (int64_t j = 0; j < KW; ++j)
-            packW[((f * C + c) * KH + i) * KW + j] =
-                W.data[f * W.strides[0] + c * W.strides[1] + i * W.strides[2] +
-                       j * W.strides[3]];
-    w = packW.data();
-  }
-  bool denseOut =
-      O.strides[3] == 1 && O.strides[2] == OW && O.strides[1] == cols;
-  // One image per thread when there are several (each with its own
-  // im2col buffer; the GEMM inside then runs on that thread); a single
-  // image gets the GEMM's own threads.
-  auto image = [&](int64_t n, std::vector<float> &col,
-                   std::vector<float> &packO) {
-    col.resize(static_cast<size_t>(rows * cols));
-    const float *in = I.data + n * I.strides[0];
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t i = 0; i < KH; ++i)
-        for (int64_t j = 0; j < KW; ++j) {
-          float *dst = col.data() + ((c * KH + i) * KW + j) * cols;
-          for (int64_t y = 0; y < OH; ++y) {
-            const float *src = in + c * I.strides[1] +
-                               (y * sh + i * dh) * I.strides[2] +
-                               j * dw * I.strides[3];
-            for (int64_t x = 0; x < OW; ++x)
-              dst[y * OW + x] = src[x * sw * I.strides[3]];
-          }
-        }
-    float *out = O.data + n * O.strides[0];
-    float *c = out;
-    if (!denseOut) {
-      packO.resize(static_cast<size_t>(F * cols));
-      for (int64_t f = 0; f < F; ++f)
-        for (int64_t y = 0; y < OH; ++y)
-          for (int64_t x = 0; x < OW; ++x)
-            packO[(f * OH + y) * OW + x] =
-                out[f * O.strides[1] + y * O.strides[2] + x * O.strides[3]];
-      c = packO.data();
-    }
-    sgemm(oneDnn, false, false, F, cols, rows, w, rows, col.data(), cols, 1.0f,
-          c, cols);
-    if (!denseOut)
-      for (int64_t f = 0; f < F; ++f)
-        for (int64_t y = 0; y < OH; ++y)
-          for (int64_t x = 0; x < OW; ++x)
-            out[f * O.strides[1] + y * O.strides[2] + x * O.strides[3]] =
-                packO[(f * OH + y) * OW + x];
-  };
-  if (N == 1 || omp_get_max_threads() == 1) {
-    for (int64_t n = 0; n < N; ++n)
-      image(n, col, packO);
-    return;
-  }
-#pragma omp parallel
-  {
-    std::vector<float> myCol, myPack;
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < N; ++n)
-      image(n, myCol, myPack);
   }
 }
 

@@ -58,7 +58,10 @@
 /// flags)`, `out (+)= lhs x rhs` with loom::abi::MatmulFlags.
 #define LOOM_ABI_CPU_MATMUL_F32 loom_cpu_matmul_f32
 /// C interface: `loom_cpu_conv2d_nchw_f32(memref<*xf32> in, filter, out,
-/// i64 strideH, strideW, dilationH, dilationW)`, accumulating into `out`.
+/// bias, i64 strideH, strideW, dilationH, dilationW, padTop, padLeft,
+/// padBottom, padRight, flags)`: `out (+)= conv(zero-padded in, filter)
+/// [+ bias[f]]`, then [ReLU], with loom::abi::ConvFlags
+/// (runtime/src/cpu/Convolution.cpp).
 #define LOOM_ABI_CPU_CONV2D_NCHW_F32 loom_cpu_conv2d_nchw_f32
 
 namespace loom::abi {
@@ -98,6 +101,21 @@ enum MatmulFlags : int64_t {
   /// out is overwritten (=) instead of accumulated into (+=): the
   /// generated code drops the zero fill before the call.
   kMatmulOverwrite = 16,
+};
+
+/// The `flags` of loom_cpu_conv2d_nchw_f32, or-ed together.
+enum ConvFlags : int64_t {
+  /// out is overwritten (=) instead of accumulated into (+=): the
+  /// generated code drops the zero fill before the call.
+  kConvOverwrite = 1,
+  /// The filter is a weight of the artifact (read only while it is
+  /// loaded): the kernel may keep it reordered for the next calls.
+  kConvConstantFilter = 2,
+  /// bias[f] (a [F] tensor) is added to every output of channel f; without
+  /// this flag the bias operand is not read.
+  kConvBias = 4,
+  /// The result goes through max(x, 0) (only with kConvOverwrite).
+  kConvRelu = 8,
 };
 
 /// The `kind` of a collective call.

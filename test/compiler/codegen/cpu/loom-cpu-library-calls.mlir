@@ -46,17 +46,132 @@ func.func @vecmat(%v: memref<3xf32>, %b: memref<3x4xf32>, %o: memref<4xf32>) {
 
 // -----
 
-// A 2-D convolution: the im2col kernel with strides and dilations.
+// A 2-D convolution: the kernel with strides, dilations, no padding and
+// flags 0 (accumulating; the filter an argument that may change); the
+// filter stands in for the missing bias.
 // CHECK-LABEL: func.func @conv
-// CHECK: %[[SH:.*]] = arith.constant 2 : i64
+// CHECK: %[[I:.*]] = memref.cast %arg0
+// CHECK-NEXT: %[[W:.*]] = memref.cast %arg1
+// CHECK-NEXT: %[[O:.*]] = memref.cast %arg2
+// CHECK-NEXT: %[[B:.*]] = memref.cast %arg1
+// CHECK-NEXT: %[[SH:.*]] = arith.constant 2 : i64
 // CHECK-NEXT: %[[SW:.*]] = arith.constant 2 : i64
 // CHECK-NEXT: %[[DH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: %[[DW:.*]] = arith.constant 1 : i64
-// CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[SH]], %[[SW]], %[[DH]], %[[DW]])
+// CHECK-NEXT: %[[P0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[P1:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[P2:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[P3:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[F:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32(%[[I]], %[[W]], %[[O]], %[[B]], %[[SH]], %[[SW]], %[[DH]], %[[DW]], %[[P0]], %[[P1]], %[[P2]], %[[P3]], %[[F]])
 func.func @conv(%i: memref<1x3x9x9xf32>, %f: memref<8x3x3x3xf32>, %o: memref<1x8x4x4xf32>) {
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
       ins(%i, %f : memref<1x3x9x9xf32>, memref<8x3x3x3xf32>) outs(%o : memref<1x8x4x4xf32>)
   return
+}
+
+// -----
+
+// What the kernel takes in (tensor.pad, the bias broadcast and a ReLU, as
+// one-shot bufferization leaves them): the zero-padded copy goes (the
+// kernel pads: top 1, left 2, bottom 1, right 0; the batch size read off
+// the padded buffer is read off the source), the bias broadcast goes
+// (bias = %b), the ReLU goes and its users read the convolution's output,
+// and the filter is a weight argument (graph.weight): flags = 1 | 2 | 4 |
+// 8 = 15.
+// CHECK-LABEL: func.func @folded
+// CHECK-NOT: linalg.map
+// CHECK-NOT: memref.copy
+// CHECK: memref.dim %arg0
+// CHECK: %[[N:.*]] = memref.dim %arg0
+// CHECK-NEXT: %[[O:.*]] = memref.alloc(%[[N]]) : memref<?x4x5x6xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[CI:.*]] = memref.cast %arg0
+// CHECK-NEXT: %[[CW:.*]] = memref.cast %arg1
+// CHECK-NEXT: %[[CO:.*]] = memref.cast %[[O]]
+// CHECK-NEXT: %[[CB:.*]] = memref.cast %arg2
+// CHECK-COUNT-4: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 2 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: %[[F:.*]] = arith.constant 15 : i64
+// CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32(%[[CI]], %[[CW]], %[[CO]], %[[CB]], {{.*}}, %[[F]])
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[O]]
+func.func @folded(%x: memref<?x3x4x5xf32>, %w: memref<4x3x2x2xf32> {graph.weight = "w"},
+                  %b: memref<4xf32>) -> memref<?x4x5x6xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x3x4x5xf32>
+  %padded = memref.alloc(%n) : memref<?x3x6x7xf32>
+  linalg.map outs(%padded : memref<?x3x6x7xf32>) () {
+    %i = linalg.index 0 : index
+    linalg.yield %zero : f32
+  }
+  %window = memref.subview %padded[0, 0, 1, 2] [%n, 3, 4, 5] [1, 1, 1, 1]
+      : memref<?x3x6x7xf32> to memref<?x3x4x5xf32, strided<[126, 42, 7, 1], offset: 9>>
+  memref.copy %x, %window : memref<?x3x4x5xf32> to memref<?x3x4x5xf32, strided<[126, 42, 7, 1], offset: 9>>
+  %m = memref.dim %padded, %c0 : memref<?x3x6x7xf32>
+  %o = memref.alloc(%m) : memref<?x4x5x6xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : memref<4xf32>) outs(%o : memref<?x4x5x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : memref<?x3x6x7xf32>, memref<4x3x2x2xf32>) outs(%o : memref<?x4x5x6xf32>)
+  %r = memref.alloc(%m) : memref<?x4x5x6xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<?x4x5x6xf32>) outs(%r : memref<?x4x5x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = arith.maximumf %in, %zero : f32
+    linalg.yield %y : f32
+  }
+  return %r : memref<?x4x5x6xf32>
+}
+
+// -----
+
+// What the kernel must leave: a padded buffer written between the copy and
+// the convolution (its source, %x, is overwritten after the copy: the
+// padding stays), an output zero-filled (flags 1) whose pre-activation is
+// returned as well (the ReLU stays), and a constant global filter (2):
+// flags = 3.
+// CHECK-LABEL: func.func @kept
+// CHECK: memref.copy
+// CHECK: linalg.fill
+// CHECK: %[[F:.*]] = arith.constant 3 : i64
+// CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32({{.*}}, %[[F]])
+// CHECK: arith.maximumf
+memref.global "private" constant @filter : memref<4x3x2x2xf32> = dense<0.5>
+func.func @kept(%x: memref<1x3x4x5xf32>) -> (memref<1x4x5x6xf32>, memref<1x4x5x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @filter : memref<4x3x2x2xf32>
+  %padded = memref.alloc() : memref<1x3x6x7xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x6x7xf32>)
+  %window = memref.subview %padded[0, 0, 1, 2] [1, 3, 4, 5] [1, 1, 1, 1]
+      : memref<1x3x6x7xf32> to memref<1x3x4x5xf32, strided<[126, 42, 7, 1], offset: 9>>
+  memref.copy %x, %window : memref<1x3x4x5xf32> to memref<1x3x4x5xf32, strided<[126, 42, 7, 1], offset: 9>>
+  linalg.fill ins(%zero : f32) outs(%x : memref<1x3x4x5xf32>)
+  %o = memref.alloc() : memref<1x4x5x6xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x4x5x6xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : memref<1x3x6x7xf32>, memref<4x3x2x2xf32>) outs(%o : memref<1x4x5x6xf32>)
+  %r = memref.alloc() : memref<1x4x5x6xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o : memref<1x4x5x6xf32>) outs(%r : memref<1x4x5x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = arith.maximumf %in, %zero : f32
+    linalg.yield %y : f32
+  }
+  return %o, %r : memref<1x4x5x6xf32>, memref<1x4x5x6xf32>
 }
 
 // -----

@@ -1,0 +1,523 @@
+//===- Convolution.cpp - the CPU code's 2-D convolution kernel ------------===//
+//
+// `loom_cpu_conv2d_nchw_f32` runs a convolution as oneDNN's convolution
+// primitive: oneDNN picks its own layouts for the input, filter and output
+// (blocked ones, nChw16c on AVX-512, where its direct JIT kernels run at
+// several times an im2col GEMM's speed on ResNet's shapes), and reorders
+// move the NCHW tensors in and out. Each distinct convolution (shapes,
+// strides, padding, flags, threads) is set up once and kept: a primitive
+// costs milliseconds to create. A filter that is a weight of the artifact
+// (kConvConstantFilter) is reordered once and kept too, keyed by its
+// address, until an artifact's weights are released (forgetPackedFilters);
+// a filter that changes (training) is reordered on every call.
+//
+// When oneDNN has no implementation for a case, or LOOM_CPU_CONV=im2col,
+// the convolution is im2col and one GEMM per image, the input's padding
+// written as zeros into the im2col buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/cpu/Kernels.h"
+
+#include "loom/common/CodegenAbi.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+using namespace loom::runtime::cpu;
+
+namespace {
+
+/// The convolution's parameters besides its tensors.
+struct ConvParams {
+  int64_t sh, sw, dh, dw, pt, pl, pb, pr, flags;
+  /// The bias (kConvBias): data and stride.
+  const float *bias;
+  int64_t biasStride;
+};
+
+// ---- im2col + GEMM (the fallback) -----------------------------------------
+
+void convIm2col(const View &I, const View &W, const View &O,
+                const ConvParams &p) {
+  bool oneDnn = gemmOnOneDnn();
+  bool overwrite = p.flags & loom::abi::kConvOverwrite;
+  int64_t N = O.sizes[0], F = O.sizes[1], OH = O.sizes[2], OW = O.sizes[3];
+  int64_t C = W.sizes[1], KH = W.sizes[2], KW = W.sizes[3];
+  int64_t IH = I.sizes[2], IW = I.sizes[3];
+  int64_t rows = C * KH * KW, cols = OH * OW;
+  if (N == 0 || F == 0 || cols == 0)
+    return;
+  std::vector<float> packW;
+  // The filter as an F x (C*KH*KW) matrix: itself when dense, else packed.
+  const float *w = W.data;
+  if (!(W.strides[3] == 1 && W.strides[2] == KW && W.strides[1] == KH * KW &&
+        W.strides[0] == rows)) {
+    packW.resize(static_cast<size_t>(F * rows));
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < KH; ++i)
+          for (int64_t j = 0; j < KW; ++j)
+            packW[((f * C + c) * KH + i) * KW + j] =
+                W.data[f * W.strides[0] + c * W.strides[1] + i * W.strides[2] +
+                       j * W.strides[3]];
+    w = packW.data();
+  }
+  bool denseOut =
+      O.strides[3] == 1 && O.strides[2] == OW && O.strides[1] == cols;
+  // One image per thread when there are several (each with its own
+  // im2col buffer; the GEMM inside then runs on that thread); a single
+  // image gets the GEMM's own threads.
+  auto image = [&](int64_t n, std::vector<float> &col,
+                   std::vector<float> &packO) {
+    col.resize(static_cast<size_t>(rows * cols));
+    const float *in = I.data + n * I.strides[0];
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < KH; ++i)
+        for (int64_t j = 0; j < KW; ++j) {
+          float *dst = col.data() + ((c * KH + i) * KW + j) * cols;
+          for (int64_t y = 0; y < OH; ++y) {
+            int64_t iy = y * p.sh + i * p.dh - p.pt;
+            for (int64_t x = 0; x < OW; ++x) {
+              int64_t ix = x * p.sw + j * p.dw - p.pl;
+              bool inside = iy >= 0 && iy < IH && ix >= 0 && ix < IW;
+              dst[y * OW + x] = inside
+                                    ? in[c * I.strides[1] + iy * I.strides[2] +
+                                         ix * I.strides[3]]
+                                    : 0.0f;
+            }
+          }
+        }
+    float *out = O.data + n * O.strides[0];
+    float *c = out;
+    if (!denseOut) {
+      packO.resize(static_cast<size_t>(F * cols));
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t y = 0; y < OH; ++y)
+          for (int64_t x = 0; x < OW; ++x)
+            packO[(f * OH + y) * OW + x] =
+                overwrite ? 0.0f
+                          : out[f * O.strides[1] + y * O.strides[2] +
+                                x * O.strides[3]];
+      c = packO.data();
+    }
+    float beta = overwrite ? 0.0f : 1.0f;
+    if (p.flags & loom::abi::kConvBias) {
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t i = 0; i < cols; ++i)
+          c[f * cols + i] = overwrite
+                                ? p.bias[f * p.biasStride]
+                                : p.bias[f * p.biasStride] + c[f * cols + i];
+      beta = 1.0f;
+    }
+    sgemm(oneDnn, false, false, F, cols, rows, w, rows, col.data(), cols, beta,
+          c, cols);
+    if (p.flags & loom::abi::kConvRelu)
+      for (int64_t i = 0; i < F * cols; ++i)
+        c[i] = c[i] > 0.0f ? c[i] : (c[i] == c[i] ? 0.0f : c[i]);
+    if (!denseOut)
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t y = 0; y < OH; ++y)
+          for (int64_t x = 0; x < OW; ++x)
+            out[f * O.strides[1] + y * O.strides[2] + x * O.strides[3]] =
+                packO[(f * OH + y) * OW + x];
+  };
+  std::vector<float> col, packO;
+  if (N == 1 || omp_get_max_threads() == 1) {
+    for (int64_t n = 0; n < N; ++n)
+      image(n, col, packO);
+    return;
+  }
+#pragma omp parallel
+  {
+    std::vector<float> myCol, myPack;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < N; ++n)
+      image(n, myCol, myPack);
+  }
+}
+
+// ---- oneDNN's convolution primitive ----------------------------------------
+
+/// A 64-byte aligned buffer that only grows.
+class Buffer {
+public:
+  Buffer() = default;
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  ~Buffer() { std::free(data_); }
+  /// At least `bytes`, or null when that much cannot be had.
+  void *get(size_t bytes) {
+    if (bytes > size_) {
+      std::free(data_);
+      size_ = 0;
+      data_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (data_)
+        size_ = bytes;
+    }
+    return data_;
+  }
+
+private:
+  void *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+dnnl_engine_t engine() {
+  static dnnl_engine_t e = [] {
+    dnnl_engine_t made = nullptr;
+    if (dnnl_engine_create(&made, dnnl_cpu, 0) != dnnl_success)
+      return static_cast<dnnl_engine_t>(nullptr);
+    return made;
+  }();
+  return e;
+}
+
+/// A reorder between two layouts, or none when they are the same.
+struct Reorder {
+  dnnl_primitive_t prim = nullptr;
+  ~Reorder() {
+    if (prim)
+      dnnl_primitive_destroy(prim);
+  }
+  bool make(const dnnl_memory_desc_t &from, const dnnl_memory_desc_t &to) {
+    if (dnnl_memory_desc_equal(&from, &to))
+      return true;
+    dnnl_primitive_desc_t pd = nullptr;
+    if (dnnl_reorder_primitive_desc_create(&pd, &from, engine(), &to, engine(),
+                                           nullptr) != dnnl_success)
+      return false;
+    dnnl_status_t s = dnnl_primitive_create(&prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return s == dnnl_success;
+  }
+};
+
+/// One memory object over `data` for the duration of a call.
+struct Memory {
+  dnnl_memory_t mem = nullptr;
+  Memory(const dnnl_memory_desc_t &md, void *data) {
+    if (dnnl_memory_create(&mem, &md, engine(), data) != dnnl_success)
+      mem = nullptr;
+  }
+  ~Memory() {
+    if (mem)
+      dnnl_memory_destroy(mem);
+  }
+};
+
+bool reorder(dnnl_stream_t stream, const Reorder &r,
+             const dnnl_memory_desc_t &fromMd, const void *from,
+             const dnnl_memory_desc_t &toMd, void *to) {
+  Memory src(fromMd, const_cast<void *>(from)), dst(toMd, to);
+  if (!src.mem || !dst.mem)
+    return false;
+  dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, src.mem}, {DNNL_ARG_TO, dst.mem}};
+  return dnnl_primitive_execute(r.prim, stream, 2, args) == dnnl_success;
+}
+
+/// A filter reordered into the primitive's layout.
+struct PackedFilter {
+  Buffer data;
+};
+
+/// One convolution, set up: the primitive, the layouts it chose, the
+/// reorders between them and the caller's strided NCHW tensors.
+struct Conv {
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_desc_t userSrc, userWei, userDst, src, wei, dst, scratch, bias;
+  Reorder srcIn, weiIn, dstIn, dstOut;
+  /// Filters kept reordered, by address (kConvConstantFilter).
+  std::map<const float *, std::shared_ptr<PackedFilter>> packed;
+
+  ~Conv() {
+    if (prim)
+      dnnl_primitive_destroy(prim);
+  }
+
+  bool make(const View &I, const View &W, const View &O, const ConvParams &p) {
+    dnnl_dims_t idims, wdims, odims, istr, wstr, ostr;
+    for (int i = 0; i < 4; ++i) {
+      idims[i] = I.sizes[i], wdims[i] = W.sizes[i], odims[i] = O.sizes[i];
+      // A size-1 dim's stride is never used; oneDNN wants a plausible one.
+      istr[i] = I.strides[i], wstr[i] = W.strides[i], ostr[i] = O.strides[i];
+    }
+    auto strided = [](dnnl_memory_desc_t &md, const dnnl_dims_t dims,
+                      dnnl_dims_t strides) {
+      for (int i = 3; i >= 0; --i)
+        if (dims[i] == 1) {
+          int64_t inner = 1;
+          for (int j = i + 1; j < 4; ++j)
+            inner = std::max<int64_t>(inner, strides[j] * dims[j]);
+          strides[i] = inner;
+        }
+      return dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32,
+                                              strides) == dnnl_success;
+    };
+    if (!strided(userSrc, idims, istr) || !strided(userWei, wdims, wstr) ||
+        !strided(userDst, odims, ostr))
+      return false;
+    dnnl_memory_desc_t anySrc, anyWei, anyDst;
+    if (dnnl_memory_desc_init_by_tag(&anySrc, 4, idims, dnnl_f32,
+                                     dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&anyWei, 4, wdims, dnnl_f32,
+                                     dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&anyDst, 4, odims, dnnl_f32,
+                                     dnnl_format_tag_any) != dnnl_success)
+      return false;
+    dnnl_dims_t strides = {p.sh, p.sw}, dilates = {p.dh - 1, p.dw - 1},
+                padL = {p.pt, p.pl}, padR = {p.pb, p.pr};
+    bool hasBias = p.flags & loom::abi::kConvBias;
+    dnnl_dims_t bdims = {odims[1]};
+    if (hasBias && dnnl_memory_desc_init_by_tag(&bias, 1, bdims, dnnl_f32,
+                                                dnnl_a) != dnnl_success)
+      return false;
+    dnnl_convolution_desc_t cd;
+    if (dnnl_dilated_convolution_forward_desc_init(
+            &cd, dnnl_forward_inference, dnnl_convolution_direct, &anySrc,
+            &anyWei, hasBias ? &bias : nullptr, &anyDst, strides, dilates, padL,
+            padR) != dnnl_success)
+      return false;
+    dnnl_primitive_attr_t attr = nullptr;
+    dnnl_post_ops_t ops = nullptr;
+    bool ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
+              dnnl_primitive_attr_set_scratchpad_mode(
+                  attr, dnnl_scratchpad_mode_user) == dnnl_success;
+    bool sum = !(p.flags & loom::abi::kConvOverwrite),
+         relu = p.flags & loom::abi::kConvRelu;
+    if (ok && (sum || relu))
+      ok =
+          dnnl_post_ops_create(&ops) == dnnl_success &&
+          (!sum || dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) &&
+          (!relu || dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
+                                                 0.0f, 0.0f) == dnnl_success) &&
+          dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+    dnnl_primitive_desc_t pd = nullptr;
+    ok = ok && dnnl_primitive_desc_create(&pd, &cd, attr, engine(), nullptr) ==
+                   dnnl_success;
+    if (ops)
+      dnnl_post_ops_destroy(ops);
+    if (attr)
+      dnnl_primitive_attr_destroy(attr);
+    if (!ok)
+      return false;
+    src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    ok = dnnl_primitive_create(&prim, pd) == dnnl_success;
+    dnnl_primitive_desc_destroy(pd);
+    return ok && srcIn.make(userSrc, src) && weiIn.make(userWei, wei) &&
+           ((p.flags & loom::abi::kConvOverwrite) ||
+            dstIn.make(userDst, dst)) &&
+           dstOut.make(dst, userDst);
+  }
+};
+
+/// The convolutions set up so far, by their key; null where oneDNN had
+/// none (the fallback runs).
+struct Cache {
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, std::shared_ptr<Conv>> convs;
+};
+
+Cache &cache() {
+  static Cache *c = new Cache; // never destroyed: kernels may run at exit
+  return *c;
+}
+
+std::vector<int64_t> keyOf(const View &I, const View &W, const View &O,
+                           const ConvParams &p) {
+  std::vector<int64_t> key;
+  for (const View *v : {&I, &W, &O})
+    for (int i = 0; i < 4; ++i)
+      key.push_back(v->sizes[i]), key.push_back(v->strides[i]);
+  for (int64_t x : {p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, p.pb, p.pr, p.flags})
+    key.push_back(x);
+  key.push_back(omp_get_max_threads());
+  return key;
+}
+
+/// The calling thread's buffers for the reordered tensors and scratchpad.
+struct Scratch {
+  Buffer src, wei, dst, pad, bias;
+};
+
+/// Runs the convolution with oneDNN; false when oneDNN has no
+/// implementation for it (nothing was written).
+bool convOneDnn(const View &I, const View &W, const View &O,
+                const ConvParams &p) {
+  if (!engine())
+    return false;
+  std::vector<int64_t> key = keyOf(I, W, O, p);
+  std::shared_ptr<Conv> conv;
+  std::shared_ptr<PackedFilter> filter;
+  bool constant = p.flags & loom::abi::kConvConstantFilter;
+  {
+    Cache &c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto [it, added] = c.convs.try_emplace(key);
+    if (added) {
+      auto made = std::make_shared<Conv>();
+      if (made->make(I, W, O, p))
+        it->second = std::move(made);
+    }
+    conv = it->second;
+    if (conv && constant && conv->weiIn.prim) {
+      auto found = conv->packed.find(W.data);
+      if (found != conv->packed.end())
+        filter = found->second;
+    }
+  }
+  if (!conv)
+    return false;
+
+  dnnl_stream_t stream = nullptr;
+  if (dnnl_stream_create(&stream, engine(), dnnl_stream_default_flags) !=
+      dnnl_success)
+    return false;
+  thread_local Scratch scratch;
+  auto bytes = [](const dnnl_memory_desc_t &md) {
+    return dnnl_memory_desc_get_size(&md);
+  };
+  bool ok = true;
+  // The input, the filter and (accumulating) the output in the
+  // primitive's layouts.
+  void *src = I.data;
+  if (conv->srcIn.prim) {
+    src = scratch.src.get(bytes(conv->src));
+    ok = src &&
+         reorder(stream, conv->srcIn, conv->userSrc, I.data, conv->src, src);
+  }
+  void *wei = W.data;
+  if (ok && conv->weiIn.prim) {
+    if (filter) {
+      wei = filter->data.get(0);
+    } else if (constant) {
+      auto made = std::make_shared<PackedFilter>();
+      wei = made->data.get(bytes(conv->wei));
+      ok = wei &&
+           reorder(stream, conv->weiIn, conv->userWei, W.data, conv->wei, wei);
+      if (ok) {
+        std::lock_guard<std::mutex> lock(cache().mutex);
+        conv->packed[W.data] = std::move(made);
+      }
+    } else {
+      wei = scratch.wei.get(bytes(conv->wei));
+      ok = wei &&
+           reorder(stream, conv->weiIn, conv->userWei, W.data, conv->wei, wei);
+    }
+  }
+  void *dst = O.data;
+  if (ok && conv->dstOut.prim) {
+    dst = scratch.dst.get(bytes(conv->dst));
+    ok = dst != nullptr;
+    if (ok && conv->dstIn.prim)
+      ok = reorder(stream, conv->dstIn, conv->userDst, O.data, conv->dst, dst);
+  }
+  void *pad = nullptr;
+  if (ok && bytes(conv->scratch)) {
+    pad = scratch.pad.get(bytes(conv->scratch));
+    ok = pad != nullptr;
+  }
+  // The bias, dense.
+  const float *bias = p.bias;
+  bool hasBias = p.flags & loom::abi::kConvBias;
+  if (ok && hasBias && p.biasStride != 1) {
+    int64_t F = O.sizes[1];
+    auto *dense = static_cast<float *>(scratch.bias.get(F * sizeof(float)));
+    ok = dense != nullptr;
+    for (int64_t f = 0; ok && f < F; ++f)
+      dense[f] = p.bias[f * p.biasStride];
+    bias = dense;
+  }
+  if (ok) {
+    Memory s(conv->src, src), w(conv->wei, wei), d(conv->dst, dst),
+        sp(conv->scratch, pad),
+        b(hasBias ? conv->bias : conv->scratch,
+          hasBias ? const_cast<float *>(bias) : pad);
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, s.mem},
+                              {DNNL_ARG_WEIGHTS, w.mem},
+                              {DNNL_ARG_DST, d.mem},
+                              {DNNL_ARG_SCRATCHPAD, sp.mem},
+                              {DNNL_ARG_BIAS, b.mem}};
+    ok = s.mem && w.mem && d.mem && sp.mem && b.mem &&
+         dnnl_primitive_execute(conv->prim, stream, hasBias ? 5 : 4, args) ==
+             dnnl_success;
+  }
+  if (ok && conv->dstOut.prim)
+    ok = reorder(stream, conv->dstOut, conv->dst, dst, conv->userDst, O.data);
+  ok = dnnl_stream_wait(stream) == dnnl_success && ok;
+  dnnl_stream_destroy(stream);
+  if (!ok) {
+    // Out of memory for a reordered copy, or an execution oneDNN refused
+    // after setting up: the output may be half written only when the
+    // final reorder failed, which writes nothing on an error.
+    return false;
+  }
+  return true;
+}
+
+bool im2colForced() {
+  static const bool forced = [] {
+    const char *e = std::getenv("LOOM_CPU_CONV");
+    return e && std::strcmp(e, "im2col") == 0;
+  }();
+  return forced;
+}
+
+} // namespace
+
+namespace loom::runtime::cpu {
+
+void forgetPackedFilters() {
+  Cache &c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto &[key, conv] : c.convs)
+    if (conv)
+      conv->packed.clear();
+}
+
+} // namespace loom::runtime::cpu
+
+extern "C" {
+
+/// out[n, f, oh, ow] (+)= sum_{c, kh, kw} in[n, c, oh*sh + kh*dh - pt,
+/// ow*sw + kw*dw - pl] * filter[f, c, kh, kw] (+ bias[f]), then (ReLU),
+/// f32, reading zeros outside the input (the padding: pt/pl before, pb/pr
+/// after). `flags`: loom::abi::ConvFlags.
+__attribute__((visibility("default"))) void LOOM_ABI_CIFACE(
+    LOOM_ABI_CPU_CONV2D_NCHW_F32)(Unranked *inU, Unranked *filterU,
+                                  Unranked *outU, Unranked *biasU, int64_t sh,
+                                  int64_t sw, int64_t dh, int64_t dw,
+                                  int64_t pt, int64_t pl, int64_t pb,
+                                  int64_t pr, int64_t flags) {
+  View I = view(inU), W = view(filterU), O = view(outU), B = view(biasU);
+  bool hasBias = flags & loom::abi::kConvBias;
+  ConvParams p{sh,
+               sw,
+               dh,
+               dw,
+               pt,
+               pl,
+               pb,
+               pr,
+               flags,
+               hasBias ? B.data : nullptr,
+               hasBias ? B.strides[0] : 0};
+  for (int i = 0; i < 4; ++i)
+    if (O.sizes[i] == 0)
+      return;
+  if (!im2colForced() && convOneDnn(I, W, O, p))
+    return;
+  convIm2col(I, W, O, p);
+}
+
+} // extern "C"
