@@ -184,6 +184,18 @@ def Graph_SinOp : Graph_UnaryOp<"sin", Graph_FloatTensor> {
   }];
 }
 
+def Graph_AtanOp : Graph_UnaryOp<"atan", Graph_FloatTensor> {
+  let summary = "elementwise arc tangent";
+  let description = [{
+    `atan(x)` elementwise, in (-pi/2, pi/2); +-inf gives +-pi/2. ONNX's
+    Asin and Acos are imported through it.
+
+    ```mlir
+    %y = graph.atan %x : tensor<4xf32>
+    ```
+  }];
+}
+
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor> {
   let summary = "elementwise logistic sigmoid";
   let description = [{

@@ -197,6 +197,13 @@ LogicalResult vjp(SinOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
+/// d atan(x) = dx / (1 + x^2).
+LogicalResult vjp(AtanOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  Value x = op.getX();
+  dx[0] = g.div(dy[0], g.add(g.scalar(x, 1.0), g.mul(x, x)));
+  return success();
+}
+
 LogicalResult vjp(SigmoidOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   Value y = op.getResult();
   dx[0] = g.mul(dy[0], g.mul(y, g.sub(g.scalar(y, 1.0), y)));
@@ -1117,8 +1124,8 @@ template <typename... Ops> void attach(MLIRContext &ctx) {
 
 void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, CosOp, SinOp,
-         SigmoidOp, ReluOp, ErfOp, FloorOp, CeilOp, RoundOp, GeluOp, ClampOp,
-         DropoutOp, CastOp, GradAllReduceOp>(ctx);
+         AtanOp, SigmoidOp, ReluOp, ErfOp, FloorOp, CeilOp, RoundOp, GeluOp,
+         ClampOp, DropoutOp, CastOp, GradAllReduceOp>(ctx);
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
          WhereOp>(ctx);
   attach<MatmulOp, LayerNormOp, BatchNormOp, SoftmaxOp, LogSoftmaxOp,

@@ -364,6 +364,7 @@ Value GraphBuilder::rsqrt(Value x) { return build<RsqrtOp>(x); }
 Value GraphBuilder::tanh(Value x) { return build<TanhOp>(x); }
 Value GraphBuilder::cos(Value x) { return build<CosOp>(x); }
 Value GraphBuilder::sin(Value x) { return build<SinOp>(x); }
+Value GraphBuilder::atan(Value x) { return build<AtanOp>(x); }
 Value GraphBuilder::sigmoid(Value x) { return build<SigmoidOp>(x); }
 Value GraphBuilder::relu(Value x) { return build<ReluOp>(x); }
 Value GraphBuilder::erf(Value x) { return build<ErfOp>(x); }

@@ -121,6 +121,7 @@ public:
   mlir::Value tanh(mlir::Value x);
   mlir::Value cos(mlir::Value x);
   mlir::Value sin(mlir::Value x);
+  mlir::Value atan(mlir::Value x);
   mlir::Value sigmoid(mlir::Value x);
   mlir::Value relu(mlir::Value x);
   mlir::Value erf(mlir::Value x);

@@ -2,8 +2,9 @@
 //
 // Ops without a graph op of their own, written as a few graph ops each
 // (so their gradients come from those ops' VJP rules): the hyperbolic
-// functions, their inverses and Tan; IsInf and IsNaN; EyeLike and OneHot
-// (iotas compared); Hardmax (an arg max compared with an iota);
+// functions, their inverses, Tan, Asin and Acos (through graph.atan);
+// ThresholdedRelu and Shrink (compares and selects); IsInf and IsNaN; EyeLike
+// and OneHot (iotas compared); Hardmax (an arg max compared with an iota);
 // DepthToSpace and SpaceToDepth (reshape, transpose, reshape). Shapes the
 // iotas and reshapes are built from must be static; a dynamic one is
 // refused naming the op.
@@ -89,6 +90,50 @@ LogicalResult atanh(ImportContext &c) {
     return c.b.mul(c.b.log(c.b.div(c.b.add(one, x), c.b.sub(one, x))),
                    scalarLike(c, x, 0.5));
   });
+}
+
+/// asin(x) = atan(x / sqrt((1 - x)(1 + x))): +-1 gives +-pi/2 (the
+/// division gives +-inf), |x| > 1 NaN (the root of a negative).
+LogicalResult asin(ImportContext &c) {
+  return floatUnary(c, [&](Value x) {
+    Value one = scalarLike(c, x, 1.0);
+    Value root = c.b.sqrt(c.b.mul(c.b.sub(one, x), c.b.add(one, x)));
+    return c.b.atan(c.b.div(x, root));
+  });
+}
+
+/// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): exact at 1 (0) and -1 (pi),
+/// no cancellation near 1 (pi/2 - asin(x) would lose its digits there).
+LogicalResult acos(ImportContext &c) {
+  return floatUnary(c, [&](Value x) {
+    Value one = scalarLike(c, x, 1.0);
+    Value t = c.b.atan(c.b.sqrt(c.b.div(c.b.sub(one, x), c.b.add(one, x))));
+    return c.b.mul(t, scalarLike(c, x, 2.0));
+  });
+}
+
+/// x where x > alpha, else 0.
+LogicalResult thresholdedRelu(ImportContext &c) {
+  double alpha = c.attrFloat("alpha", 1.0f);
+  return floatUnary(c, [&](Value x) {
+    Value above = c.b.compare(CompareDirection::gt, x, scalarLike(c, x, alpha));
+    return c.b.where(above, x, scalarLike(c, x, 0.0));
+  });
+}
+
+/// x + bias where x < -lambd, x - bias where x > lambd, else 0 (floats
+/// and integers alike).
+LogicalResult shrink(ImportContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return failure();
+  double lambd = c.attrFloat("lambd", 0.5f), bias = c.attrFloat("bias", 0.0f);
+  Value zero = scalarLike(c, x, 0.0), b = scalarLike(c, x, bias);
+  Value low = c.b.compare(CompareDirection::lt, x, scalarLike(c, x, -lambd));
+  Value high = c.b.compare(CompareDirection::gt, x, scalarLike(c, x, lambd));
+  c.setOutput(
+      0, c.b.where(low, c.b.add(x, b), c.b.where(high, c.b.sub(x, b), zero)));
+  return success();
 }
 
 LogicalResult isInf(ImportContext &c) {

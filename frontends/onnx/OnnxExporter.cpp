@@ -371,6 +371,7 @@ LogicalResult Exporter::emit(Operation *op) {
           .Case([](TanhOp) { return "Tanh"; })
           .Case([](CosOp) { return "Cos"; })
           .Case([](SinOp) { return "Sin"; })
+          .Case([](AtanOp) { return "Atan"; })
           .Case([](SigmoidOp) { return "Sigmoid"; })
           .Case([](ReluOp) { return "Relu"; })
           .Case([](ErfOp) { return "Erf"; })

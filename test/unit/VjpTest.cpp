@@ -238,6 +238,7 @@ std::vector<Case> allCases() {
   unary(c, "tanh", [](auto &b, Value x) { return b.tanh(x); });
   unary(c, "cos", [](auto &b, Value x) { return b.cos(x); });
   unary(c, "sin", [](auto &b, Value x) { return b.sin(x); });
+  unary(c, "atan", [](auto &b, Value x) { return b.atan(x); });
   unary(c, "sigmoid", [](auto &b, Value x) { return b.sigmoid(x); });
   unary(c, "relu", [](auto &b, Value x) { return b.relu(x); });
   unary(c, "erf", [](auto &b, Value x) { return b.erf(x); });

@@ -269,6 +269,7 @@ void registerElementwiseEmitters(OpEmitterTable &table) {
   table.addValue<TanhOp>(unaryCall("tanh_"));
   table.addValue<CosOp>(unaryCall("cos_"));
   table.addValue<SinOp>(unaryCall("sin_"));
+  table.addValue<AtanOp>(unaryCall("atan_"));
   table.addValue<SigmoidOp>(unaryCall("sigmoid_"));
   table.addValue<ErfOp>(unaryCall("erf_"));
   table.addValue<FloorOp>(unaryCall("floor_"));

@@ -70,6 +70,9 @@ static Value body(TanhOp, const Scalar &s) {
 }
 static Value body(CosOp, const Scalar &s) { return unaryMath<math::CosOp>(s); }
 static Value body(SinOp, const Scalar &s) { return unaryMath<math::SinOp>(s); }
+static Value body(AtanOp, const Scalar &s) {
+  return unaryMath<math::AtanOp>(s);
+}
 static Value body(ErfOp, const Scalar &s) { return unaryMath<math::ErfOp>(s); }
 static Value body(FloorOp, const Scalar &s) {
   return unaryMath<math::FloorOp>(s);
@@ -341,20 +344,21 @@ void loom::populateGraphToLinalgElementwisePatterns(
            ElementwiseLowering<ExpOp>, ElementwiseLowering<LogOp>,
            ElementwiseLowering<SqrtOp>, ElementwiseLowering<RsqrtOp>,
            ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
-           ElementwiseLowering<SinOp>, ElementwiseLowering<ErfOp>,
-           ElementwiseLowering<FloorOp>, ElementwiseLowering<CeilOp>,
-           ElementwiseLowering<RoundOp>, ElementwiseLowering<SigmoidOp>,
-           ElementwiseLowering<ReluOp>, ElementwiseLowering<GeluOp>,
-           ElementwiseLowering<ClampOp>, ElementwiseLowering<CastOp>,
-           ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
-           ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
-           ElementwiseLowering<PowOp>, ElementwiseLowering<MaxOp>,
-           ElementwiseLowering<MinOp>, ElementwiseLowering<RemOp>,
-           ElementwiseLowering<ModOp>, ElementwiseLowering<CompareOp>,
-           ElementwiseLowering<WhereOp>, ElementwiseLowering<BroadcastToOp>,
-           ElementwiseLowering<QuantizeOp>, ElementwiseLowering<DequantizeOp>,
-           ElementwiseLowering<BitAndOp>, ElementwiseLowering<BitOrOp>,
-           ElementwiseLowering<BitXorOp>, ElementwiseLowering<BitNotOp>,
-           ElementwiseLowering<ShiftLeftOp>, ElementwiseLowering<ShiftRightOp>,
+           ElementwiseLowering<SinOp>, ElementwiseLowering<AtanOp>,
+           ElementwiseLowering<ErfOp>, ElementwiseLowering<FloorOp>,
+           ElementwiseLowering<CeilOp>, ElementwiseLowering<RoundOp>,
+           ElementwiseLowering<SigmoidOp>, ElementwiseLowering<ReluOp>,
+           ElementwiseLowering<GeluOp>, ElementwiseLowering<ClampOp>,
+           ElementwiseLowering<CastOp>, ElementwiseLowering<AddOp>,
+           ElementwiseLowering<SubOp>, ElementwiseLowering<MulOp>,
+           ElementwiseLowering<DivOp>, ElementwiseLowering<PowOp>,
+           ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
+           ElementwiseLowering<RemOp>, ElementwiseLowering<ModOp>,
+           ElementwiseLowering<CompareOp>, ElementwiseLowering<WhereOp>,
+           ElementwiseLowering<BroadcastToOp>, ElementwiseLowering<QuantizeOp>,
+           ElementwiseLowering<DequantizeOp>, ElementwiseLowering<BitAndOp>,
+           ElementwiseLowering<BitOrOp>, ElementwiseLowering<BitXorOp>,
+           ElementwiseLowering<BitNotOp>, ElementwiseLowering<ShiftLeftOp>,
+           ElementwiseLowering<ShiftRightOp>,
            LowerOpPattern<DropoutOp, lowerDropout>>(patterns.getContext());
 }
