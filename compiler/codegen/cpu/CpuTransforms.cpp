@@ -449,7 +449,8 @@ struct CpuLibraryCallsPass
   /// around it: the zero padding of its input (the kernel pads), the
   /// zero fill or bias broadcast of its output (overwritten, the bias
   /// added by the kernel) and a ReLU that is the output's only reader.
-  static void replaceConv(ModuleOp module, linalg::Conv2DNchwFchwOp conv) {
+  static func::CallOp replaceConv(ModuleOp module,
+                                  linalg::Conv2DNchwFchwOp conv) {
     Value in = conv.getInputs()[0], filter = conv.getInputs()[1],
           out = conv.getOutputs()[0];
     int64_t flags = 0;
@@ -498,8 +499,59 @@ struct CpuLibraryCallsPass
     for (int64_t i :
          {s[0], s[1], d[0], d[1], pad[0], pad[1], pad[2], pad[3], flags})
       args.push_back(b.create<arith::ConstantIntOp>(loc, i, 64));
-    b.create<func::CallOp>(loc, abi::kCpuConv2dNchwF32, TypeRange{}, args);
+    auto call =
+        b.create<func::CallOp>(loc, abi::kCpuConv2dNchwF32, TypeRange{}, args);
     conv->erase();
+    return call;
+  }
+
+  /// A buffer that one convolution writes and only another reads (conv,
+  /// ReLU, conv: the first two layers of every residual block) is
+  /// nobody else's business: it is handed over in NHWC, the layout
+  /// oneDNN's kernels pick for small batches, instead of NCHW (the
+  /// writer's reorder out and the reader's reorder in go away).
+  static void handOffNhwc(ArrayRef<func::CallOp> calls) {
+    constexpr unsigned kIn = 0, kOut = 2, kFlags = 12;
+    auto source = [](func::CallOp call, unsigned i) {
+      auto cast = call.getOperand(i).getDefiningOp<memref::CastOp>();
+      return cast && cast->hasOneUse() ? cast.getSource() : Value();
+    };
+    auto setFlag = [](func::CallOp call, int64_t flag) {
+      OpBuilder b(call);
+      auto old = call.getOperand(kFlags).getDefiningOp<arith::ConstantIntOp>();
+      call->setOperand(kFlags, b.create<arith::ConstantIntOp>(
+                                   call.getLoc(), old.value() | flag, 64));
+    };
+    for (func::CallOp writer : calls) {
+      Value buffer = source(writer, kOut);
+      auto type = buffer ? dyn_cast<MemRefType>(buffer.getType()) : nullptr;
+      if (!type || !type.getLayout().isIdentity() ||
+          !buffer.getDefiningOp<memref::AllocOp>())
+        continue;
+      func::CallOp reader;
+      bool alone = true;
+      for (Operation *user : buffer.getUsers()) {
+        if (isa<memref::DimOp>(user))
+          continue;
+        auto cast = dyn_cast<memref::CastOp>(user);
+        auto call = cast && cast->hasOneUse()
+                        ? dyn_cast<func::CallOp>(*cast->user_begin())
+                        : func::CallOp();
+        if (call == writer && call.getOperand(kOut) == cast.getResult())
+          continue;
+        if (call && !reader && llvm::is_contained(calls, call) &&
+            call.getOperand(kIn) == cast.getResult() &&
+            llvm::count(call.getOperands(), cast.getResult()) == 1) {
+          reader = call;
+          continue;
+        }
+        alone = false;
+      }
+      if (!alone || !reader)
+        continue;
+      setFlag(writer, abi::kConvOutNhwc);
+      setFlag(reader, abi::kConvInNhwc);
+    }
   }
 
   void runOnOperation() override {
@@ -528,8 +580,10 @@ struct CpuLibraryCallsPass
     });
     for (auto [call, name] : llvm::zip(calls, names))
       replaceByCall(module, call.first, name, call.second);
+    SmallVector<func::CallOp> convCalls;
     for (linalg::Conv2DNchwFchwOp conv : convs)
-      replaceConv(module, conv);
+      convCalls.push_back(replaceConv(module, conv));
+    handOffNhwc(convCalls);
   }
 };
 

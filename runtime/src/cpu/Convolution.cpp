@@ -500,6 +500,18 @@ __attribute__((visibility("default"))) void LOOM_ABI_CIFACE(
                                   int64_t pt, int64_t pl, int64_t pb,
                                   int64_t pr, int64_t flags) {
   View I = view(inU), W = view(filterU), O = view(outU), B = view(biasU);
+  // A tensor handed between two convolutions in NHWC: its NHWC strides.
+  int64_t inStrides[4], outStrides[4];
+  auto nhwc = [](View &v, int64_t *strides) {
+    const int64_t *s = v.sizes;
+    strides[0] = s[1] * s[2] * s[3], strides[1] = 1;
+    strides[2] = s[3] * s[1], strides[3] = s[1];
+    v.strides = strides;
+  };
+  if (flags & loom::abi::kConvInNhwc)
+    nhwc(I, inStrides);
+  if (flags & loom::abi::kConvOutNhwc)
+    nhwc(O, outStrides);
   bool hasBias = flags & loom::abi::kConvBias;
   ConvParams p{sh,
                sw,

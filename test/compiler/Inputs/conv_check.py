@@ -16,6 +16,8 @@ runtime's convolution kernel and what it must leave alone:
                   fusion: the pre-activation is read too)
   input_filter    the filter is a graph input (not kept: it may change)
   grouped         groups = 2 (not the kernel's form)
+  chain           conv, ReLU, conv: the tensor between them only the two
+                  convolutions see (handed over in NHWC)
 """
 import os
 import sys
@@ -86,10 +88,14 @@ def model(d):
         node("Relu", ["shared"], ["shared_relu"]),
         node("Conv", ["x", "w"], ["input_filter"], pads=[0, 1, 0, 1]),
         node("Conv", ["x", "wg"], ["grouped"], group=2, pads=[1, 1, 1, 1]),
+        node("Conv", ["x2", "w3", "b3"], ["h"], pads=[1, 1, 1, 1]),
+        node("Relu", ["h"], ["hr"]),
+        node("Conv", ["hr", "w1", "b1"], ["chain"], strides=[2, 1],
+             pads=[0, 1, 1, 0]),
     ]
     shape = [2, 8, 11, 13]
     outputs = ["pad_bias_relu", "twice", "strided", "residual", "shared",
-               "shared_relu", "input_filter", "grouped"]
+               "shared_relu", "input_filter", "grouped", "chain"]
     graph = helper.make_graph(
         nodes, "convs",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
@@ -119,6 +125,8 @@ def check(d):
         "shared_relu": relu(shared),
         "input_filter": conv(x, w, pads=(0, 1, 0, 1)),
         "grouped": conv(x, p["wg"], pads=(1, 1, 1, 1), groups=2),
+        "chain": conv(relu(conv(x2, p["w3"], p["b3"], pads=(1, 1, 1, 1))),
+                      p["w1"], p["b1"], stride=(2, 1), pads=(0, 1, 1, 0)),
     }
     bad = 0
     for name, ref in want.items():

@@ -116,6 +116,13 @@ enum ConvFlags : int64_t {
   kConvBias = 4,
   /// The result goes through max(x, 0) (only with kConvOverwrite).
   kConvRelu = 8,
+  /// `in` holds its [N, C, H, W] elements in NHWC order (dense; its
+  /// strides are not read), written so by a convolution with
+  /// kConvOutNhwc.
+  kConvInNhwc = 16,
+  /// `out` is written in NHWC order (dense; its strides are not read),
+  /// for a convolution with kConvInNhwc that is its only reader.
+  kConvOutNhwc = 32,
 };
 
 /// The `kind` of a collective call.

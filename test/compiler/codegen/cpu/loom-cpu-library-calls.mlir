@@ -176,6 +176,29 @@ func.func @kept(%x: memref<1x3x4x5xf32>) -> (memref<1x4x5x6xf32>, memref<1x4x5x6
 
 // -----
 
+// Conv into a buffer only the next conv reads: handed over in NHWC
+// (writer flags 1 | 32 = 33, reader 1 | 16 = 17); the reader's output is
+// returned, so it stays NCHW.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[W:.*]] = arith.constant 33 : i64
+// CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32({{.*}}, %[[W]])
+// CHECK: %[[R:.*]] = arith.constant 17 : i64
+// CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32({{.*}}, %[[R]])
+func.func @chain(%x: memref<1x3x6x6xf32>, %f: memref<3x3x1x1xf32>) -> memref<1x3x6x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<1x3x6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<1x3x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %f : memref<1x3x6x6xf32>, memref<3x3x1x1xf32>) outs(%h : memref<1x3x6x6xf32>)
+  %o = memref.alloc() : memref<1x3x6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x3x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%h, %f : memref<1x3x6x6xf32>, memref<3x3x1x1xf32>) outs(%o : memref<1x3x6x6xf32>)
+  return %o : memref<1x3x6x6xf32>
+}
+
+// -----
+
 // Integer matmuls and other bodies stay loops.
 // CHECK-LABEL: func.func @integer
 // CHECK-NOT: call
