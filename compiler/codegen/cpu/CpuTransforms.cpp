@@ -444,6 +444,10 @@ struct CpuLibraryCallsPass
     });
   }
 
+  /// The conv call's operands: in, filter, out, bias; strides (2),
+  /// dilations (2), padding (4), flags.
+  static constexpr unsigned kConvMemrefs = 4, kConvInts = 9;
+
   /// A convolution becomes a call of loom_cpu_conv2d_nchw_f32(in, filter,
   /// out, bias, strides, dilations, padding, flags), taking in what is
   /// around it: the zero padding of its input (the kernel pads), the
@@ -486,8 +490,8 @@ struct CpuLibraryCallsPass
     OpBuilder b(conv);
     Location loc = conv.getLoc();
     auto unranked = UnrankedMemRefType::get(b.getF32Type(), 0);
-    SmallVector<Type> types(4, unranked);
-    types.append(9, b.getI64Type());
+    SmallVector<Type> types(kConvMemrefs, unranked);
+    types.append(kConvInts, b.getI64Type());
     declareRuntimeFunction(module, abi::kCpuConv2dNchwF32,
                            b.getFunctionType(types, {}), /*cInterface=*/true);
     SmallVector<Value> args;
@@ -511,7 +515,7 @@ struct CpuLibraryCallsPass
   /// oneDNN's kernels pick for small batches, instead of NCHW (the
   /// writer's reorder out and the reader's reorder in go away).
   static void handOffNhwc(ArrayRef<func::CallOp> calls) {
-    constexpr unsigned kIn = 0, kOut = 2, kFlags = 12;
+    constexpr unsigned kIn = 0, kOut = 2, kFlags = kConvMemrefs + kConvInts - 1;
     auto source = [](func::CallOp call, unsigned i) {
       auto cast = call.getOperand(i).getDefiningOp<memref::CastOp>();
       return cast && cast->hasOneUse() ? cast.getSource() : Value();

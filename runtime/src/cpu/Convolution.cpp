@@ -164,6 +164,7 @@ public:
     }
     return data_;
   }
+  void *data() const { return data_; }
 
 private:
   void *data_ = nullptr;
@@ -221,6 +222,34 @@ bool reorder(dnnl_stream_t stream, const Reorder &r,
     return false;
   dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, src.mem}, {DNNL_ARG_TO, dst.mem}};
   return dnnl_primitive_execute(r.prim, stream, 2, args) == dnnl_success;
+}
+
+/// `from` reordered into `into` (grown as needed): its data, or null when
+/// out of memory or oneDNN refused.
+void *reordered(dnnl_stream_t stream, const Reorder &r,
+                const dnnl_memory_desc_t &fromMd, const void *from,
+                const dnnl_memory_desc_t &toMd, Buffer &into) {
+  void *to = into.get(dnnl_memory_desc_get_size(&toMd));
+  return to && reorder(stream, r, fromMd, from, toMd, to) ? to : nullptr;
+}
+
+/// The calling thread's stream on the engine, made on its first
+/// convolution.
+dnnl_stream_t threadStream() {
+  struct Stream {
+    dnnl_stream_t s = nullptr;
+    Stream() {
+      if (dnnl_stream_create(&s, engine(), dnnl_stream_default_flags) !=
+          dnnl_success)
+        s = nullptr;
+    }
+    ~Stream() {
+      if (s)
+        dnnl_stream_destroy(s);
+    }
+  };
+  thread_local Stream stream;
+  return stream.s;
 }
 
 /// A filter reordered into the primitive's layout.
@@ -379,54 +408,50 @@ bool convOneDnn(const View &I, const View &W, const View &O,
   if (!conv)
     return false;
 
-  dnnl_stream_t stream = nullptr;
-  if (dnnl_stream_create(&stream, engine(), dnnl_stream_default_flags) !=
-      dnnl_success)
+  dnnl_stream_t stream = threadStream();
+  if (!stream)
     return false;
   thread_local Scratch scratch;
-  auto bytes = [](const dnnl_memory_desc_t &md) {
-    return dnnl_memory_desc_get_size(&md);
-  };
   bool ok = true;
   // The input, the filter and (accumulating) the output in the
   // primitive's layouts.
   void *src = I.data;
   if (conv->srcIn.prim) {
-    src = scratch.src.get(bytes(conv->src));
-    ok = src &&
-         reorder(stream, conv->srcIn, conv->userSrc, I.data, conv->src, src);
+    src = reordered(stream, conv->srcIn, conv->userSrc, I.data, conv->src,
+                    scratch.src);
+    ok = src != nullptr;
   }
   void *wei = W.data;
   if (ok && conv->weiIn.prim) {
     if (filter) {
-      wei = filter->data.get(0);
+      wei = filter->data.data();
     } else if (constant) {
       auto made = std::make_shared<PackedFilter>();
-      wei = made->data.get(bytes(conv->wei));
-      ok = wei &&
-           reorder(stream, conv->weiIn, conv->userWei, W.data, conv->wei, wei);
+      wei = reordered(stream, conv->weiIn, conv->userWei, W.data, conv->wei,
+                      made->data);
+      ok = wei != nullptr;
       if (ok) {
         std::lock_guard<std::mutex> lock(cache().mutex);
         conv->packed[W.data] = std::move(made);
       }
     } else {
-      wei = scratch.wei.get(bytes(conv->wei));
-      ok = wei &&
-           reorder(stream, conv->weiIn, conv->userWei, W.data, conv->wei, wei);
+      wei = reordered(stream, conv->weiIn, conv->userWei, W.data, conv->wei,
+                      scratch.wei);
+      ok = wei != nullptr;
     }
   }
   void *dst = O.data;
   if (ok && conv->dstOut.prim) {
-    dst = scratch.dst.get(bytes(conv->dst));
+    if (conv->dstIn.prim)
+      dst = reordered(stream, conv->dstIn, conv->userDst, O.data, conv->dst,
+                      scratch.dst);
+    else
+      dst = scratch.dst.get(dnnl_memory_desc_get_size(&conv->dst));
     ok = dst != nullptr;
-    if (ok && conv->dstIn.prim)
-      ok = reorder(stream, conv->dstIn, conv->userDst, O.data, conv->dst, dst);
   }
   void *pad = nullptr;
-  if (ok && bytes(conv->scratch)) {
-    pad = scratch.pad.get(bytes(conv->scratch));
-    ok = pad != nullptr;
-  }
+  if (size_t bytes = dnnl_memory_desc_get_size(&conv->scratch); ok && bytes)
+    ok = (pad = scratch.pad.get(bytes)) != nullptr;
   // The bias, dense.
   const float *bias = p.bias;
   bool hasBias = p.flags & loom::abi::kConvBias;
@@ -454,15 +479,9 @@ bool convOneDnn(const View &I, const View &W, const View &O,
   }
   if (ok && conv->dstOut.prim)
     ok = reorder(stream, conv->dstOut, conv->dst, dst, conv->userDst, O.data);
-  ok = dnnl_stream_wait(stream) == dnnl_success && ok;
-  dnnl_stream_destroy(stream);
-  if (!ok) {
-    // Out of memory for a reordered copy, or an execution oneDNN refused
-    // after setting up: the output may be half written only when the
-    // final reorder failed, which writes nothing on an error.
-    return false;
-  }
-  return true;
+  // False: out of memory for a reordered copy, or an execution oneDNN
+  // refused after setting up; only the final reorder writes the output.
+  return dnnl_stream_wait(stream) == dnnl_success && ok;
 }
 
 bool im2colForced() {

@@ -75,6 +75,12 @@ Matrix matrix(const float *base, int64_t rows, int64_t cols, int64_t rowStride,
   return {scratch.data(), false, std::max<int64_t>(1, cols)};
 }
 
+/// The calling thread's run's thread count (the runtime's, else OpenMP's).
+int runThreads() {
+  int threads = loom::runtime::currentThreads();
+  return threads > 0 ? threads : omp_get_max_threads();
+}
+
 } // namespace
 
 namespace loom::runtime::cpu {
@@ -91,8 +97,7 @@ bool gemmOnOneDnn() {
     return forced;
   if (__builtin_cpu_supports("avx512f"))
     return true;
-  int threads = loom::runtime::currentThreads();
-  return (threads > 0 ? threads : omp_get_max_threads()) != 1;
+  return runThreads() != 1;
 }
 
 /// C = A * B + beta * C (row-major) with oneDNN's or OpenBLAS's sgemm;
@@ -141,9 +146,7 @@ void sgemv(bool trans, int64_t m, int64_t n, const float *a, int64_t lda,
                 static_cast<int>(incy));
   };
   int64_t outputs = trans ? n : m;
-  int threads = loom::runtime::currentThreads();
-  if (threads <= 0)
-    threads = omp_get_max_threads();
+  int threads = runThreads();
   // Below a quarter million elements one thread reads A in microseconds.
   if (threads <= 1 || m * n < (int64_t{1} << 18) || outputs < 64) {
     part(0, outputs);
