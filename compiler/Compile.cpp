@@ -143,7 +143,23 @@ static LogicalResult outlineWeights(func::FuncOp func, int64_t minBytes,
     if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
         dense && dense.isSplat())
       return;
-    int64_t bytes = type.getNumElements() * (elem.getIntOrFloatBitWidth() / 8);
+    int64_t width = elem.getIntOrFloatBitWidth() / 8;
+    // So does a dense_resource of one repeated value (ONNX initializers
+    // always come as blobs: the zero points of per-channel symmetric
+    // weights, a zero bias), which then reads as the splat it is.
+    if (auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue())) {
+      AsmResourceBlob *blob = res.getRawHandle().getBlob();
+      ArrayRef<char> data = blob ? blob->getData() : ArrayRef<char>();
+      if (width > 0 && static_cast<int64_t>(data.size()) >= width &&
+          data.size() % width == 0 &&
+          llvm::all_of(llvm::seq<size_t>(width, data.size()),
+                       [&](size_t i) { return data[i] == data[i % width]; })) {
+        c.setValueAttr(
+            DenseElementsAttr::getFromRawBuffer(type, data.take_front(width)));
+        return;
+      }
+    }
+    int64_t bytes = type.getNumElements() * width;
     if (bytes >= minBytes)
       constants.push_back(c);
   });

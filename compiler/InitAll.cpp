@@ -18,6 +18,7 @@
 #include "passes/Fusion/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/Pipeline/Passes.h"
+#include "passes/Quantization/Passes.h"
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
@@ -61,6 +62,7 @@ void loom::registerAllPasses() {
   loom::registerAutodiffPasses();
   loom::registerTrainingPasses();
   loom::registerMixedPrecisionPasses();
+  loom::registerQuantizationPasses();
   loom::registerRecomputePasses();
   loom::registerShardingPasses();
   loom::registerPipelinePasses();

@@ -461,6 +461,33 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult MatmulIntegerOp::inferReturnTypes(MLIRContext *ctx,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto lhsT = tensorOf(adaptor.getLhs()), rhsT = tensorOf(adaptor.getRhs());
+  // matmul_integer_c1: 8-bit operands, scalar zero points of their types.
+  for (auto [x, z, name] :
+       {std::make_tuple(lhsT, tensorOf(adaptor.getLhsZero()), "lhs"),
+        std::make_tuple(rhsT, tensorOf(adaptor.getRhsZero()), "rhs")}) {
+    if (!x.getElementType().isInteger(8))
+      return fail(Twine(name) + " must hold 8-bit integers");
+    if (z.getElementType() != x.getElementType() || z.getRank() != 0)
+      return fail(Twine(name) + "_zero must be a scalar of " + name +
+                  "'s element type");
+  }
+  std::string why;
+  FailureOr<MatmulShape> shape = inferMatmulShape(
+      lhsT.getShape(), rhsT.getShape(), adaptor.getTransposeLhs(),
+      adaptor.getTransposeRhs(), why);
+  if (failed(shape))
+    return fail(why);
+  types.push_back(
+      RankedTensorType::get(shape->result, IntegerType::get(ctx, 32)));
+  return success();
+}
+
 /// Output size of one spatial dim of a window op, or kDyn.
 static int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
                             int64_t padBegin, int64_t padEnd, int64_t dilation,

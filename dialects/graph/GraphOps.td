@@ -643,6 +643,34 @@ def Graph_MatmulOp : Graph_InferredOp<"matmul", [SameOperandsElementType,
   let hasFolder = 1;
 }
 
+def Graph_MatmulIntegerOp : Graph_InferredOp<"matmul_integer"> {
+  let summary = "matrix product of zero-shifted 8-bit integers, exact in i32";
+  let description = [{
+    `(lhs - lhs_zero) x (rhs - rhs_zero)` with `graph.matmul`'s shapes
+    (batch dims broadcast, 1-D operands as vectors, transpose flags), each
+    difference and sum exact in `i32`, the result's type. `lhs` and `rhs`
+    hold `i8` or `ui8` (each its own); each zero point is a scalar (rank 0)
+    of its operand's element type. ONNX's MatMulInteger and QLinearMatMul
+    with per-tensor zero points import as this op, and
+    `--loom-integer-matmul` makes it of a float matmul of two dequantized
+    operands; the CPU code runs it as oneDNN's u8 x s8 -> s32 GEMM.
+
+    ```mlir
+    %y = graph.matmul_integer %a, %b, %za, %zb
+        : (tensor<4x64xui8>, tensor<64x32xi8>, tensor<ui8>, tensor<i8>)
+        -> tensor<4x32xi32>
+    ```
+  }];
+  let arguments = (ins Graph_IntegerTensor:$lhs, Graph_IntegerTensor:$rhs,
+                       Graph_IntegerTensor:$lhs_zero,
+                       Graph_IntegerTensor:$rhs_zero,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Graph_IntegerTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $lhs_zero `,` $rhs_zero attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType,
                                             Graph_Contraction]> {
   let summary = "1-D or 2-D grouped convolution (NCHW)";

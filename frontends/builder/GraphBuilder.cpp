@@ -446,6 +446,11 @@ Value GraphBuilder::dequantize(Value x, Value scale, Value zeroPoint) {
   return build<DequantizeOp>({x, scale, zeroPoint});
 }
 
+Value GraphBuilder::matmulInteger(Value lhs, Value rhs, Value lhsZero,
+                                  Value rhsZero) {
+  return build<MatmulIntegerOp>({lhs, rhs, lhsZero, rhsZero});
+}
+
 Value GraphBuilder::matmul(Value lhs, Value rhs, bool transposeLhs,
                            bool transposeRhs) {
   SmallVector<NamedAttribute> attrs;

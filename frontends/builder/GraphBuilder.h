@@ -168,6 +168,10 @@ public:
 
   mlir::Value matmul(mlir::Value lhs, mlir::Value rhs,
                      bool transposeLhs = false, bool transposeRhs = false);
+  /// `(lhs - lhsZero) x (rhs - rhsZero)` in i32: 8-bit operands, scalar
+  /// zero points of their element types (graph.matmul_integer).
+  mlir::Value matmulInteger(mlir::Value lhs, mlir::Value rhs,
+                            mlir::Value lhsZero, mlir::Value rhsZero);
   /// Empty strides/dilations mean 1 per spatial dim; empty padding means 0.
   mlir::Value conv(mlir::Value input, mlir::Value filter, mlir::Value bias,
                    llvm::ArrayRef<int64_t> strides = {},

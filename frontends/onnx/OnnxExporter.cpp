@@ -395,6 +395,26 @@ LogicalResult Exporter::emit(Operation *op) {
     node(simple, ins, {out()});
     return success();
   }
+  // A matmul's two operands, each transposed (its last two dims) first
+  // where its flag says so.
+  auto matmulOperands = [&](auto o) {
+    auto swapLast = [&](Value v, const std::string &nm) {
+      int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+      if (rank < 2)
+        return nm;
+      SmallVector<int64_t> perm;
+      for (int64_t i = 0; i < rank; ++i)
+        perm.push_back(i);
+      std::swap(perm[rank - 1], perm[rank - 2]);
+      onnx::NodeProto *t;
+      std::string r = tmp("Transpose", {nm}, &t);
+      setInts(t, "perm", perm);
+      return r;
+    };
+    return SmallVector<std::string>{
+        o.getTransposeLhs() ? swapLast(o.getLhs(), in(0)) : in(0),
+        o.getTransposeRhs() ? swapLast(o.getRhs(), in(1)) : in(1)};
+  };
   onnx::NodeProto *n = nullptr;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp c) {
@@ -547,24 +567,13 @@ LogicalResult Exporter::emit(Operation *op) {
           setInt(n, "transB", o.getTransposeRhs());
           return success();
         }
-        auto swapLast = [&](Value v, const std::string &nm) {
-          int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-          if (rank < 2)
-            return nm;
-          SmallVector<int64_t> perm;
-          for (int64_t i = 0; i < rank; ++i)
-            perm.push_back(i);
-          std::swap(perm[rank - 1], perm[rank - 2]);
-          onnx::NodeProto *t;
-          std::string r = tmp("Transpose", {nm}, &t);
-          setInts(t, "perm", perm);
-          return r;
-        };
-        std::string l =
-            o.getTransposeLhs() ? swapLast(o.getLhs(), in(0)) : in(0);
-        std::string r =
-            o.getTransposeRhs() ? swapLast(o.getRhs(), in(1)) : in(1);
-        node("MatMul", {l, r}, {out()});
+        node("MatMul", matmulOperands(o), {out()});
+        return success();
+      })
+      .Case([&](MatmulIntegerOp o) {
+        SmallVector<std::string> ins = matmulOperands(o);
+        ins.append({in(2), in(3)});
+        node("MatMulInteger", ins, {out()});
         return success();
       })
       .Case([&](ConvOp o) {

@@ -152,11 +152,10 @@ Value minusZero(ImportContext &c, Value x, Value zero) {
   return c.b.sub(c.b.cast(x, DType::i32), c.b.cast(zero, DType::i32));
 }
 
-/// An operand of an integer product: 8-bit integer input `xi` less its
-/// zero point (input `zi`, optional; a scalar, or 1-D along `axis` of the
-/// operand), in i32.
-FailureOr<Value> shiftedOperand(ImportContext &c, int xi, int zi,
-                                int64_t axis) {
+/// 8-bit integer input `xi` of an integer product and its zero point
+/// (input `zi`, optional: null when absent), of one element type.
+FailureOr<std::pair<Value, Value>> operandAndZero(ImportContext &c, int xi,
+                                                  int zi) {
   auto x = checkedInput(c, xi, "8-bit integers",
                         [](Type t) { return t.isInteger(8); });
   if (failed(x))
@@ -166,17 +165,80 @@ FailureOr<Value> shiftedOperand(ImportContext &c, int xi, int zi,
       /*optional=*/true);
   if (failed(zero))
     return failure();
-  if (!*zero)
-    return c.b.cast(*x, DType::i32);
-  if (typeOf(*zero).getElementType() != typeOf(*x).getElementType())
+  if (*zero && typeOf(*zero).getElementType() != typeOf(*x).getElementType())
     return c.error("the zero point (" + c.node->input(zi) +
                    ") and its operand (" + c.node->input(xi) +
                    ") have different element types");
-  auto z = alongAxis(c, *zero, *x, axis,
-                     "the zero point (" + c.node->input(zi) + ")");
+  return std::make_pair(*x, *zero);
+}
+
+/// An operand of an integer product: 8-bit integer input `xi` less its
+/// zero point (input `zi`, optional; a scalar, or 1-D along `axis` of the
+/// operand), in i32.
+FailureOr<Value> shiftedOperand(ImportContext &c, int xi, int zi,
+                                int64_t axis) {
+  auto xz = operandAndZero(c, xi, zi);
+  if (failed(xz))
+    return failure();
+  auto [x, zero] = *xz;
+  if (!zero)
+    return c.b.cast(x, DType::i32);
+  auto z =
+      alongAxis(c, zero, x, axis, "the zero point (" + c.node->input(zi) + ")");
   if (failed(z))
     return failure();
-  return minusZero(c, *x, *z);
+  return minusZero(c, x, *z);
+}
+
+/// The zero point (input `zi`, optional) of 8-bit input `xi` as a scalar
+/// of its element type when it is one value: absent (0), rank 0, one
+/// element, or a constant splat; a null Value when it varies (per row or
+/// column).
+FailureOr<Value> scalarZero(ImportContext &c, int xi, int zi) {
+  auto xz = operandAndZero(c, xi, zi);
+  if (failed(xz))
+    return failure();
+  auto [x, zero] = *xz;
+  Type elem = typeOf(x).getElementType();
+  DType dtype = *fromMlirType(elem);
+  if (!zero)
+    return c.b.scalar(0, dtype);
+  RankedTensorType zt = typeOf(zero);
+  if (zt.getRank() == 0)
+    return zero;
+  if (zt.hasStaticShape() && zt.getNumElements() == 1)
+    return c.b.reshape(zero, {});
+  std::optional<DenseElementsAttr> known = c.knownInput(zi);
+  if (known && !known->empty() && llvm::all_equal(known->getValues<APInt>())) {
+    APInt v = *known->getValues<APInt>().begin();
+    return c.b.scalar(elem.isUnsignedInteger() ? double(v.getZExtValue())
+                                               : double(v.getSExtValue()),
+                      dtype);
+  }
+  return Value();
+}
+
+/// `(A - a_zero) @ (B - b_zero)` in i32 for 8-bit inputs `ai` and `bi` with
+/// zero points `azi` and `bzi`: graph.matmul_integer (the integer GEMM)
+/// when each zero point is one value, else the matmul of the operands
+/// shifted in i32 (a's zero point per row, b's per column).
+FailureOr<Value> integerProduct(ImportContext &c, int ai, int azi, int bi,
+                                int bzi) {
+  auto za = scalarZero(c, ai, azi);
+  if (failed(za))
+    return failure();
+  auto zb = scalarZero(c, bi, bzi);
+  if (failed(zb))
+    return failure();
+  if (*za && *zb)
+    return c.b.matmulInteger(c.input(ai), c.input(bi), *za, *zb);
+  auto a = shiftedOperand(c, ai, azi, -2);
+  if (failed(a))
+    return failure();
+  auto b = shiftedOperand(c, bi, bzi, -1);
+  if (failed(b))
+    return failure();
+  return c.b.matmul(*a, *b);
 }
 
 /// A per-row (lhs, axis -2) or per-column (rhs, axis -1) scale of a
@@ -287,32 +349,26 @@ LogicalResult dynamicQuantizeLinear(ImportContext &c) {
 /// (A - a_zero_point) @ (B - b_zero_point) in i32; a's zero point may be
 /// per row, b's per column.
 LogicalResult matMulInteger(ImportContext &c) {
-  auto a = shiftedOperand(c, 0, 2, -2);
-  if (failed(a))
+  auto y = integerProduct(c, 0, 2, 1, 3);
+  if (failed(y))
     return failure();
-  auto b = shiftedOperand(c, 1, 3, -1);
-  if (failed(b))
-    return failure();
-  c.setOutput(0, c.b.matmul(*a, *b));
+  c.setOutput(0, *y);
   return success();
 }
 
 /// The i32 product of the zero-shifted operands rescaled by
 /// a_scale * b_scale and quantized with y's scale and zero point.
 LogicalResult qLinearMatMul(ImportContext &c) {
-  auto a = shiftedOperand(c, 0, 2, -2);
-  if (failed(a))
+  auto y = integerProduct(c, 0, 2, 3, 5);
+  if (failed(y))
     return failure();
-  auto b = shiftedOperand(c, 3, 5, -1);
-  if (failed(b))
-    return failure();
-  auto aScale = matmulScale(c, 1, *a, -2);
+  auto aScale = matmulScale(c, 1, c.input(0), -2);
   if (failed(aScale))
     return failure();
-  auto bScale = matmulScale(c, 4, *b, -1);
+  auto bScale = matmulScale(c, 4, c.input(3), -1);
   if (failed(bScale))
     return failure();
-  return requantize(c, c.b.matmul(*a, *b), *aScale, *bScale);
+  return requantize(c, *y, *aScale, *bScale);
 }
 
 /// ConvInteger: the zero-shifted operands convolved exactly (exactConv),

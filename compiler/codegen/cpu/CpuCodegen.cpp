@@ -10,6 +10,7 @@
 #include "compiler/codegen/cpu/CpuTransforms.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
+#include "passes/Quantization/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -84,6 +85,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   // f16/bf16 ops compute in f32 between casts; their data stays 16-bit.
   // (kCpuGraphPasses names what runs before fusion.)
   pm.addPass(createCpuWidenFloatsPass());
+  // Matmuls of dequantized 8-bit tensors run as integer GEMMs.
+  pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass());
   // The graph-level fusion decisions: kernel.fusion regions, each lowered
   // and fused on its own, then inlined.
   FusionPassOptions fusion;

@@ -21,7 +21,8 @@ namespace loom::codegen {
 /// The graph passes the CPU pipeline runs before --loom-fusion, as pass
 /// pipeline text: what --loom-recompute runs on the copies it plans, so
 /// that its planned peak is the compiled code's.
-inline constexpr const char *kCpuGraphPasses = "loom-cpu-widen-floats";
+inline constexpr const char *kCpuGraphPasses =
+    "loom-cpu-widen-floats,func.func(loom-integer-matmul)";
 
 struct CpuCodegenOptions {
   /// An LLVM CPU name ("x86-64-v3", "skylake-avx512") or "host".

@@ -64,26 +64,26 @@ bool isDim(AffineExpr e, int64_t d) {
   return dim && dim.getPosition() == d;
 }
 
-/// The kernel's flags (see loom_cpu_matmul_f32) when `op` is the matmul
-/// contraction --loom-graph-to-linalg emits: loops (batch..., [m], [n], k),
-/// output (batch..., [m], [n]), each operand's batch dims right-aligned
-/// (a broadcast size-1 dim reads index 0), then its matrix dims.
-std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !op.hasPureBufferSemantics() || !isMulAdd(op))
+/// The shape flags (see loom_cpu_matmul_f32) when the loops and maps of
+/// `op` are the matmul contraction --loom-graph-to-linalg emits: loops
+/// (batch..., [m], [n], k), output (batch..., [m], [n]), inputs 0 and 1
+/// (lhs, rhs) each with its batch dims right-aligned (a broadcast size-1
+/// dim reads index 0), then its matrix dims; any further input is a
+/// scalar (rank 0).
+std::optional<int64_t> contractionFlags(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() < 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
     return std::nullopt;
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32())
-      return std::nullopt;
-  }
   auto iterators = op.getIteratorTypesArray();
   int64_t loops = iterators.size(), k = loops - 1;
   for (int64_t i = 0; i < loops; ++i)
     if ((iterators[i] == utils::IteratorType::reduction) != (i == k))
       return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineMap lhs = maps[0], rhs = maps[1], out = maps[2];
+  AffineMap lhs = maps[0], rhs = maps[1], out = maps.back();
+  for (AffineMap scalar : ArrayRef(maps).slice(2, maps.size() - 3))
+    if (scalar.getNumResults() != 0)
+      return std::nullopt;
   if (out.getNumResults() != loops - 1)
     return std::nullopt;
   for (int64_t i = 0; i < loops - 1; ++i)
@@ -138,6 +138,110 @@ std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
     flags |= trans ? abi::kMatmulTransposeRhs : 0;
   }
   return flags;
+}
+
+/// The flags of loom_cpu_matmul_f32 when `op` is an f32 matmul
+/// contraction (contractionFlags, body `out + lhs * rhs`).
+std::optional<int64_t> matmulFlags(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || !isMulAdd(op))
+    return std::nullopt;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.getElementType().isF32())
+      return std::nullopt;
+  }
+  return contractionFlags(op);
+}
+
+/// One operand of an integer matmul's body: block argument `arg` (an
+/// 8-bit input) widened (`isUnsigned`: extui, else extsi) less its zero
+/// point: the block argument of a scalar input (`zeroArg`), a constant
+/// (`zeroConst`, already widened) or none (0).
+struct IntegerOperand {
+  BlockArgument arg;
+  bool isUnsigned = false;
+  BlockArgument zeroArg;
+  int64_t zeroConst = 0;
+};
+
+/// `v` as `ext(arg)` or `ext(arg) - zero` (IntegerOperand).
+std::optional<IntegerOperand> integerOperand(Value v) {
+  IntegerOperand r;
+  Value zero;
+  if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+    v = sub.getLhs();
+    zero = sub.getRhs();
+  }
+  // `ext(x)` of an 8-bit x: its kind, and x.
+  auto widened = [](Value e, bool &isUnsigned) -> Value {
+    if (auto u = e.getDefiningOp<arith::ExtUIOp>()) {
+      isUnsigned = true;
+      return u.getIn();
+    }
+    if (auto si = e.getDefiningOp<arith::ExtSIOp>()) {
+      isUnsigned = false;
+      return si.getIn();
+    }
+    return Value();
+  };
+  auto arg = dyn_cast_or_null<BlockArgument>(widened(v, r.isUnsigned));
+  if (!arg || !arg.getType().isInteger(8))
+    return std::nullopt;
+  r.arg = arg;
+  if (!zero)
+    return r;
+  APInt c;
+  if (matchPattern(zero, m_ConstantInt(&c))) {
+    r.zeroConst = c.getSExtValue();
+    return r;
+  }
+  bool zeroUnsigned = false;
+  Value z = widened(zero, zeroUnsigned);
+  if (z && zeroUnsigned == r.isUnsigned && matchPattern(z, m_ConstantInt(&c))) {
+    r.zeroConst = r.isUnsigned ? c.getZExtValue() : c.getSExtValue();
+    return r;
+  }
+  r.zeroArg = dyn_cast_or_null<BlockArgument>(z);
+  if (!r.zeroArg || zeroUnsigned != r.isUnsigned ||
+      !r.zeroArg.getType().isInteger(8))
+    return std::nullopt;
+  return r;
+}
+
+/// An integer matmul (graph.matmul_integer as --loom-graph-to-linalg
+/// lowers it, after folds): the contraction of inputs 0 and 1 (8-bit) into
+/// an i32 output with body `out + (ext(lhs) - zl) * (ext(rhs) - zr)`.
+struct IntegerMatmul {
+  IntegerOperand lhs, rhs;
+  int64_t flags;
+};
+
+std::optional<IntegerMatmul> integerMatmul(linalg::GenericOp op) {
+  std::optional<int64_t> flags = contractionFlags(op);
+  auto out = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
+  if (!flags || !out || !out.getElementType().isInteger(32))
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = body.getArguments().back();
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulIOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc))
+    return std::nullopt;
+  std::optional<IntegerOperand> a = integerOperand(mul.getLhs()),
+                                b = integerOperand(mul.getRhs());
+  if (!a || !b)
+    return std::nullopt;
+  if (a->arg.getArgNumber() == 1)
+    std::swap(a, b);
+  if (a->arg.getArgNumber() != 0 || b->arg.getArgNumber() != 1)
+    return std::nullopt;
+  *flags |= (a->isUnsigned ? abi::kMatmulLhsUnsigned : 0) |
+            (b->isUnsigned ? abi::kMatmulRhsUnsigned : 0);
+  return IntegerMatmul{*a, *b, *flags};
 }
 
 struct CpuMathApproximationPass
@@ -437,6 +541,40 @@ struct CpuLibraryCallsPass
     op->erase();
   }
 
+  /// An integer matmul becomes a call of loom_cpu_matmul_i8(lhs, rhs, out,
+  /// lhs zero, rhs zero, flags), the zero points loaded and widened to
+  /// i32 here.
+  static void replaceIntegerMatmul(ModuleOp module, linalg::GenericOp op,
+                                   const IntegerMatmul &m) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    auto bytes = UnrankedMemRefType::get(i8, 0),
+         ints = UnrankedMemRefType::get(i32, 0);
+    declareRuntimeFunction(
+        module, abi::kCpuMatmulI8,
+        b.getFunctionType({bytes, bytes, ints, i32, i32, b.getI64Type()}, {}),
+        /*cInterface=*/true);
+    auto zero = [&](const IntegerOperand &x) -> Value {
+      if (!x.zeroArg)
+        return b.create<arith::ConstantIntOp>(loc, x.zeroConst, 32);
+      Value z = b.create<memref::LoadOp>(
+          loc, op.getDpsInputs()[x.zeroArg.getArgNumber()], ValueRange{});
+      if (x.isUnsigned)
+        return b.create<arith::ExtUIOp>(loc, i32, z);
+      return b.create<arith::ExtSIOp>(loc, i32, z);
+    };
+    SmallVector<Value> args = {
+        b.create<memref::CastOp>(loc, bytes, op.getDpsInputs()[0]),
+        b.create<memref::CastOp>(loc, bytes, op.getDpsInputs()[1]),
+        b.create<memref::CastOp>(loc, ints, op.getDpsInits()[0]),
+        zero(m.lhs),
+        zero(m.rhs),
+        b.create<arith::ConstantIntOp>(loc, m.flags, 64)};
+    b.create<func::CallOp>(loc, abi::kCpuMatmulI8, TypeRange{}, args);
+    op->erase();
+  }
+
   static bool allF32Memrefs(Operation *op) {
     return llvm::all_of(op->getOperandTypes(), [](Type t) {
       auto m = dyn_cast<MemRefType>(t);
@@ -563,19 +701,27 @@ struct CpuLibraryCallsPass
     SmallVector<std::pair<Operation *, SmallVector<int64_t>>> calls;
     SmallVector<StringRef> names;
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
+    SmallVector<std::pair<linalg::GenericOp, IntegerMatmul>> integerMatmuls;
+    // A zero fill of the output right before: the kernel overwrites it
+    // instead (kMatmulOverwrite), one pass over the output fewer.
+    auto dropZeroFill = [](linalg::GenericOp generic) -> int64_t {
+      auto fill = dyn_cast_or_null<linalg::FillOp>(generic->getPrevNode());
+      if (!fill || fill.output() != generic.getDpsInits()[0] ||
+          !(matchPattern(fill.value(), m_AnyZeroFloat()) ||
+            matchPattern(fill.value(), m_Zero())))
+        return 0;
+      fill->erase();
+      return abi::kMatmulOverwrite;
+    };
     module.walk([&](Operation *op) {
       if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (auto flags = matmulFlags(generic)) {
-          // A zero fill of the output right before: the kernel overwrites
-          // it instead (flag 16), one pass over the output fewer.
-          auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-          if (fill && fill.output() == generic.getDpsInits()[0] &&
-              matchPattern(fill.value(), m_AnyZeroFloat())) {
-            *flags |= abi::kMatmulOverwrite;
-            fill->erase();
-          }
+          *flags |= dropZeroFill(generic);
           calls.push_back({op, {*flags}});
           names.push_back(abi::kCpuMatmulF32);
+        } else if (auto m = integerMatmul(generic)) {
+          m->flags |= dropZeroFill(generic);
+          integerMatmuls.push_back({generic, *m});
         }
       } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
         if (conv.hasPureBufferSemantics() && allF32Memrefs(op))
@@ -584,6 +730,8 @@ struct CpuLibraryCallsPass
     });
     for (auto [call, name] : llvm::zip(calls, names))
       replaceByCall(module, call.first, name, call.second);
+    for (auto &[generic, m] : integerMatmuls)
+      replaceIntegerMatmul(module, generic, m);
     SmallVector<func::CallOp> convCalls;
     for (linalg::Conv2DNchwFchwOp conv : convs)
       convCalls.push_back(replaceConv(module, conv));

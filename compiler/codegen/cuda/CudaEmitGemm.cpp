@@ -214,6 +214,12 @@ void registerGemmEmitters(OpEmitterTable &table) {
     return emitUnsupported(op, "a matmul is a cuBLASLt call and fuses into no "
                                "other kernel");
   });
+  table.addValue<MatmulIntegerOp>(
+      [](KernelText &, Operation *op, Value, const Idx &) {
+        return emitUnsupported(op, "the 8-bit integer GEMM (cuBLASLt's int8 "
+                                   "path) is not emitted yet; the CPU target "
+                                   "runs it");
+      });
   table.addValue<ConvOp>([](KernelText &, Operation *op, Value, const Idx &) {
     return emitUnsupported(
         op, "convolution (im2col + cuBLASLt) is not emitted yet");

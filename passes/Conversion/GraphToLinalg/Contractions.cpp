@@ -17,8 +17,14 @@ using namespace loom::graph;
 using namespace loom::graph_to_linalg;
 
 /// NumPy matmul as one contraction: [batch..., m, k] x [batch..., k, n],
-/// batch dims broadcast, 1-D operands as a row / column vector.
-static FailureOr<Value> lowerMatmul(OpBuilder &builder, MatmulOp o) {
+/// batch dims broadcast, 1-D operands as a row / column vector. An integer
+/// matmul (graph.matmul_integer) reads its 8-bit operands and scalar zero
+/// points as they are and widens and shifts them in the body:
+/// `acc + (ext(a) - ext(za)) * (ext(b) - ext(zb))`, the form
+/// --loom-cpu-library-calls hands to the integer GEMM.
+template <typename OpT>
+static FailureOr<Value> lowerProduct(OpBuilder &builder, OpT o) {
+  constexpr bool integer = std::is_same_v<OpT, MatmulIntegerOp>;
   Location loc = o.getLoc();
   MLIRContext *ctx = o.getContext();
   auto type = cast<RankedTensorType>(o.getType());
@@ -69,8 +75,14 @@ static FailureOr<Value> lowerMatmul(OpBuilder &builder, MatmulOp o) {
   if (!rhsVec)
     oe.push_back(d(n));
   SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
-                                 AffineMap::get(loops, 0, re, ctx),
-                                 AffineMap::get(loops, 0, oe, ctx)};
+                                 AffineMap::get(loops, 0, re, ctx)};
+  SmallVector<Value> inputs = {lhs, rhs};
+  if constexpr (integer) {
+    // The scalar zero points.
+    maps.append(2, AffineMap::get(loops, 0, {}, ctx));
+    inputs.append({o.getLhsZero(), o.getRhsZero()});
+  }
+  maps.push_back(AffineMap::get(loops, 0, oe, ctx));
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   iterators[k] = utils::IteratorType::reduction;
@@ -110,12 +122,28 @@ static FailureOr<Value> lowerMatmul(OpBuilder &builder, MatmulOp o) {
           .getResult(0);
   bool fp = isFloat(elem);
   auto generic = builder.create<linalg::GenericOp>(
-      loc, TypeRange{type}, ValueRange{lhs, rhs}, ValueRange{init}, maps,
-      iterators, [&](OpBuilder &b, Location l, ValueRange a) {
-        Value p = fp ? (Value)b.create<arith::MulFOp>(l, a[0], a[1])
-                     : b.create<arith::MulIOp>(l, a[0], a[1]);
-        Value s = fp ? (Value)b.create<arith::AddFOp>(l, a[2], p)
-                     : b.create<arith::AddIOp>(l, a[2], p);
+      loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value x = a[0], y = a[1], acc = a.back();
+        if constexpr (integer) {
+          // The difference of an operand and its zero point, in i32.
+          auto shifted = [&](Value v, Value zero, Value operand) {
+            bool u = tensorType(operand).getElementType().isUnsignedInteger();
+            auto ext = [&](Value e) -> Value {
+              if (u)
+                return b.create<arith::ExtUIOp>(l, elem, e);
+              return b.create<arith::ExtSIOp>(l, elem, e);
+            };
+            Value wide = ext(v), wideZero = ext(zero);
+            return b.create<arith::SubIOp>(l, wide, wideZero).getResult();
+          };
+          x = shifted(x, a[2], lhs);
+          y = shifted(y, a[3], rhs);
+        }
+        Value p = fp ? (Value)b.create<arith::MulFOp>(l, x, y)
+                     : b.create<arith::MulIOp>(l, x, y);
+        Value s = fp ? (Value)b.create<arith::AddFOp>(l, acc, p)
+                     : b.create<arith::AddIOp>(l, acc, p);
         b.create<linalg::YieldOp>(l, s);
       });
   return generic.getResult(0);
@@ -387,7 +415,8 @@ static Value lowerAvgPool(OpBuilder &builder, AvgPoolOp o) {
 
 void loom::populateGraphToLinalgContractionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerOpPattern<MatmulOp, lowerMatmul>,
+  patterns.add<LowerOpPattern<MatmulOp, lowerProduct<MatmulOp>>,
+               LowerOpPattern<MatmulIntegerOp, lowerProduct<MatmulIntegerOp>>,
                LowerOpPattern<ConvOp, lowerConv>,
                LowerOpPattern<MaxPoolOp, lowerMaxPool>,
                LowerOpPattern<AvgPoolOp, lowerAvgPool>>(patterns.getContext());

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace loom::runtime::cpu {
@@ -40,6 +41,12 @@ View view(const Unranked *u) {
   auto *words = static_cast<int64_t *>(u->descriptor);
   auto *aligned = reinterpret_cast<float *>(static_cast<intptr_t>(words[1]));
   return {aligned + words[2], u->rank, words + 3, words + 3 + u->rank};
+}
+
+char *elementsOf(const Unranked *u, int64_t elementBytes) {
+  auto *words = static_cast<int64_t *>(u->descriptor);
+  return reinterpret_cast<char *>(static_cast<intptr_t>(words[1])) +
+         words[2] * elementBytes;
 }
 
 } // namespace loom::runtime::cpu
@@ -162,6 +169,100 @@ void sgemv(bool trans, int64_t m, int64_t n, const float *a, int64_t lda,
 
 } // namespace
 
+namespace loom::runtime::cpu {
+
+MatmulPlan planMatmul(const View &L, const View &R, const View &O,
+                      int64_t flags) {
+  using namespace loom::abi;
+  MatmulPlan p;
+  bool transL = flags & kMatmulTransposeLhs,
+       transR = flags & kMatmulTransposeRhs;
+  p.lhsVec = flags & kMatmulLhsVector;
+  p.rhsVec = flags & kMatmulRhsVector;
+  int64_t om = (p.lhsVec ? 0 : 1) + (p.rhsVec ? 0 : 1);
+  p.batch = O.rank - om;
+  // Sizes and strides of the matrices (a vector is one row or column).
+  if (p.lhsVec) {
+    p.M = 1, p.K = L.sizes[L.rank - 1];
+    p.lsm = 0, p.lsk = L.strides[L.rank - 1];
+  } else {
+    int64_t a = L.rank - 2, b = L.rank - 1;
+    p.M = transL ? L.sizes[b] : L.sizes[a];
+    p.K = transL ? L.sizes[a] : L.sizes[b];
+    p.lsm = transL ? L.strides[b] : L.strides[a];
+    p.lsk = transL ? L.strides[a] : L.strides[b];
+  }
+  if (p.rhsVec) {
+    p.N = 1, p.rsk = R.strides[R.rank - 1], p.rsn = 0;
+  } else {
+    int64_t a = R.rank - 2, b = R.rank - 1;
+    p.N = transR ? R.sizes[a] : R.sizes[b];
+    p.rsk = transR ? R.strides[b] : R.strides[a];
+    p.rsn = transR ? R.strides[a] : R.strides[b];
+  }
+  p.osm = p.lhsVec ? 0 : O.strides[p.batch];
+  p.osn = p.rhsVec ? 0 : O.strides[O.rank - 1];
+  p.count = 1;
+  for (int64_t i = 0; i < p.batch; ++i)
+    p.count *= O.sizes[i];
+  // A batch of row-major lhs matrices times one shared rhs (a Linear layer
+  // on [batch, tokens, features]) is one GEMM with count * M rows when the
+  // lhs and output rows run on with one stride across the batch dims: the
+  // rhs is packed once instead of once per matrix.
+  int64_t rm = p.rhsVec ? 1 : 2;
+  if (p.count > 1 && !p.lhsVec && !transL && L.rank == O.rank) {
+    bool shared = true;
+    for (int64_t i = 0; shared && i < R.rank - rm; ++i)
+      shared = R.sizes[i] == 1;
+    bool rows = shared;
+    int64_t lstride = p.lsm, ostride = p.osm, size = p.M;
+    for (int64_t i = p.batch; rows && i-- > 0;) {
+      rows = L.sizes[i] == O.sizes[i] && L.strides[i] == size * lstride &&
+             O.strides[i] == size * ostride;
+      lstride = L.strides[i], ostride = O.strides[i], size = O.sizes[i];
+    }
+    if (rows) {
+      p.M *= p.count;
+      p.count = 1;
+    }
+  }
+  // The stride of a vector's missing dim is never used: one BLAS accepts.
+  if (p.N == 1)
+    p.osn = 1;
+  if (p.M == 1 && p.osn == 1)
+    p.osm = std::max<int64_t>(1, p.N);
+  return p;
+}
+
+void forEachMatrix(const MatmulPlan &p, const View &L, const View &R,
+                   const View &O,
+                   const std::function<void(int64_t, int64_t, int64_t)> &f) {
+  int64_t lm = p.lhsVec ? 1 : 2, rm = p.rhsVec ? 1 : 2;
+  std::vector<int64_t> idx(static_cast<size_t>(p.batch), 0);
+  for (int64_t b = 0; b < p.count; ++b) {
+    // Offsets of this batch element in each operand (broadcast dims
+    // contribute nothing).
+    int64_t offL = 0, offR = 0, offO = 0;
+    for (int64_t i = 0; i < p.batch; ++i) {
+      offO += idx[i] * O.strides[i];
+      int64_t jl = i - (p.batch - (L.rank - lm));
+      if (jl >= 0 && L.sizes[jl] != 1)
+        offL += idx[i] * L.strides[jl];
+      int64_t jr = i - (p.batch - (R.rank - rm));
+      if (jr >= 0 && R.sizes[jr] != 1)
+        offR += idx[i] * R.strides[jr];
+    }
+    f(offL, offR, offO);
+    for (int64_t i = p.batch; i-- > 0;) {
+      if (++idx[i] < O.sizes[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+} // namespace loom::runtime::cpu
+
 extern "C" {
 
 /// out[batch..., m, n] += lhs[batch..., m, k] * rhs[batch..., k, n], f32.
@@ -173,94 +274,26 @@ extern "C" {
 __attribute__((visibility("default"))) void
 LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
                                          Unranked *outU, int64_t flags) {
-  using namespace loom::abi;
   bool oneDnn = gemmOnOneDnn();
-  bool transL = flags & kMatmulTransposeLhs,
-       transR = flags & kMatmulTransposeRhs;
-  bool lhsVec = flags & kMatmulLhsVector, rhsVec = flags & kMatmulRhsVector,
-       overwrite = flags & kMatmulOverwrite;
+  bool overwrite = flags & loom::abi::kMatmulOverwrite;
   float beta = overwrite ? 0.0f : 1.0f;
   View L = view(lhsU), R = view(rhsU), O = view(outU);
-  int64_t lm = lhsVec ? 1 : 2, rm = rhsVec ? 1 : 2;
-  int64_t om = (lhsVec ? 0 : 1) + (rhsVec ? 0 : 1);
-  int64_t batch = O.rank - om;
-  // Sizes and strides of the matrices (a vector is one row or column).
-  int64_t M, N, K, lsm, lsk, rsk, rsn, osm, osn;
-  if (lhsVec) {
-    M = 1, K = L.sizes[L.rank - 1];
-    lsm = 0, lsk = L.strides[L.rank - 1];
-  } else {
-    int64_t a = L.rank - 2, b = L.rank - 1;
-    M = transL ? L.sizes[b] : L.sizes[a];
-    K = transL ? L.sizes[a] : L.sizes[b];
-    lsm = transL ? L.strides[b] : L.strides[a];
-    lsk = transL ? L.strides[a] : L.strides[b];
-  }
-  if (rhsVec) {
-    N = 1, rsk = R.strides[R.rank - 1], rsn = 0;
-  } else {
-    int64_t a = R.rank - 2, b = R.rank - 1;
-    N = transR ? R.sizes[a] : R.sizes[b];
-    rsk = transR ? R.strides[b] : R.strides[a];
-    rsn = transR ? R.strides[a] : R.strides[b];
-  }
-  osm = lhsVec ? 0 : O.strides[batch];
-  osn = rhsVec ? 0 : O.strides[O.rank - 1];
+  MatmulPlan p = planMatmul(L, R, O, flags);
+  int64_t M = p.M, N = p.N, K = p.K;
   if (M == 0 || N == 0)
     return;
-
-  int64_t count = 1;
-  for (int64_t i = 0; i < batch; ++i)
-    count *= O.sizes[i];
-  // A batch of row-major lhs matrices times one shared rhs (a Linear layer
-  // on [batch, tokens, features]) is one GEMM with count * M rows when the
-  // lhs and output rows run on with one stride across the batch dims: the
-  // rhs is packed once instead of once per matrix.
-  if (count > 1 && !lhsVec && !transL && L.rank == O.rank) {
-    bool shared = true;
-    for (int64_t i = 0; shared && i < R.rank - rm; ++i)
-      shared = R.sizes[i] == 1;
-    bool rows = shared;
-    int64_t lstride = lsm, ostride = osm, size = M;
-    for (int64_t i = batch; rows && i-- > 0;) {
-      rows = L.sizes[i] == O.sizes[i] && L.strides[i] == size * lstride &&
-             O.strides[i] == size * ostride;
-      lstride = L.strides[i], ostride = O.strides[i], size = O.sizes[i];
-    }
-    if (rows) {
-      M *= count;
-      count = 1;
-    }
-  }
   std::vector<float> packL, packR, packO;
-  std::vector<int64_t> idx(static_cast<size_t>(batch), 0);
-  for (int64_t b = 0; b < count; ++b) {
-    // Offsets of this batch element in each operand (broadcast dims
-    // contribute nothing).
-    int64_t offL = 0, offR = 0, offO = 0;
-    for (int64_t i = 0; i < batch; ++i) {
-      offO += idx[i] * O.strides[i];
-      int64_t jl = i - (batch - (L.rank - lm));
-      if (jl >= 0 && L.sizes[jl] != 1)
-        offL += idx[i] * L.strides[jl];
-      int64_t jr = i - (batch - (R.rank - rm));
-      if (jr >= 0 && R.sizes[jr] != 1)
-        offR += idx[i] * R.strides[jr];
-    }
-    Matrix a = matrix(L.data + offL, M, K, lsm, lsk, packL);
-    Matrix bm = matrix(R.data + offR, K, N, rsk, rsn, packR);
+  forEachMatrix(p, L, R, O, [&](int64_t offL, int64_t offR, int64_t offO) {
+    Matrix a = matrix(L.data + offL, M, K, p.lsm, p.lsk, packL);
+    Matrix bm = matrix(R.data + offR, K, N, p.rsk, p.rsn, packR);
     float *c = O.data + offO;
-    if (N == 1)
-      osn = 1;
-    if (M == 1 && osn == 1)
-      osm = std::max<int64_t>(1, N);
-    bool packedOut = !(osn == 1 && osm >= std::max<int64_t>(1, N));
-    Matrix cm = {c, false, osm};
+    bool packedOut = !(p.osn == 1 && p.osm >= std::max<int64_t>(1, N));
+    Matrix cm = {c, false, p.osm};
     if (packedOut) {
       packO.resize(static_cast<size_t>(M * N));
       for (int64_t r = 0; r < M; ++r)
         for (int64_t col = 0; col < N; ++col)
-          packO[r * N + col] = overwrite ? 0.0f : c[r * osm + col * osn];
+          packO[r * N + col] = overwrite ? 0.0f : c[r * p.osm + col * p.osn];
       cm = {packO.data(), false, std::max<int64_t>(1, N)};
     }
     float *cdata = const_cast<float *>(cm.data);
@@ -287,13 +320,8 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
     if (packedOut)
       for (int64_t r = 0; r < M; ++r)
         for (int64_t col = 0; col < N; ++col)
-          c[r * osm + col * osn] = packO[r * N + col];
-    for (int64_t i = batch; i-- > 0;) {
-      if (++idx[i] < O.sizes[i])
-        break;
-      idx[i] = 0;
-    }
-  }
+          c[r * p.osm + col * p.osn] = packO[r * N + col];
+  });
 }
 
 } // extern "C"

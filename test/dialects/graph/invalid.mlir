@@ -1624,3 +1624,33 @@ func.func @bit_and_float(%x: tensor<4xf32>) {
   %0 = graph.bit_and %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// matmul_integer_c1: 8-bit operands.
+func.func @matmul_integer_wide(%a: tensor<4x8xi32>, %b: tensor<8x2xi8>, %za: tensor<i32>, %zb: tensor<i8>) {
+  // expected-error @+2 {{'graph.matmul_integer' op lhs must hold 8-bit integers}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul_integer %a, %b, %za, %zb : (tensor<4x8xi32>, tensor<8x2xi8>, tensor<i32>, tensor<i8>) -> tensor<4x2xi32>
+  return
+}
+
+// -----
+
+// matmul_integer_c1: a scalar zero point of the operand's type.
+func.func @matmul_integer_zero(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %za: tensor<ui8>, %zb: tensor<2xi8>) {
+  // expected-error @+2 {{'graph.matmul_integer' op rhs_zero must be a scalar of rhs's element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul_integer %a, %b, %za, %zb : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<4x2xi32>
+  return
+}
+
+// -----
+
+// matmul_integer: matmul's shape rules.
+func.func @matmul_integer_contracting(%a: tensor<4x8xui8>, %b: tensor<7x2xi8>, %za: tensor<ui8>, %zb: tensor<i8>) {
+  // expected-error @+2 {{'graph.matmul_integer' op contracting dimensions differ (8 vs 7)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul_integer %a, %b, %za, %zb : (tensor<4x8xui8>, tensor<7x2xi8>, tensor<ui8>, tensor<i8>) -> tensor<4x2xi32>
+  return
+}

@@ -158,6 +158,15 @@ func.func @quantize_roundtrip(%x: tensor<2x3xf32>, %s: tensor<1x3xf32>, %z: tens
   return %d : tensor<2x3xf32>
 }
 
+// An integer matmul: 8-bit operands of either signedness, scalar zero
+// points of their types, an i32 result with matmul's shapes.
+// CHECK-LABEL: func.func @matmul_integer_roundtrip
+func.func @matmul_integer_roundtrip(%a: tensor<2x4x8xui8>, %b: tensor<16x8xi8>, %za: tensor<ui8>, %zb: tensor<i8>) -> tensor<2x4x16xi32> {
+  // CHECK: graph.matmul_integer %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<2x4x8xui8>, tensor<16x8xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x4x16xi32>
+  %y = graph.matmul_integer %a, %b, %za, %zb {transpose_rhs} : (tensor<2x4x8xui8>, tensor<16x8xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x4x16xi32>
+  return %y : tensor<2x4x16xi32>
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary and ternary ops
 //===----------------------------------------------------------------------===//

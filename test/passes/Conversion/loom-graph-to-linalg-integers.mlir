@@ -115,3 +115,27 @@ func.func @unsigned_constants(%x: tensor<2xf32>) -> (tensor<2xui8>, tensor<2xf32
   %d = graph.dequantize %c, %s, %z : (tensor<2xui8>, tensor<f32>, tensor<ui8>) -> tensor<2xf32>
   return %c, %d : tensor<2xui8>, tensor<2xf32>
 }
+
+// An integer matmul reads its 8-bit operands and zero points as they are:
+// one contraction over [batch, m, n, k] widening each by its own signedness
+// (ui8 zero-extended, i8 sign-extended) and subtracting the zero point,
+// in i32; --loom-cpu-library-calls hands it to the integer GEMM.
+// CHECK-LABEL: func.func @matmul_integer
+// CHECK-SAME: (%[[A:.*]]: tensor<2x4x8xi8>, %[[B:.*]]: tensor<8x16xi8>, %[[ZA:.*]]: tensor<i8>, %[[ZB:.*]]: tensor<i8>) -> tensor<2x4x16xi32>
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[A]], %[[B]], %[[ZA]], %[[ZB]] : tensor<2x4x8xi8>, tensor<8x16xi8>, tensor<i8>, tensor<i8>) outs(%[[FILL]] : tensor<2x4x16xi32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: i8, %[[Y:.*]]: i8, %[[U:.*]]: i8, %[[V:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[X]] : i8 to i32
+// CHECK-NEXT: %[[UW:.*]] = arith.extui %[[U]] : i8 to i32
+// CHECK-NEXT: %[[XS:.*]] = arith.subi %[[XW]], %[[UW]] : i32
+// CHECK-NEXT: %[[YW:.*]] = arith.extsi %[[Y]] : i8 to i32
+// CHECK-NEXT: %[[VW:.*]] = arith.extsi %[[V]] : i8 to i32
+// CHECK-NEXT: %[[YS:.*]] = arith.subi %[[YW]], %[[VW]] : i32
+// CHECK-NEXT: %[[P:.*]] = arith.muli %[[XS]], %[[YS]] : i32
+// CHECK-NEXT: %[[S:.*]] = arith.addi %[[ACC]], %[[P]] : i32
+// CHECK-NEXT: linalg.yield %[[S]] : i32
+func.func @matmul_integer(%a: tensor<2x4x8xui8>, %b: tensor<8x16xi8>, %za: tensor<ui8>, %zb: tensor<i8>) -> tensor<2x4x16xi32> {
+  %y = graph.matmul_integer %a, %b, %za, %zb : (tensor<2x4x8xui8>, tensor<8x16xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x4x16xi32>
+  return %y : tensor<2x4x16xi32>
+}

@@ -57,6 +57,11 @@
 /// C interface: `loom_cpu_matmul_f32(memref<*xf32> lhs, rhs, out, i64
 /// flags)`, `out (+)= lhs x rhs` with loom::abi::MatmulFlags.
 #define LOOM_ABI_CPU_MATMUL_F32 loom_cpu_matmul_f32
+/// C interface: `loom_cpu_matmul_i8(memref<*xi8> lhs, rhs, memref<*xi32>
+/// out, i32 lhsZero, i32 rhsZero, i64 flags)`, `out (+)= (lhs - lhsZero) x
+/// (rhs - rhsZero)` exactly in i32, each operand signed 8-bit or, with its
+/// flag, unsigned, with loom::abi::MatmulFlags.
+#define LOOM_ABI_CPU_MATMUL_I8 loom_cpu_matmul_i8
 /// C interface: `loom_cpu_conv2d_nchw_f32(memref<*xf32> in, filter, out,
 /// bias, i64 strideH, strideW, dilationH, dilationW, padTop, padLeft,
 /// padBottom, padRight, flags)`: `out (+)= conv(zero-padded in, filter)
@@ -85,6 +90,8 @@ inline constexpr const char kRtCollectiveWaitPrefix[] =
 inline constexpr const char kCpuKernelPrefix[] = "loom_cpu_";
 inline constexpr const char kCpuMatmulF32[] =
     LOOM_ABI_STRING(LOOM_ABI_CPU_MATMUL_F32);
+inline constexpr const char kCpuMatmulI8[] =
+    LOOM_ABI_STRING(LOOM_ABI_CPU_MATMUL_I8);
 inline constexpr const char kCpuConv2dNchwF32[] =
     LOOM_ABI_STRING(LOOM_ABI_CPU_CONV2D_NCHW_F32);
 
@@ -101,6 +108,11 @@ enum MatmulFlags : int64_t {
   /// out is overwritten (=) instead of accumulated into (+=): the
   /// generated code drops the zero fill before the call.
   kMatmulOverwrite = 16,
+  /// loom_cpu_matmul_i8 only: lhs holds unsigned 8-bit integers (else
+  /// signed).
+  kMatmulLhsUnsigned = 32,
+  /// loom_cpu_matmul_i8 only: rhs holds unsigned 8-bit integers.
+  kMatmulRhsUnsigned = 64,
 };
 
 /// The `flags` of loom_cpu_conv2d_nchw_f32, or-ed together.

@@ -260,3 +260,94 @@ func.func @accumulate(%a: memref<5x3xf32>, %b: memref<3x4xf32>, %o: memref<5x4xf
   }
   return
 }
+
+// -----
+
+// An integer matmul (graph.matmul_integer lowered) after its zero fill:
+// one call of the integer GEMM with its zero points loaded and widened by
+// their operand's signedness; flags = 2 (rhs transposed) | 16 (overwrite)
+// | 32 (lhs unsigned) = 50.
+// CHECK: func.func private @loom_cpu_matmul_i8(memref<*xi8>, memref<*xi8>, memref<*xi32>, i32, i32, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @integer_matmul
+// CHECK-NOT: linalg.fill
+// CHECK: %[[L:.*]] = memref.cast %arg0 : memref<?x5x3xi8> to memref<*xi8>
+// CHECK: %[[R:.*]] = memref.cast %arg1 : memref<4x3xi8> to memref<*xi8>
+// CHECK: %[[O:.*]] = memref.cast %arg4 : memref<?x5x4xi32> to memref<*xi32>
+// CHECK: %[[ZA8:.*]] = memref.load %arg2[] : memref<i8>
+// CHECK: %[[ZA:.*]] = arith.extui %[[ZA8]] : i8 to i32
+// CHECK: %[[ZB8:.*]] = memref.load %arg3[] : memref<i8>
+// CHECK: %[[ZB:.*]] = arith.extsi %[[ZB8]] : i8 to i32
+// CHECK: %[[F:.*]] = arith.constant 50 : i64
+// CHECK: call @loom_cpu_matmul_i8(%[[L]], %[[R]], %[[O]], %[[ZA]], %[[ZB]], %[[F]])
+// CHECK-NOT: linalg.generic
+func.func @integer_matmul(%a: memref<?x5x3xi8>, %b: memref<4x3xi8>, %za: memref<i8>, %zb: memref<i8>, %o: memref<?x5x4xi32>) {
+  %c0 = arith.constant 0 : i32
+  linalg.fill ins(%c0 : i32) outs(%o : memref<?x5x4xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d2, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> ()>,
+                                   affine_map<(d0, d1, d2, d3) -> ()>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b, %za, %zb : memref<?x5x3xi8>, memref<4x3xi8>, memref<i8>, memref<i8>) outs(%o : memref<?x5x4xi32>) {
+  ^bb0(%x: i8, %y: i8, %u: i8, %v: i8, %acc: i32):
+    %xw = arith.extui %x : i8 to i32
+    %uw = arith.extui %u : i8 to i32
+    %xs = arith.subi %xw, %uw : i32
+    %yw = arith.extsi %y : i8 to i32
+    %vw = arith.extsi %v : i8 to i32
+    %ys = arith.subi %yw, %vw : i32
+    %m = arith.muli %xs, %ys : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// The same with constant zero points folded into the body (a zero one
+// folded away): constants at the call, rhs signed. flags = 32.
+// CHECK-LABEL: func.func @integer_matmul_constant_zeros
+// CHECK: memref.cast %arg2
+// CHECK-NEXT: %[[ZA:.*]] = arith.constant 7 : i32
+// CHECK-NEXT: %[[ZB:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[F:.*]] = arith.constant 32 : i64
+// CHECK: call @loom_cpu_matmul_i8(%{{.*}}, %{{.*}}, %{{.*}}, %[[ZA]], %[[ZB]], %[[F]])
+func.func @integer_matmul_constant_zeros(%a: memref<5x3xi8>, %b: memref<3x4xi8>, %o: memref<5x4xi32>) {
+  %c7 = arith.constant 7 : i32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<5x3xi8>, memref<3x4xi8>) outs(%o : memref<5x4xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xw = arith.extui %x : i8 to i32
+    %xs = arith.subi %xw, %c7 : i32
+    %yw = arith.extsi %y : i8 to i32
+    %m = arith.muli %yw, %xs : i32
+    %s = arith.addi %m, %acc : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// An i32 matmul of operands that are not widened 8-bit values stays loops.
+// CHECK-LABEL: func.func @i32_matmul_stays
+// CHECK: linalg.generic
+// CHECK-NOT: call @loom_cpu_matmul_i8
+func.func @i32_matmul_stays(%a: memref<5x3xi32>, %b: memref<3x4xi32>, %o: memref<5x4xi32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<5x3xi32>, memref<3x4xi32>) outs(%o : memref<5x4xi32>) {
+  ^bb0(%x: i32, %y: i32, %acc: i32):
+    %m = arith.muli %x, %y : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}

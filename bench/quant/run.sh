@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Static int8 against f32 on the CPU, measured in one run: each model of
+# make_quant_models.py (two BERT-base feed-forward blocks on 128 tokens; the
+# 1024-4096-4096-1024 MLP at batch 64) in f32 and in the QDQ form ONNX
+# Runtime's quantize_static writes (per-channel s8 weights, u8
+# activations), each run by Loom and by ONNX Runtime, interleaved rounds,
+# the median of the rounds' medians. Prints per model and thread count the
+# four latencies, Loom's int8 speed-up over its f32 (f32 / int8), Loom
+# int8 / ORT int8, and the int8 output's SQNR against f32 (Loom's).
+#
+# usage: bench/quant/run.sh [--threads "1 2"] [--rounds R] [--runs N]
+# needs: build/ (scripts/build.sh), onnxruntime-node (scripts/install-ort.sh)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+threads="1 2"; rounds=3; runs=20
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "usage: $0 [--threads \"1 2\"] [--rounds R] [--runs N]"; exit 2 ;;
+  esac
+done
+out="$root/build/bench/quant"
+bin="$root/build/bin"
+/usr/bin/python3 "$root/bench/quant/make_quant_models.py" "$out"
+models="bert-ffn mlp-b64"
+for m in $models; do
+  for v in "$m" "${m}_int8"; do
+    "$bin/loomc" compile "$out/$v.onnx" -o "$out/$v.loom"
+    mkdir -p "$out/$v.out"
+    "$bin/loom-run" "$out/$v.loom" --in "x=$out/${m}_in.npy" \
+      --out-dir "$out/$v.out" > /dev/null
+  done
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+field() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'; }
+loom_ms() {  # model threads
+  "$bin/loom-run" "$out/$1.loom" --in "x=$out/$3_in.npy" --threads "$2" \
+    --bench "$runs" --warmup 3 | field
+}
+ort_ms() {
+  node "$root/bench/cpu_inference/ort_bench.js" "$out/$1.onnx" \
+    --in "x=$out/$3_in.npy" --threads "$2" --runs "$runs" | field
+}
+
+printf '%-10s %3s %9s %9s %9s %9s %10s %10s %6s\n' model thr "loom f32" \
+  "loom int8" "ort f32" "ort int8" "f32/int8" "int8/ort" "SQNR"
+for m in $models; do
+  sqnr=$(/usr/bin/python3 "$root/bench/quant/sqnr.py" "$out/$m.out/y.npy" \
+         "$out/${m}_int8.out/y.npy")
+  for t in $threads; do
+    lf=(); li=(); of=(); oi=()
+    for ((r = 0; r < rounds; ++r)); do
+      lf+=("$(loom_ms "$m" "$t" "$m")")
+      li+=("$(loom_ms "${m}_int8" "$t" "$m")")
+      of+=("$(ort_ms "$m" "$t" "$m")")
+      oi+=("$(ort_ms "${m}_int8" "$t" "$m")")
+    done
+    a=$(printf '%s\n' "${lf[@]}" | median)
+    b=$(printf '%s\n' "${li[@]}" | median)
+    c=$(printf '%s\n' "${of[@]}" | median)
+    d=$(printf '%s\n' "${oi[@]}" | median)
+    awk -v m="$m" -v t="$t" -v a="$a" -v b="$b" -v c="$c" -v d="$d" \
+      -v s="$sqnr" 'BEGIN { printf "%-10s %3s %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %6s\n",
+      m, t, a, b, c, d, a / b, b / d, s }'
+  done
+done

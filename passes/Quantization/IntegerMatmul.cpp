@@ -1,0 +1,176 @@
+//===- IntegerMatmul.cpp - dequantized matmuls as integer matmuls ---------===//
+//
+// `--loom-integer-matmul` (Passes.td): matmul(dequantize(a), dequantize(b))
+// of 8-bit tensors becomes graph.matmul_integer, widened to f32 and scaled
+// once: sum_k sa (a - za) sb[n] (b - zb) = sa sb[n] sum_k (a - za)(b - zb).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Quantization/Passes.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "dialects/graph/TensorBytes.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace loom::graph;
+
+namespace loom {
+#define GEN_PASS_DEF_INTEGERMATMULPASS
+#include "passes/Quantization/Passes.h.inc"
+} // namespace loom
+
+namespace {
+
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// `v` as a scalar (rank 0) when it holds one value: rank 0 already, one
+/// element (reshaped), or a splat constant, perhaps reshaped (a new scalar
+/// constant); null
+/// otherwise. New ops go at `b`'s insertion point.
+Value asScalar(OpBuilder &b, Value v) {
+  RankedTensorType t = tensorOf(v);
+  if (t.getRank() == 0)
+    return v;
+  Location loc = v.getLoc();
+  if (t.hasStaticShape() && t.getNumElements() == 1)
+    return b.create<ReshapeOp>(loc, v, ArrayRef<int64_t>{});
+  // A splat constant, perhaps reshaped (per-axis parameters are reshaped
+  // to broadcast along their axis).
+  Value source = v;
+  while (auto reshape = source.getDefiningOp<ReshapeOp>())
+    source = reshape.getX();
+  auto constant = source.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return Value();
+  // Its bytes (an inline or a dense_resource one), all alike.
+  FailureOr<std::string> bytes = tensorBytes(constant.getValue());
+  if (failed(bytes) || bytes->empty() ||
+      bytes->find_first_not_of((*bytes)[0]) != std::string::npos)
+    return Value();
+  auto scalar = RankedTensorType::get({}, t.getElementType());
+  return b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(scalar,
+                                  APInt(8, static_cast<uint8_t>((*bytes)[0]))));
+}
+
+/// The dims of scale `s` of an operand of rank `rank` that differ from 1,
+/// right-aligned against the operand (-1: none, -2: more than one).
+int64_t varyingDim(RankedTensorType s, int64_t rank) {
+  int64_t dim = -1;
+  for (auto [i, d] : llvm::enumerate(s.getShape())) {
+    if (d == 1)
+      continue;
+    if (dim != -1)
+      return -2;
+    dim = rank - s.getRank() + static_cast<int64_t>(i);
+  }
+  return dim;
+}
+
+/// An f32 dequantize of 8-bit integers to the integers' shape.
+DequantizeOp dequantizedBytes(Value v) {
+  auto dq = v.getDefiningOp<DequantizeOp>();
+  if (!dq || !tensorOf(dq.getResult()).getElementType().isF32() ||
+      !tensorOf(dq.getX()).getElementType().isInteger(8) ||
+      tensorOf(dq.getX()).getShape() != tensorOf(dq.getResult()).getShape())
+    return {};
+  return dq;
+}
+
+/// A matmul operand that is a dequantize of 8-bit integers, or a reshape
+/// of one with a per-tensor scale (the dequantize of the reshaped
+/// integers).
+struct Operand {
+  DequantizeOp dq;
+  ReshapeOp reshape;
+  /// The dim of the integers the scale varies along (-1: none).
+  int64_t varies = -1;
+};
+
+std::optional<Operand> dequantizedOperand(Value v) {
+  Operand o;
+  o.reshape = v.getDefiningOp<ReshapeOp>();
+  o.dq = dequantizedBytes(o.reshape ? o.reshape.getX() : v);
+  if (!o.dq)
+    return std::nullopt;
+  o.varies =
+      varyingDim(tensorOf(o.dq.getScale()), tensorOf(o.dq.getX()).getRank());
+  if (o.varies == -2 || (o.reshape && o.varies != -1))
+    return std::nullopt;
+  return o;
+}
+
+/// Rewrites `mm` when it fits (see Passes.td); true when it did.
+bool rewrite(MatmulOp mm) {
+  std::optional<Operand> l = dequantizedOperand(mm.getLhs()),
+                         r = dequantizedOperand(mm.getRhs());
+  if (!l || !r)
+    return false;
+  DequantizeOp lhs = l->dq, rhs = r->dq;
+  // The lhs scale per tensor; the rhs scale per tensor or along n (the
+  // last dim of a rhs matrix, the one before it when transposed).
+  RankedTensorType rt = tensorOf(rhs.getX());
+  int64_t nDim = rt.getRank() - (mm.getTransposeRhs() ? 2 : 1);
+  bool perColumn = r->varies >= 0 && rt.getRank() >= 2 && r->varies == nDim;
+  if (l->varies != -1 || (r->varies != -1 && !perColumn))
+    return false;
+
+  OpBuilder b(mm);
+  Location loc = mm.getLoc();
+  // The integers, reshaped as their dequantized values were.
+  auto bytes = [&](Operand o) -> Value {
+    if (!o.reshape)
+      return o.dq.getX();
+    return b.create<ReshapeOp>(loc, o.dq.getX(), o.reshape.getShape());
+  };
+  Value za = asScalar(b, lhs.getZeroPoint()),
+        zb = asScalar(b, rhs.getZeroPoint());
+  if (!za || !zb)
+    return false;
+  // The scales as a scalar and a scalar or [n] vector (which broadcasts
+  // along the result's last dim).
+  auto reshaped = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    if (tensorOf(v).getShape() == shape)
+      return v;
+    return b.create<ReshapeOp>(loc, v, shape);
+  };
+  Value sa = reshaped(lhs.getScale(), {});
+  int64_t n = perColumn ? rt.getDimSize(nDim) : 1;
+  Value sb =
+      perColumn ? reshaped(rhs.getScale(), {n}) : reshaped(rhs.getScale(), {});
+  auto product = b.create<MatmulIntegerOp>(loc, bytes(*l), bytes(*r), za, zb,
+                                           mm.getTransposeLhsAttr(),
+                                           mm.getTransposeRhsAttr());
+  Value widened =
+      b.create<CastOp>(loc, product.getResult(), b.getF32Type()).getResult();
+  Value scale = b.create<MulOp>(loc, sa, sb);
+  Value y = b.create<MulOp>(loc, widened, scale);
+  mm.getResult().replaceAllUsesWith(y);
+  mm.erase();
+  // The dequantized copies go when nothing else reads them.
+  if (l->reshape && l->reshape->use_empty())
+    l->reshape.erase();
+  if (r->reshape && r->reshape != l->reshape && r->reshape->use_empty())
+    r->reshape.erase();
+  if (lhs->use_empty())
+    lhs.erase();
+  if (rhs != lhs && rhs->use_empty())
+    rhs.erase();
+  return true;
+}
+
+struct IntegerMatmulPass
+    : loom::impl::IntegerMatmulPassBase<IntegerMatmulPass> {
+  void runOnOperation() override {
+    SmallVector<MatmulOp> matmuls;
+    getOperation().walk([&](MatmulOp mm) { matmuls.push_back(mm); });
+    for (MatmulOp mm : matmuls)
+      rewrite(mm);
+  }
+};
+
+} // namespace
