@@ -9,7 +9,7 @@ PKGS=(cmake ninja-build g++ ccache lld clang-format
       libonnx-dev libonnx-testdata python3-onnx python3-numpy libgloo-dev
       libopenblas-dev libdnnl-dev zlib1g-dev libcpp-httplib-dev nlohmann-json3-dev
       clang-19 libclang-rt-19-dev
-      pybind11-dev python3-dev python3-pytest python3-torch)
+      pybind11-dev python3-dev python3-pytest python3-torch openmpi-bin)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -29,7 +29,21 @@ of accumulating (the GPT-2 flags' --accumulate is dropped from every run,
 the single one included), and their checkpoints (a directory of per-rank
 files) resume the same way.
 
+With --launchers (comma-separated), each configuration runs under each
+launcher instead of one loom-launch:
+
+  loom-launch  one launcher for all the ranks (the default)
+  nodes2       two loom-launch processes as two nodes (--nnodes 2
+               --node-rank 0 / 1, one --master-port), half the ranks each
+  torchrun     PyTorch's torchrun --no_python (its static rendezvous, whose
+               agent store holds --master_port; Debian's torchrun needs
+               --redirects 1 --tee 1 under Python 3.11)
+  mpirun       OpenMPI's mpirun (MASTER_ADDR / MASTER_PORT passed with -x)
+
+A launcher whose program is not installed is skipped, saying so.
+
   check_parallel.py BIN_DIR TRAINING_DIR WORK_DIR MODEL CONFIGS
+                    [--launchers L1,L2...]
   CONFIGS: comma-separated, each dpN (data parallel over N ranks), dpNzS
   (with ZeRO stage S), tpM (tensor parallel over M ranks) or dpNtpM (both,
   N*M ranks), or ppSmM:SCHEDULE (S pipeline ranks, M micro-batches,
@@ -39,6 +53,8 @@ files) resume the same way.
 
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 
@@ -60,11 +76,48 @@ FLAGS = {
 }
 
 
-def run(cmd):
+def run(cmd, node1=None):
+    """Runs `cmd` (and `node1`, a second node's launcher, beside it)."""
+    other = subprocess.Popen(node1, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True) \
+        if node1 else None
     r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
-    return r.stdout + r.stderr
+    out1 = other.communicate(timeout=300)[0] if other else ""
+    if r.returncode != 0 or (other and other.returncode != 0):
+        sys.exit("failed: %s\n%s%s%s" % (" ".join(cmd), r.stdout, r.stderr,
+                                          out1))
+    return r.stdout + r.stderr + out1
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launcher_commands(kind, bindir, n):
+    """(command prefix, second node's prefix or None) starting n ranks."""
+    launch = os.path.join(bindir, "loom-launch")
+    if kind == "loom-launch":
+        return [launch, "--nproc", str(n), "--timeout", "120", "--"], None
+    port = str(free_port())
+    if kind == "nodes2":
+        node = lambda r: [launch, "--nnodes", "2", "--node-rank", str(r),
+                          "--nproc-per-node", str(n // 2), "--master-addr",
+                          "127.0.0.1", "--master-port", port, "--timeout",
+                          "120", "--"]
+        return node(0), node(1)
+    if kind == "torchrun":
+        return ["torchrun", "--nnodes", "1", "--nproc_per_node", str(n),
+                "--master_addr", "127.0.0.1", "--master_port", port,
+                "--redirects", "1", "--tee", "1", "--no_python"], None
+    if kind == "mpirun":
+        return ["mpirun", "-np", str(n), "--oversubscribe",
+                "--allow-run-as-root", "-x", "MASTER_ADDR=127.0.0.1", "-x",
+                "MASTER_PORT=" + port, "-x", "LOOM_COLLECTIVE_TIMEOUT=120"], \
+            None
+    sys.exit("unknown launcher '%s' (loom-launch, nodes2, torchrun, mpirun)"
+             % kind)
 
 
 def logged(out):
@@ -112,6 +165,9 @@ def config_flags(config):
 def main():
     bindir, testdir, work, model = sys.argv[1:5]
     configs = [(c, parse_config(c)) for c in sys.argv[5].split(",")]
+    launchers = ["loom-launch"]
+    if len(sys.argv) > 7 and sys.argv[6] == "--launchers":
+        launchers = sys.argv[7].split(",")
     os.makedirs(work, exist_ok=True)
     loomc = os.path.join(bindir, "loomc")
     loomrun = os.path.join(bindir, "loom-run")
@@ -149,15 +205,29 @@ def main():
         return [launch, "--nproc", str(dp * tp * pp), "--timeout", "120",
                 "--"]
 
+    runs = []
+    for kind in launchers:
+        program = {"torchrun": "torchrun", "mpirun": "mpirun"}.get(kind)
+        if program and not shutil.which(program):
+            print("skipped %s: %s is not installed" % (kind, program))
+            continue
+        runs += [(kind, name, config) for name, config in configs]
     failed = False
-    for name, config in configs:
+    compiled = set()
+    for kind, name, config in runs:
         tag = "%s-%s" % (model, name.replace(":", "-"))
         art = os.path.join(work, tag + ".loom")
-        run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
-             art] + config_flags(config) + flags)
+        if art not in compiled:
+            compiled.add(art)
+            run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
+                 art] + config_flags(config) + flags)
+        if kind != "loom-launch":
+            tag += "-" + kind
         ck = os.path.join(work, tag + ".ckpt")
-        log = logged(run(launched(config) + [loomrun, art, "--save", ck] +
-                         run_flags))
+        dp, tp, _, pp = config[:4]
+        cmd, node1 = launcher_commands(kind, bindir, dp * tp * pp)
+        tail = [loomrun, art, "--save", ck] + run_flags
+        log = logged(run(cmd + tail, node1 + tail if node1 else None))
         got = params(bindir, art, ck, work, tag)
         problems = []
         if log.shape != ref_log.shape:

@@ -603,6 +603,15 @@ TEST(RankEnvironment, Launchers) {
   EXPECT_EQ(env.size, 2);
   EXPECT_EQ(env.localRank, 1);
   EXPECT_EQ(env.masterPort, 29500);
+  // Under torchrun's static rendezvous its agent's store holds
+  // MASTER_PORT: ours takes the next port.
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+  ASSERT_TRUE(rankFromEnvironment(env, found, error)) << error;
+  EXPECT_EQ(env.masterPort, 29501);
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+  ASSERT_TRUE(rankFromEnvironment(env, found, error)) << error;
+  EXPECT_EQ(env.masterPort, 29500);
+  unsetenv("TORCHELASTIC_USE_AGENT_STORE");
 
   setenv("OMPI_COMM_WORLD_RANK", "0", 1);
   setenv("OMPI_COMM_WORLD_SIZE", "2", 1);

@@ -1,13 +1,21 @@
 //===- loom-launch.cpp - start the ranks of a job on this machine ---------===//
 //
-// loom-launch --nproc N [--master-port P] [--timeout S] [--kill-grace S]
-//             -- COMMAND ARGS...
+// loom-launch --nproc-per-node K [--nnodes N --node-rank R]
+//             [--master-addr A] [--master-port P] [--timeout S]
+//             [--kill-grace S] -- COMMAND ARGS...
 //
-// Starts N copies of COMMAND, one per rank, with the environment the
-// runtime's rendezvous reads (as torchrun --standalone): RANK, WORLD_SIZE,
-// LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT (a free
-// port unless given) and, with --timeout, LOOM_COLLECTIVE_TIMEOUT. Each
-// line a rank writes is prefixed with "[rank K] " on the same stream.
+// Starts K copies of COMMAND on this machine, one per rank, with the
+// environment the runtime's rendezvous reads (torchrun's): RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
+// MASTER_PORT and, with --timeout, LOOM_COLLECTIVE_TIMEOUT. On one node
+// (the default) the ranks are 0..K-1, MASTER_ADDR is 127.0.0.1 and
+// MASTER_PORT a free port unless given. With --nnodes N, one launcher runs
+// on each node with its --node-rank R (0..N-1), all with the same
+// --master-addr (node 0's address, reachable from the others) and
+// --master-port: node R's ranks are R*K .. R*K+K-1 of N*K, and rank 0
+// serves the rendezvous. --nproc is --nproc-per-node. Each line a rank
+// writes is prefixed with "[rank K] " (its global rank) on the same
+// stream.
 // SIGINT and SIGTERM are forwarded to every rank. When a rank fails (a
 // non-zero exit or a signal), the others get --kill-grace seconds
 // (default 3) to end on their own -- their communicators fail and name the
@@ -39,11 +47,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const char *kUsage =
-    "usage: loom-launch --nproc N [--master-port P] [--timeout S]\n"
+    "usage: loom-launch --nproc-per-node K [--nnodes N --node-rank R]\n"
+    "                   [--master-addr A] [--master-port P] [--timeout S]\n"
     "                   [--kill-grace S] -- COMMAND [ARGS...]\n"
-    "Starts N local ranks of COMMAND with RANK, WORLD_SIZE, LOCAL_RANK,\n"
-    "LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set; prefixes their\n"
-    "output with [rank K]; stops them all when one fails.\n";
+    "Starts K local ranks of COMMAND with RANK, WORLD_SIZE, LOCAL_RANK,\n"
+    "LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and MASTER_PORT set;\n"
+    "prefixes their output with [rank K]; stops them all when one fails.\n"
+    "Several nodes: one launcher per node, each with --nnodes N and its\n"
+    "--node-rank, all with node 0's --master-addr and one --master-port.\n"
+    "--nproc is --nproc-per-node.\n";
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "loom-launch: error: %s\n", message.c_str());
@@ -98,7 +110,11 @@ struct Rank {
   Stream out, err;
 };
 
-void emit(Stream &s, int rank, bool all) {
+/// Global rank of this launcher's local rank 0.
+int firstRank = 0;
+
+void emit(Stream &s, int local, bool all) {
+  int rank = firstRank + local;
   std::string prefix = "[rank " + std::to_string(rank) + "] ";
   size_t start = 0, nl;
   while ((nl = s.pending.find('\n', start)) != std::string::npos) {
@@ -138,7 +154,9 @@ void signalAll(std::vector<Rank> &ranks, int sig) {
 } // namespace
 
 int main(int argc, char **argv) {
-  int nproc = 0, port = 0;
+  int nproc = 0, port = 0, nnodes = 1, nodeRank = 0;
+  bool hasNodeRank = false;
+  std::string masterAddr;
   double timeout = 0, grace = 3;
   int i = 1;
   for (; i < argc; ++i) {
@@ -155,11 +173,25 @@ int main(int argc, char **argv) {
       return fail("option '" + a + "' needs a value\n" + kUsage);
     const char *v = argv[++i];
     double x;
-    if (a == "--nproc") {
+    if (a == "--nproc" || a == "--nproc-per-node") {
       if (!parseNumber(v, 4096, x) || x < 1 || x != static_cast<int>(x))
-        return fail(std::string("--nproc '") + v +
-                    "' is not a number of ranks (1 to 4096)");
+        return fail(a + " '" + v + "' is not a number of ranks (1 to 4096)");
       nproc = static_cast<int>(x);
+    } else if (a == "--nnodes") {
+      if (!parseNumber(v, 4096, x) || x < 1 || x != static_cast<int>(x))
+        return fail(std::string("--nnodes '") + v +
+                    "' is not a number of nodes (1 to 4096)");
+      nnodes = static_cast<int>(x);
+    } else if (a == "--node-rank") {
+      if (!parseNumber(v, 4095, x) || x != static_cast<int>(x))
+        return fail(std::string("--node-rank '") + v +
+                    "' is not a node number (0 to 4095)");
+      nodeRank = static_cast<int>(x);
+      hasNodeRank = true;
+    } else if (a == "--master-addr") {
+      if (!*v)
+        return fail("--master-addr is empty");
+      masterAddr = v;
     } else if (a == "--master-port") {
       if (!parseNumber(v, 65535, x) || x < 1 || x != static_cast<int>(x))
         return fail(std::string("--master-port '") + v + "' is not a TCP port");
@@ -177,11 +209,28 @@ int main(int argc, char **argv) {
     }
   }
   if (!nproc)
-    return fail(std::string("--nproc is required\n") + kUsage);
+    return fail(std::string("--nproc-per-node is required\n") + kUsage);
   if (i >= argc)
     return fail(std::string("no command after '--'\n") + kUsage);
+  if (nodeRank >= nnodes)
+    return fail("--node-rank " + std::to_string(nodeRank) +
+                " is not below --nnodes " + std::to_string(nnodes));
+  if (nnodes > 1 && !hasNodeRank)
+    return fail("--nnodes " + std::to_string(nnodes) +
+                " needs --node-rank: which node this launcher starts (0 on "
+                "the node whose address is --master-addr)");
+  if (nnodes > 1 && !port)
+    return fail("--nnodes " + std::to_string(nnodes) +
+                " needs --master-port: the launchers of every node must "
+                "name the same rendezvous port");
+  if (static_cast<long>(nnodes) * nproc > (1 << 24))
+    return fail("--nnodes x --nproc-per-node is more than 16777216 ranks");
+  if (masterAddr.empty())
+    masterAddr = "127.0.0.1";
   if (!port && !(port = freePort()))
     return fail("cannot find a free port on 127.0.0.1; give --master-port");
+  firstRank = nodeRank * nproc;
+  const int worldSize = nnodes * nproc;
 
   if (pipe2(signalPipe, O_CLOEXEC | O_NONBLOCK) < 0)
     return fail(std::string("pipe: ") + std::strerror(errno));
@@ -229,12 +278,12 @@ int main(int argc, char **argv) {
       close(signalPipe[0]);
       close(signalPipe[1]);
       sigprocmask(SIG_SETMASK, &previous, nullptr);
-      std::string n = std::to_string(nproc), rank = std::to_string(r);
-      setenv("RANK", rank.c_str(), 1);
-      setenv("LOCAL_RANK", rank.c_str(), 1);
-      setenv("WORLD_SIZE", n.c_str(), 1);
-      setenv("LOCAL_WORLD_SIZE", n.c_str(), 1);
-      setenv("MASTER_ADDR", "127.0.0.1", 1);
+      setenv("RANK", std::to_string(firstRank + r).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      setenv("WORLD_SIZE", std::to_string(worldSize).c_str(), 1);
+      setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+      setenv("GROUP_RANK", std::to_string(nodeRank).c_str(), 1);
+      setenv("MASTER_ADDR", masterAddr.c_str(), 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       if (timeout > 0) {
         char t[32];
@@ -274,8 +323,8 @@ int main(int argc, char **argv) {
       if (failed && firstFailed < 0 && !forwarded && !termSent) {
         firstFailed = r;
         std::fprintf(stderr,
-                     "loom-launch: rank %d %s; stopping the other ranks\n", r,
-                     describeStatus(status).c_str());
+                     "loom-launch: rank %d %s; stopping the other ranks\n",
+                     firstRank + r, describeStatus(status).c_str());
         termAt = Clock::now() +
                  std::chrono::milliseconds(static_cast<int64_t>(grace * 1000));
       }
@@ -348,7 +397,8 @@ int main(int argc, char **argv) {
     return 128 + forwarded;
   }
   if (firstFailed >= 0) {
-    std::fprintf(stderr, "loom-launch: failed: rank %d %s\n", firstFailed,
+    std::fprintf(stderr, "loom-launch: failed: rank %d %s\n",
+                 firstRank + firstFailed,
                  describeStatus(ranks[firstFailed].status).c_str());
     int code = exitCodeOf(ranks[firstFailed].status);
     return code ? code : 1;

@@ -275,6 +275,14 @@ bool rankFromEnvironment(RankEnvironment &env, bool &found,
             "; loom-launch and torchrun set them";
     return false;
   }
+  // Under torchrun's static rendezvous its agent's own store (PyTorch's
+  // TCPStore) holds MASTER_PORT for the whole job and the workers are told
+  // to use it (TORCHELASTIC_USE_AGENT_STORE=True); ours, which speaks
+  // another protocol, serves on the next port. (torchrun --standalone and
+  // --rdzv-backend c10d hand the workers a free MASTER_PORT.)
+  if (const char *agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+      agent && std::string(agent) == "True")
+    env.masterPort += 1;
   if (env.masterPort < 1 || env.masterPort > 65535) {
     error =
         "MASTER_PORT=" + std::to_string(env.masterPort) + " is not a TCP port";

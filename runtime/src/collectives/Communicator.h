@@ -107,7 +107,9 @@ inline constexpr std::chrono::milliseconds kDefaultTimeout{300000};
 /// sets: RANK, WORLD_SIZE, LOCAL_RANK (loom-launch, torchrun),
 /// OMPI_COMM_WORLD_RANK/_SIZE/_LOCAL_RANK (mpirun) or SLURM_PROCID,
 /// SLURM_NTASKS, SLURM_LOCALID (srun); MASTER_ADDR and MASTER_PORT name
-/// rank 0's rendezvous (MASTER_ADDR defaults to 127.0.0.1 on one node).
+/// rank 0's rendezvous (MASTER_ADDR defaults to 127.0.0.1 on one node;
+/// under torchrun's static rendezvous, TORCHELASTIC_USE_AGENT_STORE=True,
+/// the port after MASTER_PORT, which torchrun's own store holds).
 struct RankEnvironment {
   int rank = 0, size = 1, localRank = 0;
   std::string masterAddr;

@@ -7,6 +7,7 @@
 #include "runtime/src/collectives/CommunicatorApi.h"
 #include "runtime/src/collectives/RunCollectives.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -613,10 +614,17 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
       grads = std::move(st.grads[{s, j}]);
       st.grads.erase({s, j});
     }
-    for (auto &[n, t] : gradient ? grads : env) {
-      if (!startsWith(n, prefix))
-        continue;
-      int index = indexOf(n, n.find(':'), kMaxIndex);
+    // In index order, the order the receiver walks its signature in: a
+    // transport without tags (NCCL) pairs sends and receives by order, and
+    // the names sort as strings ("out:10" before "out:2").
+    std::vector<std::pair<int, const std::string *>> order;
+    for (auto &[n, t] : gradient ? grads : env)
+      if (startsWith(n, prefix))
+        order.push_back({indexOf(n, n.find(':'), kMaxIndex), &n});
+    std::sort(order.begin(), order.end());
+    for (auto [index, name] : order) {
+      const std::string &n = *name;
+      Shared &t = (gradient ? grads : env)[n];
       WorkPtr w = collectives_->send(
           loom_tensor_data(t.get()), loom_tensor_size_bytes(t.get()),
           LOOM_DTYPE_I8, peer,
@@ -633,15 +641,19 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
     // activation) or out:I (the gradient of one).
     const auto &list = gradient ? stage.forward.outputs : stage.forward.inputs;
     const char *prefix = gradient ? "out:" : "in:";
+    // In index order, as the sender sends.
+    std::vector<std::pair<int, const loom_tensor_info *>> order;
     for (const loom_tensor_info &info : list) {
       std::string n = info.name;
-      if (!startsWith(n, prefix))
-        continue;
       // Only floats have gradients (the compiler's din:I are the
       // gradients of the float in:I).
-      if (gradient && !isFloat(info.dtype))
-        continue;
-      int index = indexOf(n, n.find(':'), kMaxIndex);
+      if (startsWith(n, prefix) && (!gradient || isFloat(info.dtype)))
+        order.push_back({indexOf(n, n.find(':'), kMaxIndex), &info});
+    }
+    std::sort(order.begin(), order.end());
+    for (auto [index, infoPtr] : order) {
+      const loom_tensor_info &info = *infoPtr;
+      std::string n = info.name;
       Shared t;
       if (loom_status e = newShared(info.dtype, dimsOf(info), t))
         return e;
