@@ -2,7 +2,8 @@
 """f32 models and their static int8 QDQ versions for bench/quant/run.sh.
 
 make_quant_models.py OUT   writes OUT/<name>.onnx, OUT/<name>_int8.onnx,
-                           OUT/<name>_in.npy for each model below
+                           OUT/<name>_dyn8.onnx, OUT/<name>_in.npy for each
+                           model below
 
   bert-ffn   two BERT-base feed-forward blocks (768 -> 3072 -> ReLU -> 768,
              bias, residual) on 128 tokens
@@ -15,6 +16,11 @@ each MatMul's input quantized and dequantized per tensor (u8, its scale
 and zero point from the min / max over a calibration batch), its weight
 stored s8 with a symmetric per-column scale and zero zero points, the
 bias and the rest in f32.
+
+The dyn8 versions are what quantize_dynamic writes (its defaults: QInt8
+weights per tensor): each MatMul's input goes through DynamicQuantizeLinear
+(u8, its range measured at run time), MatMulInteger with the s8 weight,
+Cast to f32 and a Mul by the product of the two scales.
 """
 import os
 import sys
@@ -56,7 +62,9 @@ def forward(name, x):
     return x, seen
 
 
-def build(name, out, int8):
+def build(name, out, mode):
+    """mode: "f32", "int8" (static QDQ) or "dyn8" (dynamic)."""
+    int8 = mode == "int8"
     shape, ls = layers(name)
     rng = np.random.default_rng(8)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -69,7 +77,21 @@ def build(name, out, int8):
             zip(ls, weights(name), seen)):
         inits.append(numpy_helper.from_array(b, f"b{k}"))
         lhs, rhs = cur, f"w{k}"
-        if int8:
+        if mode == "dyn8":
+            sw = np.float32(np.abs(w).max() / 127)
+            wq = np.clip(np.rint(w / sw), -127, 127).astype(np.int8)
+            inits += [numpy_helper.from_array(wq, f"wq{k}"),
+                      numpy_helper.from_array(np.array(sw), f"sw{k}")]
+            nodes += [
+                node("DynamicQuantizeLinear", [cur],
+                     [f"xq{k}", f"xs{k}", f"xz{k}"]),
+                node("MatMulInteger", [f"xq{k}", f"wq{k}", f"xz{k}"],
+                     [f"mi{k}"]),
+                node("Cast", [f"mi{k}"], [f"mf{k}"], to=TensorProto.FLOAT),
+                node("Mul", [f"xs{k}", f"sw{k}"], [f"ms{k}"]),
+                node("Mul", [f"mf{k}", f"ms{k}"], [f"m{k}"]),
+                node("Add", [f"m{k}", f"b{k}"], [f"a{k}"])]
+        elif int8:
             lo, hi = min(0.0, float(act.min())), max(0.0, float(act.max()))
             s = np.float32((hi - lo) / 255)
             z = np.uint8(np.clip(np.rint(-lo / s), 0, 255))
@@ -89,8 +111,9 @@ def build(name, out, int8):
             lhs, rhs = f"xd{k}", f"wd{k}"
         else:
             inits.append(numpy_helper.from_array(w, f"w{k}"))
-        nodes += [node("MatMul", [lhs, rhs], [f"m{k}"]),
-                  node("Add", [f"m{k}", f"b{k}"], [f"a{k}"])]
+        if mode != "dyn8":
+            nodes += [node("MatMul", [lhs, rhs], [f"m{k}"]),
+                      node("Add", [f"m{k}", f"b{k}"], [f"a{k}"])]
         cur = f"a{k}"
         if relu:
             nodes.append(node("Relu", [cur], [f"r{k}"]))
@@ -105,7 +128,7 @@ def build(name, out, int8):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape[:-1] +
                                        (ls[-1][1],))], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    suffix = "_int8" if int8 else ""
+    suffix = "" if mode == "f32" else "_" + mode
     with open(os.path.join(out, f"{name}{suffix}.onnx"), "wb") as f:
         f.write(m.SerializeToString())
     np.save(os.path.join(out, f"{name}_in.npy"), x)
@@ -115,5 +138,5 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name in ["bert-ffn", "mlp-b64"]:
-        build(name, out, False)
-        build(name, out, True)
+        for mode in ["f32", "int8", "dyn8"]:
+            build(name, out, mode)

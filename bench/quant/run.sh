@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Static int8 against f32 on the CPU, measured in one run: each model of
+# int8 against f32 on the CPU, measured in one run: each model of
 # make_quant_models.py (two BERT-base feed-forward blocks on 128 tokens; the
-# 1024-4096-4096-1024 MLP at batch 64) in f32 and in the QDQ form ONNX
+# 1024-4096-4096-1024 MLP at batch 64) in f32, in the QDQ form ONNX
 # Runtime's quantize_static writes (per-channel s8 weights, u8
-# activations), each run by Loom and by ONNX Runtime, interleaved rounds,
-# the median of the rounds' medians. Prints per model and thread count the
-# four latencies, Loom's int8 speed-up over its f32 (f32 / int8), Loom
-# int8 / ORT int8, and the int8 output's SQNR against f32 (Loom's).
+# activations; "int8") and in the form its quantize_dynamic writes
+# (DynamicQuantizeLinear + MatMulInteger; "dyn8"), each run by Loom and by
+# ONNX Runtime, interleaved rounds, the median of the rounds' medians.
+# Prints per model, form and thread count the latencies, Loom's speed-up
+# over its f32 (f32 / int8), Loom / ORT on the same quantized model, and
+# the quantized output's SQNR against f32 (Loom's).
 #
 # usage: bench/quant/run.sh [--threads "1 2"] [--rounds R] [--runs N]
 # needs: build/ (scripts/build.sh), onnxruntime-node (scripts/install-ort.sh)
@@ -26,7 +28,7 @@ bin="$root/build/bin"
 /usr/bin/python3 "$root/bench/quant/make_quant_models.py" "$out"
 models="bert-ffn mlp-b64"
 for m in $models; do
-  for v in "$m" "${m}_int8"; do
+  for v in "$m" "${m}_int8" "${m}_dyn8"; do
     "$bin/loomc" compile "$out/$v.onnx" -o "$out/$v.loom"
     mkdir -p "$out/$v.out"
     "$bin/loom-run" "$out/$v.loom" --in "x=$out/${m}_in.npy" \
@@ -45,25 +47,28 @@ ort_ms() {
     --in "x=$out/$3_in.npy" --threads "$2" --runs "$runs" | field
 }
 
-printf '%-10s %3s %9s %9s %9s %9s %10s %10s %6s\n' model thr "loom f32" \
-  "loom int8" "ort f32" "ort int8" "f32/int8" "int8/ort" "SQNR"
+printf '%-10s %-4s %3s %9s %9s %9s %9s %9s %9s %6s\n' model form thr \
+  "loom f32" "loom q" "ort f32" "ort q" "f32/q" "loom/ort" "SQNR"
 for m in $models; do
-  sqnr=$(/usr/bin/python3 "$root/bench/quant/sqnr.py" "$out/$m.out/y.npy" \
-         "$out/${m}_int8.out/y.npy")
-  for t in $threads; do
-    lf=(); li=(); of=(); oi=()
-    for ((r = 0; r < rounds; ++r)); do
-      lf+=("$(loom_ms "$m" "$t" "$m")")
-      li+=("$(loom_ms "${m}_int8" "$t" "$m")")
-      of+=("$(ort_ms "$m" "$t" "$m")")
-      oi+=("$(ort_ms "${m}_int8" "$t" "$m")")
+  for form in int8 dyn8; do
+    q="${m}_$form"
+    sqnr=$(/usr/bin/python3 "$root/bench/quant/sqnr.py" "$out/$m.out/y.npy" \
+           "$out/$q.out/y.npy")
+    for t in $threads; do
+      lf=(); li=(); of=(); oi=()
+      for ((r = 0; r < rounds; ++r)); do
+        lf+=("$(loom_ms "$m" "$t" "$m")")
+        li+=("$(loom_ms "$q" "$t" "$m")")
+        of+=("$(ort_ms "$m" "$t" "$m")")
+        oi+=("$(ort_ms "$q" "$t" "$m")")
+      done
+      a=$(printf '%s\n' "${lf[@]}" | median)
+      b=$(printf '%s\n' "${li[@]}" | median)
+      c=$(printf '%s\n' "${of[@]}" | median)
+      d=$(printf '%s\n' "${oi[@]}" | median)
+      awk -v m="$m" -v f="$form" -v t="$t" -v a="$a" -v b="$b" -v c="$c" \
+        -v d="$d" -v s="$sqnr" 'BEGIN { printf "%-10s %-4s %3s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6s\n",
+        m, f, t, a, b, c, d, a / b, b / d, s }'
     done
-    a=$(printf '%s\n' "${lf[@]}" | median)
-    b=$(printf '%s\n' "${li[@]}" | median)
-    c=$(printf '%s\n' "${of[@]}" | median)
-    d=$(printf '%s\n' "${oi[@]}" | median)
-    awk -v m="$m" -v t="$t" -v a="$a" -v b="$b" -v c="$c" -v d="$d" \
-      -v s="$sqnr" 'BEGIN { printf "%-10s %3s %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %6s\n",
-      m, t, a, b, c, d, a / b, b / d, s }'
   done
 done

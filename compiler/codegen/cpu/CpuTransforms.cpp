@@ -721,6 +721,8 @@ struct CpuLibraryCallsPass
           names.push_back(abi::kCpuMatmulF32);
         } else if (auto m = integerMatmul(generic)) {
           m->flags |= dropZeroFill(generic);
+          if (isConstantBuffer(generic.getDpsInputs()[1]))
+            m->flags |= abi::kMatmulConstantRhs;
           integerMatmuls.push_back({generic, *m});
         }
       } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/cpu/Kernels.h"
+#include "runtime/src/cpu/OneDnn.h"
 
 #include "loom/common/CodegenAbi.h"
 
@@ -146,117 +147,6 @@ void convIm2col(const View &I, const View &W, const View &O,
 
 // ---- oneDNN's convolution primitive ----------------------------------------
 
-/// A 64-byte aligned buffer that only grows.
-class Buffer {
-public:
-  Buffer() = default;
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  ~Buffer() { std::free(data_); }
-  /// At least `bytes`, or null when that much cannot be had.
-  void *get(size_t bytes) {
-    if (bytes > size_) {
-      std::free(data_);
-      size_ = 0;
-      data_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-      if (data_)
-        size_ = bytes;
-    }
-    return data_;
-  }
-  void *data() const { return data_; }
-
-private:
-  void *data_ = nullptr;
-  size_t size_ = 0;
-};
-
-dnnl_engine_t engine() {
-  static dnnl_engine_t e = [] {
-    dnnl_engine_t made = nullptr;
-    if (dnnl_engine_create(&made, dnnl_cpu, 0) != dnnl_success)
-      return static_cast<dnnl_engine_t>(nullptr);
-    return made;
-  }();
-  return e;
-}
-
-/// A reorder between two layouts, or none when they are the same.
-struct Reorder {
-  dnnl_primitive_t prim = nullptr;
-  ~Reorder() {
-    if (prim)
-      dnnl_primitive_destroy(prim);
-  }
-  bool make(const dnnl_memory_desc_t &from, const dnnl_memory_desc_t &to) {
-    if (dnnl_memory_desc_equal(&from, &to))
-      return true;
-    dnnl_primitive_desc_t pd = nullptr;
-    if (dnnl_reorder_primitive_desc_create(&pd, &from, engine(), &to, engine(),
-                                           nullptr) != dnnl_success)
-      return false;
-    dnnl_status_t s = dnnl_primitive_create(&prim, pd);
-    dnnl_primitive_desc_destroy(pd);
-    return s == dnnl_success;
-  }
-};
-
-/// One memory object over `data` for the duration of a call.
-struct Memory {
-  dnnl_memory_t mem = nullptr;
-  Memory(const dnnl_memory_desc_t &md, void *data) {
-    if (dnnl_memory_create(&mem, &md, engine(), data) != dnnl_success)
-      mem = nullptr;
-  }
-  ~Memory() {
-    if (mem)
-      dnnl_memory_destroy(mem);
-  }
-};
-
-bool reorder(dnnl_stream_t stream, const Reorder &r,
-             const dnnl_memory_desc_t &fromMd, const void *from,
-             const dnnl_memory_desc_t &toMd, void *to) {
-  Memory src(fromMd, const_cast<void *>(from)), dst(toMd, to);
-  if (!src.mem || !dst.mem)
-    return false;
-  dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, src.mem}, {DNNL_ARG_TO, dst.mem}};
-  return dnnl_primitive_execute(r.prim, stream, 2, args) == dnnl_success;
-}
-
-/// `from` reordered into `into` (grown as needed): its data, or null when
-/// out of memory or oneDNN refused.
-void *reordered(dnnl_stream_t stream, const Reorder &r,
-                const dnnl_memory_desc_t &fromMd, const void *from,
-                const dnnl_memory_desc_t &toMd, Buffer &into) {
-  void *to = into.get(dnnl_memory_desc_get_size(&toMd));
-  return to && reorder(stream, r, fromMd, from, toMd, to) ? to : nullptr;
-}
-
-/// The calling thread's stream on the engine, made on its first
-/// convolution.
-dnnl_stream_t threadStream() {
-  struct Stream {
-    dnnl_stream_t s = nullptr;
-    Stream() {
-      if (dnnl_stream_create(&s, engine(), dnnl_stream_default_flags) !=
-          dnnl_success)
-        s = nullptr;
-    }
-    ~Stream() {
-      if (s)
-        dnnl_stream_destroy(s);
-    }
-  };
-  thread_local Stream stream;
-  return stream.s;
-}
-
-/// A filter reordered into the primitive's layout.
-struct PackedFilter {
-  Buffer data;
-};
-
 /// One convolution, set up: the primitive, the layouts it chose, the
 /// reorders between them and the caller's strided NCHW tensors.
 struct Conv {
@@ -264,7 +154,7 @@ struct Conv {
   dnnl_memory_desc_t userSrc, userWei, userDst, src, wei, dst, scratch, bias;
   Reorder srcIn, weiIn, dstIn, dstOut;
   /// Filters kept reordered, by address (kConvConstantFilter).
-  std::map<const float *, std::shared_ptr<PackedFilter>> packed;
+  PackedWeights packed;
 
   ~Conv() {
     if (prim)
@@ -314,34 +204,16 @@ struct Conv {
             &anyWei, hasBias ? &bias : nullptr, &anyDst, strides, dilates, padL,
             padR) != dnnl_success)
       return false;
-    dnnl_primitive_attr_t attr = nullptr;
-    dnnl_post_ops_t ops = nullptr;
-    bool ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
-              dnnl_primitive_attr_set_scratchpad_mode(
-                  attr, dnnl_scratchpad_mode_user) == dnnl_success;
-    bool sum = !(p.flags & loom::abi::kConvOverwrite),
-         relu = p.flags & loom::abi::kConvRelu;
-    if (ok && (sum || relu))
-      ok =
-          dnnl_post_ops_create(&ops) == dnnl_success &&
-          (!sum || dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) &&
-          (!relu || dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu,
-                                                 0.0f, 0.0f) == dnnl_success) &&
-          dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
-    dnnl_primitive_desc_t pd = nullptr;
-    ok = ok && dnnl_primitive_desc_create(&pd, &cd, attr, engine(), nullptr) ==
-                   dnnl_success;
-    if (ops)
-      dnnl_post_ops_destroy(ops);
-    if (attr)
-      dnnl_primitive_attr_destroy(attr);
-    if (!ok)
+    dnnl_primitive_desc_t pd = primitiveDesc(
+        &cd, /*srcZeroPoint=*/false, !(p.flags & loom::abi::kConvOverwrite),
+        p.flags & loom::abi::kConvRelu);
+    if (!pd)
       return false;
     src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    ok = dnnl_primitive_create(&prim, pd) == dnnl_success;
+    bool ok = dnnl_primitive_create(&prim, pd) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
     return ok && srcIn.make(userSrc, src) && weiIn.make(userWei, wei) &&
            ((p.flags & loom::abi::kConvOverwrite) ||
@@ -386,25 +258,10 @@ bool convOneDnn(const View &I, const View &W, const View &O,
   if (!engine())
     return false;
   std::vector<int64_t> key = keyOf(I, W, O, p);
-  std::shared_ptr<Conv> conv;
-  std::shared_ptr<PackedFilter> filter;
   bool constant = p.flags & loom::abi::kConvConstantFilter;
-  {
-    Cache &c = cache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    auto [it, added] = c.convs.try_emplace(key);
-    if (added) {
-      auto made = std::make_shared<Conv>();
-      if (made->make(I, W, O, p))
-        it->second = std::move(made);
-    }
-    conv = it->second;
-    if (conv && constant && conv->weiIn.prim) {
-      auto found = conv->packed.find(W.data);
-      if (found != conv->packed.end())
-        filter = found->second;
-    }
-  }
+  Cache &c = cache();
+  std::shared_ptr<Conv> conv = setUpOnce(
+      c.mutex, c.convs, key, [&](Conv &made) { return made.make(I, W, O, p); });
   if (!conv)
     return false;
 
@@ -423,22 +280,11 @@ bool convOneDnn(const View &I, const View &W, const View &O,
   }
   void *wei = W.data;
   if (ok && conv->weiIn.prim) {
-    if (filter) {
-      wei = filter->data.data();
-    } else if (constant) {
-      auto made = std::make_shared<PackedFilter>();
-      wei = reordered(stream, conv->weiIn, conv->userWei, W.data, conv->wei,
-                      made->data);
-      ok = wei != nullptr;
-      if (ok) {
-        std::lock_guard<std::mutex> lock(cache().mutex);
-        conv->packed[W.data] = std::move(made);
-      }
-    } else {
-      wei = reordered(stream, conv->weiIn, conv->userWei, W.data, conv->wei,
-                      scratch.wei);
-      ok = wei != nullptr;
-    }
+    wei = weightInLayout(stream, conv->weiIn, conv->userWei, W.data, conv->wei,
+                         constant ? findPacked(c.mutex, conv->packed, W.data)
+                                  : nullptr,
+                         constant, c.mutex, conv->packed, scratch.wei);
+    ok = wei != nullptr;
   }
   void *dst = O.data;
   if (ok && conv->dstOut.prim) {
@@ -502,6 +348,7 @@ void forgetPackedFilters() {
   for (auto &[key, conv] : c.convs)
     if (conv)
       conv->packed.clear();
+  forgetPackedMatmulRhs();
 }
 
 } // namespace loom::runtime::cpu

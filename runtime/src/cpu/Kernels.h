@@ -65,8 +65,12 @@ void sgemm(bool oneDnn, bool transA, bool transB, int64_t m, int64_t n,
            float beta, float *c, int64_t ldc);
 
 /// Drops the filters the convolutions keep reordered (see
-/// kConvConstantFilter): called when an artifact's weights go away.
+/// kConvConstantFilter) and the rhs the integer matmuls keep packed
+/// (kMatmulConstantRhs): called when an artifact's weights go away.
 void forgetPackedFilters();
+
+/// The integer matmuls' part of forgetPackedFilters (IntegerMatmul.cpp).
+void forgetPackedMatmulRhs();
 
 } // namespace loom::runtime::cpu
 
