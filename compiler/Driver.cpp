@@ -7,9 +7,12 @@
 #include "compiler/Training.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxQuantizer.h"
 #include "loom/common/FileIO.h"
 #include "loom/common/Nvrtc.h"
 #include "loom/common/TensorFiles.h"
+
+#include <onnx/onnx_pb.h>
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -325,6 +328,39 @@ llvm::Error runTrain(DriverOptions &o, MLIRContext &ctx) {
   return budget;
 }
 
+/// `loomc quantize`: the ONNX model's matrix products rewritten as int8
+/// ones (frontends/onnx/OnnxQuantizer.h), written as ONNX.
+llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
+  if (!isOnnx(o.input))
+    return error("loomc quantize takes an ONNX model, not '" + o.input + "'");
+  if (o.output == "-")
+    return error("loomc quantize needs -o <model.onnx>");
+  onnx::ModelProto model;
+  if (failed(onnx_import::readModelFile(ctx, o.input, model)))
+    return reported();
+  onnx_quantize::QuantizeOptions q;
+  q.mode = o.quantizeMode;
+  q.perChannel = o.perChannel;
+  q.exclude = o.exclude;
+  onnx_quantize::QuantizeReport report;
+  std::string problem = onnx_quantize::quantizeModel(model, q, report);
+  if (problem.empty())
+    problem = onnx_export::writeModel(model, o.output);
+  if (!problem.empty())
+    return error("loomc quantize " + o.input + ": " + problem);
+  std::string why;
+  if (!o.report.empty() &&
+      !files::writeFileAtomically(o.report, report.json, why))
+    return error(why);
+  llvm::errs() << "quantized " << report.quantized << " MatMul/Gemm node"
+               << (report.quantized == 1 ? "" : "s") << " to int8 ("
+               << o.quantizeMode << "), left " << report.kept << " in f32"
+               << (report.kept && o.report.empty() ? " (--report FILE says why)"
+                                                   : "")
+               << "\n";
+  return llvm::Error::success();
+}
+
 /// `loomc schedule`: a pipeline schedule made, verified and simulated.
 llvm::Error runSchedule(DriverOptions &o) {
   PipelineParallelOptions &p = o.train.pipeline;
@@ -367,6 +403,8 @@ llvm::Error run(Command command, DriverOptions &options, MLIRContext &ctx) {
     return runCompile(options, ctx);
   case Train:
     return runTrain(options, ctx);
+  case Quantize:
+    return runQuantize(options, ctx);
   case Schedule:
     break;
   }

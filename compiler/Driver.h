@@ -36,6 +36,7 @@ enum Command : unsigned {
   Compile = 1u << 2,
   Train = 1u << 3,
   Schedule = 1u << 4,
+  Quantize = 1u << 5,
 };
 
 struct CommandInfo {
@@ -77,6 +78,10 @@ struct DriverOptions {
   bool printMemoryPlan = false, printSummary = false, printIR = false;
   bool noInitialValues = false;
   std::string checkpoint, report;
+  /// loomc quantize: --mode, --per-channel, --exclude.
+  std::string quantizeMode = "dynamic";
+  bool perChannel = false;
+  std::string exclude;
   /// loomc schedule.
   std::string costs;
   bool printTimeline = false;

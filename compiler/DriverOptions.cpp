@@ -94,8 +94,8 @@ static const OptionInfo kOptions[] = {
      "Input", kModel, true, false, LOOM_TEXT(maxTensorBytes)},
 
     // Output.
-    {"o", "<file>", "the output file", "Output", kModel | Export, false, false,
-     LOOM_TEXT(output)},
+    {"o", "<file>", "the output file", "Output", kModel | Export | Quantize,
+     false, false, LOOM_TEXT(output)},
     {"emit", "<kind>",
      "what -o gets: artifact, cuda (the source), mlir (train: the IR)",
      "Output", kCodegen, false, false, LOOM_TEXT(emit)},
@@ -105,8 +105,10 @@ static const OptionInfo kOptions[] = {
      kCodegen, false, false, LOOM_FLAG(printMemoryPlan)},
     {"print-ir", nullptr, "print the training step's graph IR", "Output", Train,
      false, false, LOOM_FLAG(printIR)},
-    {"report", "<file>", "the passes' decisions and memory plan as JSON",
-     "Output", Train, false, false, LOOM_TEXT(report)},
+    {"report", "<file>",
+     "train: the passes' decisions and memory plan; quantize: each layer's "
+     "scales and error (JSON)",
+     "Output", Train | Quantize, false, false, LOOM_TEXT(report)},
     {"no-initial-values", nullptr,
      "leave the weights out (loom-run --init or --resume gives them)", "Output",
      Train, false, false, LOOM_FLAG(noInitialValues)},
@@ -243,6 +245,15 @@ static const OptionInfo kOptions[] = {
        return llvm::Error::success();
      }},
 
+    // loomc quantize.
+    {"mode", "<dynamic>",
+     "dynamic: int8 weights, activations quantized at run time", "Quantize",
+     Quantize, false, false, LOOM_TEXT(quantizeMode)},
+    {"per-channel", nullptr, "one weight scale per output column", "Quantize",
+     Quantize, false, false, LOOM_FLAG(perChannel)},
+    {"exclude", "<regex>", "MatMul/Gemm nodes whose names match stay f32",
+     "Quantize", Quantize, false, false, LOOM_TEXT(exclude)},
+
     // loomc schedule.
     {"costs", "<F,I,W[,T]>", "also simulate with these costs", "Schedule",
      Schedule, false, false, LOOM_TEXT(costs)},
@@ -277,6 +288,11 @@ static const CommandInfo kCommands[] = {
      "train.loom\n"
      "loomc train model.onnx --logits logits --batch 8 --precision bf16 "
      "--data-parallel 2 -o train.loom"},
+    {Quantize, "quantize",
+     "an f32 ONNX model's MatMul/Gemm weights to int8 (ONNX out)",
+     "<model.onnx> -o <model.int8.onnx>",
+     "loomc quantize model.onnx -o model.int8.onnx --per-channel --report "
+     "q.json"},
     {Schedule, "schedule", "make, verify and draw a pipeline schedule", "",
      "loomc schedule --pipeline-schedule zb-h1 --pipeline-stages 4 "
      "--micro-batches 8 --print"},
