@@ -468,6 +468,25 @@ private:
 
   /// Every Gloo object of this rank, rings before the contexts they use.
   void closeAll() {
+    // Every pair is closed first. Until then Gloo's event loop may deliver
+    // a live peer's data into an algorithm's buffers, and gloo's
+    // AllreduceRing frees its inbox before its buffer leaves the pair: a
+    // rank whose ring failed (another rank died mid all-reduce) and was
+    // destroyed with its pairs open could have the left neighbour's data
+    // written into freed memory ("free(): corrupted unsorted chunks").
+    // After close() the loop no longer touches the pair's buffers.
+    for (auto *contexts : {&ringContexts_, &contexts_})
+      for (auto &[group, ctx] : *contexts)
+        for (int i = 0; ctx && i < ctx->size; ++i) {
+          if (i == ctx->rank)
+            continue;
+          try {
+            if (auto &pair = ctx->getPair(i))
+              pair->close();
+          } catch (const std::exception &) {
+            // Not connected: nothing to close.
+          }
+        }
     reduceScatters_.clear();
     reduceScatterBytes_ = 0;
     smallRings_.clear();
