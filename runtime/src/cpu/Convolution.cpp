@@ -283,7 +283,7 @@ bool convOneDnn(const View &I, const View &W, const View &O,
     wei = weightInLayout(stream, conv->weiIn, conv->userWei, W.data, conv->wei,
                          constant ? findPacked(c.mutex, conv->packed, W.data)
                                   : nullptr,
-                         constant, c.mutex, conv->packed, scratch.wei);
+                         constant, W.data, c.mutex, conv->packed, scratch.wei);
     ok = wei != nullptr;
   }
   void *dst = O.data;

@@ -4,15 +4,16 @@
 // operands (graph.matmul_integer; ONNX MatMulInteger, QLinearMatMul, and
 // DequantizeLinear -> MatMul made integer by --loom-integer-matmul).
 // oneDNN takes a signed rhs only, so an unsigned rhs is read less 128 (its
-// zero point too). When the rhs zero point is then 0 (symmetric weights,
-// the common case) each product is oneDNN's matmul primitive (brgemm, on
-// AMX or VNNI: 3-4x the GEMM API's speed at 64-128 rows), the lhs zero
-// point a run-time attribute, accumulation a sum post-op; it is set up once
-// per shape and kept, and a rhs that is a weight of the artifact
-// (kMatmulConstantRhs) is packed into its layout once and kept, keyed by
-// address, like a convolution's filter. Otherwise it is oneDNN's integer
-// GEMM API: dnnl_gemm_u8s8s32 for an unsigned lhs, dnnl_gemm_s8s8s32 for a
-// signed one, the zero points as its A and B offsets.
+// zero point too; a weight the primitive keeps packed is converted once). When
+// the rhs zero point is then 0 (symmetric weights, the common case) each
+// product is oneDNN's matmul primitive (brgemm, on AMX or VNNI: 3-4x the GEMM
+// API's speed at 64-128 rows), the lhs zero point a run-time attribute,
+// accumulation a sum post-op; it is set up once per shape and kept, and a rhs
+// that is a weight of the artifact (kMatmulConstantRhs) is packed into its
+// layout once and kept, keyed by address, like a convolution's filter.
+// Otherwise it is oneDNN's integer GEMM API: dnnl_gemm_u8s8s32 for an unsigned
+// lhs, dnnl_gemm_s8s8s32 for a signed one, the zero points as its A and B
+// offsets.
 //
 // oneDNN's integer GEMM is exact only where the CPU has VNNI (AVX512-VNNI
 // or AVX-VNNI): without it the u8 x s8 pairs are summed in saturating
@@ -35,9 +36,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 using namespace loom::runtime::cpu;
@@ -174,10 +177,13 @@ struct MatmulScratch {
   Buffer wei, pad;
 };
 
-/// C (+)= (A - ao) B with the primitive, B signed with zero point 0; false
-/// when oneDNN has none for the shape or refused before writing C.
-bool matmulOneDnn(const Shape &s, const void *a, int32_t ao, const int8_t *b,
-                  bool constantB, int32_t *c) {
+/// C (+)= (A - ao) B with the primitive, B signed with zero point 0 and
+/// made by `rhs()` (called only when B is not kept packed already); a
+/// `constantB` is kept packed under `key`, the artifact weight's address.
+/// False when oneDNN has none for the shape or refused before writing C.
+bool matmulOneDnn(const Shape &s, const void *a, int32_t ao,
+                  const std::function<const int8_t *()> &rhs, bool constantB,
+                  const void *key, int32_t *c) {
   if (!engine())
     return false;
   MatmulCache &cache = matmulCache();
@@ -190,12 +196,14 @@ bool matmulOneDnn(const Shape &s, const void *a, int32_t ao, const int8_t *b,
   if (!stream)
     return false;
   thread_local MatmulScratch scratch;
+  std::shared_ptr<PackedWeight> packed =
+      constantB && mm->weiIn.prim ? findPacked(cache.mutex, mm->packed, key)
+                                  : nullptr;
+  const int8_t *b = packed ? nullptr : rhs();
   void *wei = const_cast<int8_t *>(b);
   if (mm->weiIn.prim)
-    wei = weightInLayout(stream, mm->weiIn, mm->userWei, b, mm->wei,
-                         constantB ? findPacked(cache.mutex, mm->packed, b)
-                                   : nullptr,
-                         constantB, cache.mutex, mm->packed, scratch.wei);
+    wei = weightInLayout(stream, mm->weiIn, mm->userWei, b, mm->wei, packed,
+                         constantB, key, cache.mutex, mm->packed, scratch.wei);
   bool ok = wei != nullptr;
   void *pad = nullptr;
   if (size_t bytes = dnnl_memory_desc_get_size(&mm->scratch); ok && bytes)
@@ -268,24 +276,38 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
   }();
   std::vector<int8_t> packL, packR;
   std::vector<int32_t> packO;
+  // The exact sums, one at a time.
+  auto loops = [&](int64_t offL, int64_t offR, int32_t *c) {
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        const int8_t *a = lhs + offL + m * p.lsm;
+        const int8_t *b = rhs + offR + n * p.rsn;
+        int32_t sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += (valueOf(a[k * p.lsk], lhsU8) - lhsZero) *
+                 (valueOf(b[k * p.rsk], rhsU8) - rhsZero);
+        int32_t &o = c[m * p.osm + n * p.osn];
+        o = overwrite ? sum : o + sum;
+      }
+  };
   forEachMatrix(p, L, R, O, [&](int64_t offL, int64_t offR, int64_t offO) {
     int32_t *c = out + offO;
     if (!oneDnn) {
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-          const int8_t *a = lhs + offL + m * p.lsm;
-          const int8_t *b = rhs + offR + n * p.rsn;
-          int32_t sum = 0;
-          for (int64_t k = 0; k < K; ++k)
-            sum += (valueOf(a[k * p.lsk], lhsU8) - lhsZero) *
-                   (valueOf(b[k * p.rsk], rhsU8) - rhsZero);
-          int32_t &o = c[m * p.osm + n * p.osn];
-          o = overwrite ? sum : o + sum;
-        }
+      loops(offL, offR, c);
       return;
     }
     Bytes a = bytesFor(lhs + offL, M, K, p.lsm, p.lsk, false, packL);
-    Bytes b = bytesFor(rhs + offR, K, N, p.rsk, p.rsn, rhsU8, packR);
+    // The rhs as oneDNN reads it: an unsigned one is a dense row-major copy
+    // less 128, made only when it is read (a weight the primitive keeps
+    // packed is copied once).
+    std::optional<Bytes> made;
+    auto rhsBytes = [&]() -> const Bytes & {
+      if (!made)
+        made = bytesFor(rhs + offR, K, N, p.rsk, p.rsn, rhsU8, packR);
+      return *made;
+    };
+    Bytes layout =
+        rhsU8 ? Bytes{nullptr, false, std::max<int64_t>(1, N)} : rhsBytes();
     bool packedOut = !(p.osn == 1 && p.osm >= std::max<int64_t>(1, N));
     int32_t *cdata = c;
     int64_t ldc = p.osm;
@@ -299,23 +321,40 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
     }
     const int32_t co = 0;
     float beta = overwrite ? 0.0f : 1.0f;
-    char ta = a.trans ? 'T' : 'N', tb = b.trans ? 'T' : 'N';
-    auto *bData = static_cast<const int8_t *>(b.data);
-    Shape shape{M, N, K, a.ld, b.ld, ldc, a.trans, b.trans, lhsU8, !overwrite};
-    if (bo == 0 && primitive &&
-        matmulOneDnn(shape, a.data, ao, bData,
-                     constantRhs && !rhsU8 && bData == rhs + offR, cdata)) {
-      // Done by the primitive.
-    } else if (lhsU8)
-      dnnl_gemm_u8s8s32(ta, tb, 'F', M, N, K, 1.0f,
-                        static_cast<const uint8_t *>(a.data), a.ld,
-                        static_cast<uint8_t>(ao), bData, b.ld,
-                        static_cast<int8_t>(bo), beta, cdata, ldc, &co);
-    else
-      dnnl_gemm_s8s8s32(ta, tb, 'F', M, N, K, 1.0f,
-                        static_cast<const int8_t *>(a.data), a.ld,
-                        static_cast<int8_t>(ao), bData, b.ld,
-                        static_cast<int8_t>(bo), beta, cdata, ldc, &co);
+    Shape shape{M,         N,         K,       a.ld,
+                layout.ld, ldc,       a.trans, layout.trans,
+                lhsU8,     !overwrite};
+    // A rhs read in place (or its signed copy) can be kept packed under
+    // its address; a copy for its strides cannot.
+    bool keep = constantRhs && (rhsU8 || layout.data == rhs + offR);
+    bool done =
+        bo == 0 && primitive &&
+        matmulOneDnn(
+            shape, a.data, ao,
+            [&] { return static_cast<const int8_t *>(rhsBytes().data); }, keep,
+            rhs + offR, cdata);
+    if (!done) {
+      const Bytes &b = rhsBytes();
+      char ta = a.trans ? 'T' : 'N', tb = b.trans ? 'T' : 'N';
+      auto *bData = static_cast<const int8_t *>(b.data);
+      dnnl_status_t status =
+          lhsU8 ? dnnl_gemm_u8s8s32(ta, tb, 'F', M, N, K, 1.0f,
+                                    static_cast<const uint8_t *>(a.data), a.ld,
+                                    static_cast<uint8_t>(ao), bData, b.ld,
+                                    static_cast<int8_t>(bo), beta, cdata, ldc,
+                                    &co)
+                : dnnl_gemm_s8s8s32(ta, tb, 'F', M, N, K, 1.0f,
+                                    static_cast<const int8_t *>(a.data), a.ld,
+                                    static_cast<int8_t>(ao), bData, b.ld,
+                                    static_cast<int8_t>(bo), beta, cdata, ldc,
+                                    &co);
+      if (status != dnnl_success) {
+        // oneDNN refused (out of memory for its packing): the exact loops,
+        // into the output itself.
+        loops(offL, offR, c);
+        return;
+      }
+    }
     if (packedOut)
       for (int64_t r = 0; r < M; ++r)
         for (int64_t col = 0; col < N; ++col)

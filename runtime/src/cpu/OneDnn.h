@@ -194,14 +194,16 @@ findPacked(std::mutex &mutex, const PackedWeights &kept, const void *data) {
 }
 
 /// Weight `data` (layout `userMd`) in a primitive's layout `md` through
-/// reorder `r`: `packed` when it was kept before; a `constant` weight is
-/// packed now and kept in `kept` (under `mutex`); any other reordered into
-/// `scratch`. Null when out of memory or oneDNN refused.
+/// reorder `r`: `packed` when it was kept before (`data` is not read then);
+/// a `constant` weight is packed now and kept in `kept` under `key` (the
+/// address of the artifact's weight it was made from; under `mutex`); any
+/// other reordered into `scratch`. Null when out of memory or oneDNN
+/// refused.
 inline void *weightInLayout(dnnl_stream_t stream, const Reorder &r,
                             const dnnl_memory_desc_t &userMd, const void *data,
                             const dnnl_memory_desc_t &md,
                             const std::shared_ptr<PackedWeight> &packed,
-                            bool constant, std::mutex &mutex,
+                            bool constant, const void *key, std::mutex &mutex,
                             PackedWeights &kept, Buffer &scratch) {
   if (packed)
     return packed->data.data();
@@ -211,7 +213,7 @@ inline void *weightInLayout(dnnl_stream_t stream, const Reorder &r,
   void *to = reordered(stream, r, userMd, data, md, made->data);
   if (to) {
     std::lock_guard<std::mutex> lock(mutex);
-    kept[data] = std::move(made);
+    kept[key] = std::move(made);
   }
   return to;
 }

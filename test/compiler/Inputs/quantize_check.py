@@ -2,6 +2,7 @@
 """A model and checks for quantize-dynamic.test (loomc quantize).
 
 quantize_check.py model DIR         writes DIR/m.onnx and its input x.npy
+quantize_check.py model10 DIR       the same model at opset 10, DIR/m10.onnx
 quantize_check.py structure DIR     prints the op counts of DIR/q.onnx and
                                     the report DIR/r.json's entries
 quantize_check.py compare DIR TOOLS compares Loom's int8 output DIR/q/y.npy
@@ -22,7 +23,7 @@ import sys
 import numpy as np
 
 
-def model(d):
+def model(d, opset=13, name="m.onnx"):
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(2)
@@ -52,8 +53,9 @@ def model(d):
                                                    [4, 16, 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 32])],
         [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    with open(os.path.join(d, "m.onnx"), "wb") as f:
+    m = helper.make_model(graph,
+                          opset_imports=[helper.make_opsetid("", opset)])
+    with open(os.path.join(d, name), "wb") as f:
         f.write(m.SerializeToString())
 
 
@@ -97,5 +99,6 @@ def compare(d, tools):
 
 if __name__ == "__main__":
     {"model": lambda: model(sys.argv[2]),
+     "model10": lambda: model(sys.argv[2], 10, "m10.onnx"),
      "structure": lambda: structure(sys.argv[2]),
      "compare": lambda: compare(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
