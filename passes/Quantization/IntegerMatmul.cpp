@@ -139,7 +139,12 @@ bool rewrite(MatmulOp mm) {
     return b.create<ReshapeOp>(loc, v, shape);
   };
   Value sa = reshaped(lhs.getScale(), {});
-  int64_t n = perColumn ? rt.getDimSize(nDim) : 1;
+  // (n from the scale itself, whose shape is static where the rhs's may
+  // not be.)
+  RankedTensorType st = tensorOf(rhs.getScale());
+  if (perColumn && !st.hasStaticShape())
+    return false;
+  int64_t n = perColumn ? st.getNumElements() : 1;
   Value sb =
       perColumn ? reshaped(rhs.getScale(), {n}) : reshaped(rhs.getScale(), {});
   auto product = b.create<MatmulIntegerOp>(loc, bytes(*l), bytes(*r), za, zb,
