@@ -344,10 +344,7 @@ namespace loom::runtime::cpu {
 
 void forgetPackedFilters() {
   Cache &c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto &[key, conv] : c.convs)
-    if (conv)
-      conv->packed.clear();
+  forgetPacked(c.mutex, c.convs);
   forgetPackedMatmulRhs();
 }
 

@@ -47,12 +47,27 @@ using namespace loom::runtime::cpu;
 
 namespace {
 
-/// Whether oneDNN's integer GEMM sums exactly on this CPU (see the file
-/// comment); LOOM_CPU_IGEMM=loops forces the loops.
-bool exactOneDnn() {
-  static const bool exact = [] {
+/// LOOM_CPU_IGEMM: "loops" forces the exact loops, "gemm" oneDNN's GEMM
+/// API; otherwise (Default) the primitive where it applies.
+enum class Forced { Default, Gemm, Loops };
+
+Forced forced() {
+  static const Forced f = [] {
     const char *e = std::getenv("LOOM_CPU_IGEMM");
     if (e && std::strcmp(e, "loops") == 0)
+      return Forced::Loops;
+    if (e && std::strcmp(e, "gemm") == 0)
+      return Forced::Gemm;
+    return Forced::Default;
+  }();
+  return f;
+}
+
+/// Whether oneDNN's integer GEMM sums exactly on this CPU (see the file
+/// comment), and is not forced off.
+bool exactOneDnn() {
+  static const bool exact = [] {
+    if (forced() == Forced::Loops)
       return false;
     unsigned isa = dnnl_get_effective_cpu_isa();
     auto has = [&](unsigned bits) { return (isa & bits) == bits; };
@@ -61,35 +76,17 @@ bool exactOneDnn() {
   return exact;
 }
 
-/// An 8-bit operand as oneDNN takes it: row-major (`trans`: stored
-/// transposed) with leading dim `ld`, and signed unless `toSigned` was
-/// false. Copied (row-major, and less 128 when it is unsigned and must be
-/// signed) when its strides do not fit or its type must change.
-struct Bytes {
-  const void *data;
-  bool trans;
-  int64_t ld;
-};
-
-Bytes bytesFor(const int8_t *base, int64_t rows, int64_t cols,
-               int64_t rowStride, int64_t colStride, bool flip,
-               std::vector<int8_t> &scratch) {
-  if (cols == 1)
-    colStride = 1;
-  if (rows == 1)
-    rowStride = colStride == 1 ? std::max<int64_t>(1, cols) : 1;
-  if (!flip && colStride == 1 && rowStride >= std::max<int64_t>(1, cols))
-    return {base, false, rowStride};
-  if (!flip && rowStride == 1 && colStride >= std::max<int64_t>(1, rows))
-    return {base, true, colStride};
-  scratch.resize(static_cast<size_t>(rows * cols));
-  // x ^ 0x80 is x - 128 for an unsigned byte read back signed.
+/// An 8-bit operand as oneDNN reads it, signed unless its type is left
+/// alone: an unsigned one to be made signed (`flip`) is copied less 128 (x
+/// ^ 0x80 is x - 128 for an unsigned byte read back signed).
+Matrix<int8_t> bytesFor(const int8_t *base, int64_t rows, int64_t cols,
+                        int64_t rowStride, int64_t colStride, bool flip,
+                        std::vector<int8_t> &scratch) {
   uint8_t mask = flip ? 0x80 : 0;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      scratch[r * cols + c] = static_cast<int8_t>(
-          static_cast<uint8_t>(base[r * rowStride + c * colStride]) ^ mask);
-  return {scratch.data(), false, std::max<int64_t>(1, cols)};
+  return gemmMatrix<int8_t>(
+      base, rows, cols, rowStride, colStride, flip, scratch, [mask](int8_t x) {
+        return static_cast<int8_t>(static_cast<uint8_t>(x) ^ mask);
+      });
 }
 
 // ---- oneDNN's matmul primitive -------------------------------------------
@@ -234,10 +231,7 @@ namespace loom::runtime::cpu {
 
 void forgetPackedMatmulRhs() {
   MatmulCache &c = matmulCache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto &[key, mm] : c.matmuls)
-    if (mm)
-      mm->packed.clear();
+  forgetPacked(c.mutex, c.matmuls);
 }
 
 } // namespace loom::runtime::cpu
@@ -270,10 +264,6 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
   bool oneDnn = exactOneDnn() && inRange && K > 0;
   // A rhs that stays where it is can be kept packed; a copy cannot.
   bool constantRhs = flags & kMatmulConstantRhs;
-  static const bool primitive = [] {
-    const char *e = std::getenv("LOOM_CPU_IGEMM");
-    return !(e && std::strcmp(e, "gemm") == 0);
-  }();
   std::vector<int8_t> packL, packR;
   std::vector<int32_t> packO;
   // The exact sums, one at a time.
@@ -296,29 +286,22 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
       loops(offL, offR, c);
       return;
     }
-    Bytes a = bytesFor(lhs + offL, M, K, p.lsm, p.lsk, false, packL);
+    Matrix<int8_t> a = bytesFor(lhs + offL, M, K, p.lsm, p.lsk, false, packL);
     // The rhs as oneDNN reads it: an unsigned one is a dense row-major copy
     // less 128, made only when it is read (a weight the primitive keeps
     // packed is copied once).
-    std::optional<Bytes> made;
-    auto rhsBytes = [&]() -> const Bytes & {
+    std::optional<Matrix<int8_t>> made;
+    auto rhsBytes = [&]() -> const Matrix<int8_t> & {
       if (!made)
         made = bytesFor(rhs + offR, K, N, p.rsk, p.rsn, rhsU8, packR);
       return *made;
     };
-    Bytes layout =
-        rhsU8 ? Bytes{nullptr, false, std::max<int64_t>(1, N)} : rhsBytes();
-    bool packedOut = !(p.osn == 1 && p.osm >= std::max<int64_t>(1, N));
-    int32_t *cdata = c;
-    int64_t ldc = p.osm;
-    if (packedOut) {
-      packO.resize(static_cast<size_t>(M * N));
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t col = 0; col < N; ++col)
-          packO[r * N + col] = overwrite ? 0 : c[r * p.osm + col * p.osn];
-      cdata = packO.data();
-      ldc = std::max<int64_t>(1, N);
-    }
+    Matrix<int8_t> layout =
+        rhsU8 ? Matrix<int8_t>{nullptr, false, std::max<int64_t>(1, N)}
+              : rhsBytes();
+    GemmOutput<int32_t> outMatrix(c, p, overwrite, packO);
+    int32_t *cdata = outMatrix.data;
+    int64_t ldc = outMatrix.ld;
     const int32_t co = 0;
     float beta = overwrite ? 0.0f : 1.0f;
     Shape shape{M,         N,         K,       a.ld,
@@ -328,19 +311,19 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
     // its address; a copy for its strides cannot.
     bool keep = constantRhs && (rhsU8 || layout.data == rhs + offR);
     bool done =
-        bo == 0 && primitive &&
+        bo == 0 && forced() == Forced::Default &&
         matmulOneDnn(
             shape, a.data, ao,
             [&] { return static_cast<const int8_t *>(rhsBytes().data); }, keep,
             rhs + offR, cdata);
     if (!done) {
-      const Bytes &b = rhsBytes();
+      const Matrix<int8_t> &b = rhsBytes();
       char ta = a.trans ? 'T' : 'N', tb = b.trans ? 'T' : 'N';
       auto *bData = static_cast<const int8_t *>(b.data);
       dnnl_status_t status =
           lhsU8 ? dnnl_gemm_u8s8s32(ta, tb, 'F', M, N, K, 1.0f,
-                                    static_cast<const uint8_t *>(a.data), a.ld,
-                                    static_cast<uint8_t>(ao), bData, b.ld,
+                                    reinterpret_cast<const uint8_t *>(a.data),
+                                    a.ld, static_cast<uint8_t>(ao), bData, b.ld,
                                     static_cast<int8_t>(bo), beta, cdata, ldc,
                                     &co)
                 : dnnl_gemm_s8s8s32(ta, tb, 'F', M, N, K, 1.0f,
@@ -355,10 +338,7 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
         return;
       }
     }
-    if (packedOut)
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t col = 0; col < N; ++col)
-          c[r * p.osm + col * p.osn] = packO[r * N + col];
+    outMatrix.finish();
   });
 }
 

@@ -55,33 +55,6 @@ using namespace loom::runtime::cpu;
 
 namespace {
 
-/// A matrix operand for sgemm: `rows x cols` with row stride `ld`
-/// (transposed when the column stride is the non-unit one). Falls back to
-/// a packed copy when neither stride is 1.
-struct Matrix {
-  const float *data;
-  bool trans;
-  int64_t ld;
-};
-
-Matrix matrix(const float *base, int64_t rows, int64_t cols, int64_t rowStride,
-              int64_t colStride, std::vector<float> &scratch) {
-  // The stride of a dim of size 1 is never used: pick the one BLAS likes.
-  if (cols == 1)
-    colStride = 1;
-  if (rows == 1)
-    rowStride = colStride == 1 ? std::max<int64_t>(1, cols) : 1;
-  if (colStride == 1 && rowStride >= std::max<int64_t>(1, cols))
-    return {base, false, rowStride};
-  if (rowStride == 1 && colStride >= std::max<int64_t>(1, rows))
-    return {base, true, colStride};
-  scratch.resize(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      scratch[r * cols + c] = base[r * rowStride + c * colStride];
-  return {scratch.data(), false, std::max<int64_t>(1, cols)};
-}
-
 /// The calling thread's run's thread count (the runtime's, else OpenMP's).
 int runThreads() {
   int threads = loom::runtime::currentThreads();
@@ -284,25 +257,19 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
     return;
   std::vector<float> packL, packR, packO;
   forEachMatrix(p, L, R, O, [&](int64_t offL, int64_t offR, int64_t offO) {
-    Matrix a = matrix(L.data + offL, M, K, p.lsm, p.lsk, packL);
-    Matrix bm = matrix(R.data + offR, K, N, p.rsk, p.rsn, packR);
-    float *c = O.data + offO;
-    bool packedOut = !(p.osn == 1 && p.osm >= std::max<int64_t>(1, N));
-    Matrix cm = {c, false, p.osm};
-    if (packedOut) {
-      packO.resize(static_cast<size_t>(M * N));
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t col = 0; col < N; ++col)
-          packO[r * N + col] = overwrite ? 0.0f : c[r * p.osm + col * p.osn];
-      cm = {packO.data(), false, std::max<int64_t>(1, N)};
-    }
-    float *cdata = const_cast<float *>(cm.data);
+    auto same = [](float v) { return v; };
+    Matrix<float> a = gemmMatrix<float>(L.data + offL, M, K, p.lsm, p.lsk,
+                                        false, packL, same);
+    Matrix<float> bm = gemmMatrix<float>(R.data + offR, K, N, p.rsk, p.rsn,
+                                         false, packR, same);
+    GemmOutput<float> out(O.data + offO, p, overwrite, packO);
+    float *cdata = out.data;
     if (K == 0) {
       // Nothing to add; an overwritten output is zero.
-      if (overwrite && !packedOut)
+      if (overwrite && !out.packed())
         for (int64_t r = 0; r < M; ++r)
           for (int64_t col = 0; col < N; ++col)
-            cdata[r * cm.ld + col] = 0.0f;
+            cdata[r * out.ld + col] = 0.0f;
     } else if (M == 1) {
       // A row times a matrix: sgemv reads the matrix once, where sgemm
       // would pack it first.
@@ -312,15 +279,12 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
     } else if (N == 1) {
       int incx = bm.trans ? 1 : static_cast<int>(bm.ld);
       sgemv(a.trans, a.trans ? K : M, a.trans ? M : K, a.data, a.ld, bm.data,
-            incx, beta, cdata, cm.ld);
+            incx, beta, cdata, out.ld);
     } else {
       sgemm(oneDnn, a.trans, bm.trans, M, N, K, a.data, a.ld, bm.data, bm.ld,
-            beta, cdata, cm.ld);
+            beta, cdata, out.ld);
     }
-    if (packedOut)
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t col = 0; col < N; ++col)
-          c[r * p.osm + col * p.osn] = packO[r * N + col];
+    out.finish();
   });
 }
 

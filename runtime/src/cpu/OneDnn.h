@@ -181,6 +181,17 @@ setUpOnce(std::mutex &mutex,
   return it->second;
 }
 
+/// Drops the weights every entry of `cache` keeps packed (under `mutex`):
+/// their artifact's weights are going.
+template <typename T>
+void forgetPacked(std::mutex &mutex,
+                  std::map<std::vector<int64_t>, std::shared_ptr<T>> &cache) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto &[key, entry] : cache)
+    if (entry)
+      entry->packed.clear();
+}
+
 /// Weights a primitive keeps in its layout, by the address of their
 /// user-layout data (each guarded by its cache's mutex).
 using PackedWeights = std::map<const void *, std::shared_ptr<PackedWeight>>;
