@@ -171,7 +171,6 @@ def main():
     os.makedirs(work, exist_ok=True)
     loomc = os.path.join(bindir, "loomc")
     loomrun = os.path.join(bindir, "loom-run")
-    launch = os.path.join(bindir, "loom-launch")
 
     data = dict(np.load(os.path.join(testdir, model + ".data.npz")))
     if model == "mlp":
@@ -202,8 +201,7 @@ def main():
 
     def launched(config):
         dp, tp, _, pp = config[:4]
-        return [launch, "--nproc", str(dp * tp * pp), "--timeout", "120",
-                "--"]
+        return launcher_commands("loom-launch", bindir, dp * tp * pp)[0]
 
     runs = []
     for kind in launchers:
