@@ -136,6 +136,13 @@ static const OptionInfo kOptions[] = {
      kCodegen, true, false, LOOM_FLAG(codegen.cpu.printFusion)},
     {"timing", nullptr, "print every pass's time", "Code generation", kCodegen,
      true, false, LOOM_FLAG(codegen.cpu.timing)},
+    {"jobs", "<n>", "threads for LLVM (default: one per core)",
+     "Code generation", kCodegen, false, false,
+     [](DriverOptions &o, StringRef v) -> llvm::Error {
+       return parseUnsigned(v, o.codegen.cpu.threads);
+     }},
+    {"dump-llvm", "<file>", "write the LLVM IR before LLVM optimizes it",
+     "Code generation", kCodegen, true, false, LOOM_TEXT(codegen.cpu.dumpLlvm)},
 
     // CUDA.
     {"arch", "<sm_80,...>", "also compile NVRTC binaries for these archs",

@@ -8,6 +8,7 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "compiler/codegen/cpu/LlvmBackend.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Fusion/Passes.h"
 #include "passes/Quantization/Passes.h"
@@ -28,7 +29,6 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -37,7 +37,6 @@
 
 #include <cstdio>
 
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -54,7 +53,6 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
-#include <chrono>
 
 using namespace mlir;
 
@@ -293,9 +291,9 @@ static std::optional<std::string> halfFloatRoutine(StringRef object) {
   return std::nullopt;
 }
 
-/// Links `object` into a shared object with ld.lld.
+/// Links the objects into a shared object with ld.lld.
 static FailureOr<std::string> linkSharedObject(ModuleOp module,
-                                               StringRef object) {
+                                               ArrayRef<std::string> objects) {
   std::string lld;
   for (const char *name : {"ld.lld", "ld.lld-19"}) {
     if (auto path = llvm::sys::findProgramByName(name)) {
@@ -306,24 +304,35 @@ static FailureOr<std::string> linkSharedObject(ModuleOp module,
   if (lld.empty())
     return module.emitError(
         "CPU codegen needs ld.lld to link (apt-get install lld)");
-  SmallString<128> objPath, soPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("loom-cpu", "o", fd, objPath))
-    return module.emitError("CPU codegen: cannot create a temporary file");
-  {
+  SmallVector<SmallString<128>> objPaths;
+  auto removeAll = [&] {
+    for (const auto &path : objPaths)
+      llvm::sys::fs::remove(path);
+  };
+  for (const std::string &object : objects) {
+    int fd;
+    SmallString<128> path;
+    if (llvm::sys::fs::createTemporaryFile("loom-cpu", "o", fd, path)) {
+      removeAll();
+      return module.emitError("CPU codegen: cannot create a temporary file");
+    }
+    objPaths.push_back(path);
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << object;
   }
+  SmallString<128> soPath;
   if (llvm::sys::fs::createTemporaryFile("loom-cpu", "so", soPath)) {
-    llvm::sys::fs::remove(objPath);
+    removeAll();
     return module.emitError("CPU codegen: cannot create a temporary file");
   }
   std::string message;
-  SmallVector<StringRef> argv = {lld,  "-shared", "-O2",  "--gc-sections",
-                                 "-o", soPath,    objPath};
+  SmallVector<StringRef> argv = {lld,  "-shared", "-O2", "--gc-sections",
+                                 "-o", soPath};
+  for (const auto &path : objPaths)
+    argv.push_back(path);
   int rc =
       llvm::sys::ExecuteAndWait(lld, argv, std::nullopt, {}, 0, 0, &message);
-  llvm::sys::fs::remove(objPath);
+  removeAll();
   auto buffer = llvm::MemoryBuffer::getFile(soPath);
   llvm::sys::fs::remove(soPath);
   if (rc != 0 || !buffer)
@@ -419,41 +428,35 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
     return module.emitError("CPU codegen: translation to LLVM IR failed");
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(code.triple);
-  auto optimize = makeOptimizingTransformer(options.optLevel, 0, machine.get());
-  auto started = std::chrono::steady_clock::now();
-  auto phase = [&](const char *what) {
-    auto now = std::chrono::steady_clock::now();
-    if (options.timing)
-      llvm::errs() << llvm::format(
-          "  LLVM %s: %.3f s\n", what,
-          std::chrono::duration<double>(now - started).count());
-    started = now;
-  };
-  if (llvm::Error e = optimize(llvmModule.get()))
-    return module.emitError("CPU codegen: LLVM optimization failed: ")
-           << llvm::toString(std::move(e));
-
-  SmallString<0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return module.emitError("CPU codegen: the target cannot emit objects");
-    phase("optimization");
-    // LLVM's own per-pass report of code generation, printed at exit.
-    if (options.timing)
-      llvm::TimePassesIsEnabled = true;
-    codegen.run(*llvmModule);
-    phase("code generation");
+  if (!options.dumpLlvm.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(options.dumpLlvm, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return module.emitError("CPU codegen: cannot write ")
+             << options.dumpLlvm << ": " << ec.message();
+    llvmModule->print(os, nullptr);
   }
-  if (auto routine = halfFloatRoutine(object))
-    return module.emitError("CPU codegen: the code calls ")
-           << *routine
-           << ", a compiler-rt routine for 16-bit floats that the runtime "
-              "does not provide (a conversion --loom-cpu-expand-float-casts "
-              "did not expand)";
-  auto so = linkSharedObject(module, object);
+  LlvmBackendOptions backend;
+  backend.triple = code.triple;
+  backend.cpu = code.cpu;
+  backend.features = code.features;
+  backend.optLevel = options.optLevel;
+  backend.threads = options.threads;
+  backend.entry = entry.str();
+  backend.exported = code.entrySymbol;
+  backend.timing = options.timing;
+  auto objects = compileLlvmModule(std::move(llvmModule), backend);
+  if (!objects)
+    return module.emitError("CPU codegen: ")
+           << llvm::toString(objects.takeError());
+  for (const std::string &object : *objects)
+    if (auto routine = halfFloatRoutine(object))
+      return module.emitError("CPU codegen: the code calls ")
+             << *routine
+             << ", a compiler-rt routine for 16-bit floats that the runtime "
+                "does not provide (a conversion --loom-cpu-expand-float-casts "
+                "did not expand)";
+  auto so = linkSharedObject(module, *objects);
   if (failed(so))
     return failure();
   code.sharedObject = std::move(*so);

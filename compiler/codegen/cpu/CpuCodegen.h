@@ -35,6 +35,12 @@ struct CpuCodegenOptions {
   /// Print the time of every pass and of LLVM's optimization and code
   /// generation to stderr (loomc --timing).
   bool timing = false;
+  /// Where to write the LLVM IR as translated, before LLVM optimizes it
+  /// (loomc --dump-llvm; empty: nowhere), for `opt -time-passes` and the like.
+  std::string dumpLlvm;
+  /// Threads for LLVM's optimization and code generation (loomc --jobs);
+  /// 0: one per core.
+  unsigned threads = 0;
   /// Expand f16 <-> f32 conversions into integer arithmetic instead of
   /// leaving them to LLVM (which emits F16C instructions, or without F16C
   /// calls compiler-rt routines the runtime lacks). compileForCpu sets it

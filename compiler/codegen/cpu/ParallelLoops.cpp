@@ -9,7 +9,11 @@
 //       // subviews [lo, hi) of that dim; its linalg.index shifted by lo
 //
 // and replaced by a call of `@loom_par_dispatch_N(%n, %grain, %operands...)`.
-// Fills of a constant and transposes become such generics first.
+// Fills of a constant, transposes, copies and maps become such generics
+// first. A generic that does not split is outlined whole into
+// `@loom_seq_N(%operands..., %captured...)` and called directly, so the
+// graph's function is a straight line of calls (cheap to compile) and the
+// nests of identical layers are identical functions (merged, LlvmBackend).
 // After lowering to LLVM, addParallelDispatchers() defines that dispatcher:
 // it packs the operands' descriptor pointers into a context and calls the
 // runtime's `loom_rt_parallel_for(trampoline, ctx, n, grain)`, which runs
@@ -28,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -43,6 +48,7 @@ namespace {
 
 constexpr const char *kBodyPrefix = "loom_par_";
 constexpr const char *kDispatchPrefix = "loom_par_dispatch_";
+constexpr const char *kSequentialPrefix = "loom_seq_";
 
 /// For each operand, the position of loop `loop` among its dims (-1: it
 /// does not read it); nullopt when that loop cannot be split.
@@ -104,14 +110,16 @@ chooseSplit(linalg::GenericOp op) {
   return first;
 }
 
-/// A fill of a constant and a transpose as the linalg.generic they are, so
-/// that they split like any other loop nest (a GEMM's zeroed output, a
-/// weight's transpose: megabytes each in a training step). A fill's value
-/// moves into the body: every operand of a split generic is a memref.
+/// A fill of a constant, a transpose, a copy and a map as the
+/// linalg.generic they are, so that they split like any other loop nest (a
+/// GEMM's zeroed output, a weight's transpose, a parameter copied into the
+/// step's new state: megabytes each in a training step). A fill's value moves
+/// into the body: every operand of a split generic is a memref.
 void generalizeCopies(func::FuncOp func) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
-    if (isa<linalg::FillOp, linalg::TransposeOp>(op))
+    if (isa<linalg::FillOp, linalg::TransposeOp, linalg::CopyOp, linalg::MapOp>(
+            op))
       ops.push_back(&op);
   for (Operation *op : ops) {
     auto linalgOp = cast<linalg::LinalgOp>(op);
@@ -133,6 +141,15 @@ void generalizeCopies(func::FuncOp func) {
                                   fill.output(), ArrayRef<AffineMap>{out},
                                   linalgOp.getIteratorTypesArray(),
                                   yield(value));
+    } else if (isa<linalg::MapOp>(op)) {
+      IRRewriter rewriter(b);
+      (void)linalg::generalizeNamedOp(rewriter, linalgOp);
+      continue;
+    } else if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
+      b.create<linalg::GenericOp>(
+          op->getLoc(), TypeRange{}, copy.getInputs(), copy.getOutputs(),
+          linalgOp.getIndexingMapsArray(), linalgOp.getIteratorTypesArray(),
+          yield(Value()));
     } else {
       auto transpose = cast<linalg::TransposeOp>(op);
       b.create<linalg::GenericOp>(
@@ -162,6 +179,61 @@ struct CpuParallelLoopsPass
     int index = 0;
     for (auto &[op, loop, dims] : work)
       outline(module, op, loop, dims, index++);
+    index = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isDeclaration() || func.isPrivate())
+        continue;
+      SmallVector<linalg::GenericOp> sequential;
+      for (auto op : func.getBody().front().getOps<linalg::GenericOp>())
+        if (outlinable(op))
+          sequential.push_back(op);
+      for (linalg::GenericOp op : sequential)
+        outlineSequential(module, op, index++);
+    }
+  }
+
+  /// A loop nest on buffers.
+  static bool outlinable(linalg::GenericOp op) {
+    return op.hasPureBufferSemantics() && op.getNumLoops() > 0;
+  }
+
+  static bool isConstant(Value v) {
+    return v.getDefiningOp() &&
+           v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+  }
+
+  /// A loop nest that does not split (a reduction to a scalar, a loop of
+  /// fewer than 4, a gather that reads a table inside its body) moves
+  /// whole into `@loom_seq_N(%operands..., %captured...)`, called directly:
+  /// the step's function keeps only calls, and the nests of identical
+  /// layers become identical functions that code generation merges
+  /// (shareIdenticalFunctions in LlvmBackend.cpp).
+  void outlineSequential(ModuleOp module, linalg::GenericOp op, int index) {
+    Location loc = op.getLoc();
+    OpBuilder b(module.getContext());
+    SmallVector<Value> operands(op->getOperands());
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegion(), captured);
+    for (Value v : captured)
+      if (!isConstant(v))
+        operands.push_back(v);
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = b.create<func::FuncOp>(
+        loc, kSequentialPrefix + std::to_string(index),
+        b.getFunctionType(ValueRange(operands).getTypes(), {}));
+    fn.setPrivate();
+    Block *entry = fn.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    IRMapping mapping;
+    mapping.map(operands, entry->getArguments());
+    for (Value v : captured)
+      if (isConstant(v))
+        mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    b.clone(*op.getOperation(), mapping);
+    b.create<func::ReturnOp>(loc);
+    b.setInsertionPoint(op);
+    b.create<func::CallOp>(loc, fn, operands);
+    op.erase();
   }
 
   void outline(ModuleOp module, linalg::GenericOp op, unsigned loop,
@@ -279,6 +351,14 @@ LogicalResult addParallelDispatchers(ModuleOp module) {
   auto runtimeType =
       LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64, i64});
   auto trampolineType = LLVM::LLVMFunctionType::get(voidType, {ptr, i64, i64});
+  // Sequential loop nests stay calls, like the dispatchers below.
+  for (int index = 0;; ++index) {
+    auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(
+        std::string(kSequentialPrefix) + std::to_string(index));
+    if (!fn)
+      break;
+    fn.setNoInline(true);
+  }
   for (int index = 0;; ++index) {
     std::string suffix = std::to_string(index);
     auto dispatch = module.lookupSymbol<LLVM::LLVMFuncOp>(
@@ -290,6 +370,13 @@ LogicalResult addParallelDispatchers(ModuleOp module) {
     if (!body || !dispatch.isExternal())
       return module.emitError("CPU codegen: parallel loop ")
              << index << " is broken";
+    // The wrapper the caller calls (descriptors to pointers) stays a call:
+    // inlined at each of a training step's ~1500 loops it would triple the
+    // size of the step's function, whose code generation time grows faster
+    // than its size.
+    if (auto wrapper = module.lookupSymbol<LLVM::LLVMFuncOp>(
+            std::string(kDispatchPrefix) + suffix))
+      wrapper.setNoInline(true);
     Location loc = dispatch.getLoc();
     b.setInsertionPointToEnd(module.getBody());
     if (!module.lookupSymbol<LLVM::LLVMFuncOp>(abi::kRtParallelFor))

@@ -238,8 +238,9 @@ def CpuParallelLoopsPass : Pass<"loom-cpu-parallel-loops", "mlir::ModuleOp"> {
   let description = [{
     On buffers: outlines each `linalg.generic` whose outer loop is parallel
     into a function over a range of that loop, called through the runtime's
-    thread pool (`loom_rt_parallel_for`); fills of a constant and
-    transposes become such generics first. After lowering to LLVM,
+    thread pool (`loom_rt_parallel_for`); fills of a constant,
+    transposes, copies and maps become such generics first. A generic that
+    does not split is outlined whole (`loom_seq_N`) and called. After lowering to LLVM,
     `addParallelDispatchers()` defines the dispatchers. See
     ParallelLoops.cpp.
   }];
