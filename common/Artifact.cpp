@@ -196,18 +196,27 @@ static bool checkTraining(const Artifact &a, const DataSection &section,
       return false;
     }
     names.push_back(s.name());
-    if (!use(true, s.input(), what, DTYPE_UNDEFINED) ||
+    if (!use(true, s.input(), what, DTYPE_UNDEFINED))
+      return false;
+    if (t.state_in_place() != (s.output() < 0)) {
+      error += what + (t.state_in_place()
+                           ? " has a next value output, but the state is "
+                             "updated in place"
+                           : " has no next value output");
+      return false;
+    }
+    if (!t.state_in_place() &&
         !use(false, s.output(), what + "'s next value", DTYPE_UNDEFINED))
       return false;
     const TensorSignature &in = a.inputs(s.input());
-    const TensorSignature &out = a.outputs(s.output());
     std::vector<int64_t> dims, outDims;
     if (!staticDims(in, dims)) {
       error += what + " has a dynamic shape";
       return false;
     }
-    if (in.dtype() != out.dtype() || !staticDims(out, outDims) ||
-        dims != outDims) {
+    if (!t.state_in_place() &&
+        (in.dtype() != a.outputs(s.output()).dtype() ||
+         !staticDims(a.outputs(s.output()), outDims) || dims != outDims)) {
       error += what + " is " +
                typeString(in.dtype(), dims.data(), dims.size()) +
                " but its next value (output " + std::to_string(s.output()) +

@@ -480,6 +480,42 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
   return success();
 }
 
+/// The next values of the state leave the signature: the CPU code writes
+/// each into its state's input (`kStateInPlaceAttr` on the function: pairs
+/// of result and argument indices, for --loom-cpu-state-in-place).
+static LogicalResult updateStateInPlace(func::FuncOp func,
+                                        artifact::Artifact &out) {
+  artifact::Training *training = out.mutable_training();
+  if (training->state_size() == 0)
+    return success();
+  SmallVector<int64_t> pairs;
+  std::vector<bool> dropped(out.outputs_size(), false);
+  for (artifact::TrainingState &state : *training->mutable_state()) {
+    pairs.push_back(state.output());
+    pairs.push_back(state.input());
+    dropped[state.output()] = true;
+    state.set_output(-1);
+  }
+  // The other outputs' new indices.
+  std::vector<int32_t> index(out.outputs_size(), -1);
+  google::protobuf::RepeatedPtrField<artifact::TensorSignature> kept;
+  for (int i = 0; i < out.outputs_size(); ++i)
+    if (!dropped[i]) {
+      index[i] = kept.size();
+      *kept.Add() = out.outputs(i);
+    }
+  *out.mutable_outputs() = std::move(kept);
+  training->set_loss_output(index[training->loss_output()]);
+  training->set_grad_norm_output(index[training->grad_norm_output()]);
+  training->set_lr_output(index[training->lr_output()]);
+  if (training->has_loss_scale_output())
+    training->set_loss_scale_output(index[training->loss_scale_output()]);
+  training->set_state_in_place(true);
+  func->setAttr(codegen::kStateInPlaceAttr,
+                DenseI64ArrayAttr::get(func.getContext(), pairs));
+  return success();
+}
+
 static artifact::DType dtypeOfName(StringRef name, MLIRContext *ctx) {
   // The CUDA program names element types as MLIR prints them.
   Type t = name.empty() ? Type() : parseType(name, ctx);
@@ -635,6 +671,9 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return func->emitError("the function has no results to compute");
   if (Attribute training = (*func)->getAttr(kTrainingAttr)) {
     if (failed(fillTraining(*func, training, options, out, writer)))
+      return failure();
+    if (options.stateInPlace && options.target == "cpu" &&
+        failed(updateStateInPlace(*func, out)))
       return failure();
   } else {
     for (unsigned i = 0; i < func->getNumArguments(); ++i)

@@ -68,6 +68,10 @@ struct CompileOptions {
   /// Training.source_onnx so that `loomc export` writes the model back with
   /// only its initializers changed.
   std::string sourceOnnx;
+  /// For a training step on the CPU: the code writes each state's next
+  /// value into its input's buffer and returns no state
+  /// (Training.state_in_place), so a step holds the state once.
+  bool stateInPlace = false;
 };
 
 /// What a compile reports besides the artifact.

@@ -52,6 +52,7 @@ LogicalResult compileTraining(ModuleOp module, const TrainingOptions &training,
     options.sourceOnnx.clear();
   }
   options.funcName = training.entryFunction();
+  options.stateInPlace = true; // on the CPU target
   return compileToArtifact(module, options, artifact, compiled);
 }
 

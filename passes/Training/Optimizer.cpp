@@ -510,10 +510,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     Value norm = b.create<SqrtOp>(loc, sumSq);
     // Loss scaling: every gradient element is finite iff the sum of squares
     // is (NaN compares false); a sum that overflows f32 counts as not.
-    Value finite;
-    if (scale)
-      finite = b.create<CompareOp>(loc, CompareDirection::lt, sumSq,
-                                   s.constant(INFINITY));
+    // Without loss scaling, a step whose gradients are not finite leaves
+    // every state as it was (the accumulators too): the runtime may update
+    // the state in place, so it cannot drop such a step's results. The
+    // norm is global, so every data-parallel rank decides alike.
+    Value finite = b.create<CompareOp>(loc, CompareDirection::lt, sumSq,
+                                       s.constant(INFINITY));
     if (clipNorm > 0) {
       Value coef = b.create<MinOp>(
           loc, s.div(s.constant((double)clipNorm), s.add(norm, 1e-6)),
@@ -546,6 +548,13 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
           b.getDictionaryAttr({named("graph.output", b.getStringAttr(n))}));
     llvm::StringMap<SmallVector<Value>> nextSlots;
     SmallVector<Value> nextParams;
+    // Without loss scaling, a slot keeps its value on non-finite gradients
+    // where it is computed: its one kernel writes the gated value, which
+    // the parameter's update then reads (gated after the update, the
+    // ungated value would be a second buffer live until the gate).
+    auto gateSlot = [&](Value next, Value old) -> Value {
+      return scale ? next : b.create<WhereOp>(loc, finite, next, old);
+    };
     for (auto [p, g] : llvm::zip(params, grads)) {
       Location ploc = NameLoc::get(b.getStringAttr("optimizer/" + p.name));
       training::Scalars s(b, ploc, f32);
@@ -554,7 +563,9 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       if (optimizer == "sgd") {
         Value d = wd != 0 ? s.add(g, s.mul(w, wd)) : g;
         if (momentum != 0) {
-          Value buf = s.add(s.mul(p.slot("momentum"), (double)momentum), d);
+          Value buf =
+              gateSlot(s.add(s.mul(p.slot("momentum"), (double)momentum), d),
+                       p.slot("momentum"));
           nextSlots["momentum"].push_back(buf);
           d = nesterov ? s.add(d, s.mul(buf, (double)momentum)) : buf;
         }
@@ -564,10 +575,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
           w = s.mul(w, s.sub(s.constant(1.0), s.mul(lrNow, wd)));
         else if (wd != 0)
           g = s.add(g, s.mul(w, wd));
-        Value m = s.add(s.mul(p.slot("exp_avg"), (double)beta1),
-                        s.mul(g, 1.0 - beta1));
-        Value v = s.add(s.mul(p.slot("exp_avg_sq"), (double)beta2),
-                        s.mul(s.mul(g, g), 1.0 - beta2));
+        Value m = gateSlot(s.add(s.mul(p.slot("exp_avg"), (double)beta1),
+                                 s.mul(g, 1.0 - beta1)),
+                           p.slot("exp_avg"));
+        Value v = gateSlot(s.add(s.mul(p.slot("exp_avg_sq"), (double)beta2),
+                                 s.mul(s.mul(g, g), 1.0 - beta2)),
+                           p.slot("exp_avg_sq"));
         nextSlots["exp_avg"].push_back(m);
         nextSlots["exp_avg_sq"].push_back(v);
         Value denom =
@@ -579,13 +592,15 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     }
     // Parameters and slots (not the accumulators) keep their values where
     // `cond` is false.
-    auto gateUpdates = [&](Value cond) {
+    auto gateUpdates = [&](Value cond, bool slots = true) {
       auto gate = [&](Value updated, Value old) -> Value {
         return b.create<WhereOp>(loc, cond, updated, old);
       };
       for (size_t i = 0; i < params.size(); ++i)
         nextParams[i] = gate(nextParams[i], params[i].arg);
       for (const std::string &kind : kinds) {
+        if (!slots)
+          break;
         if (kind == "grad_accum")
           continue;
         SmallVector<Value> &values = nextSlots[kind];
@@ -603,6 +618,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       nextSlots["grad_accum"] = nextAccum;
     }
     SmallVector<Value> nextScaling;
+    if (!scale) {
+      gateUpdates(finite, /*slots=*/false); // gated where computed
+      if (accumulate > 1)
+        for (auto [p, acc] : llvm::zip(params, nextSlots["grad_accum"]))
+          acc = b.create<WhereOp>(loc, finite, acc, p.slot("grad_accum"));
+    }
     if (scale) {
       // Non-finite gradients: the update is skipped (the gradient
       // accumulators still restart).

@@ -295,11 +295,15 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
     return s;
   // State on the device, where the executor keeps it (one trainer per
   // session).
-  for (const auto &s : training->state())
-    trainer->device.pairs.emplace_back(static_cast<size_t>(s.input()),
-                                       static_cast<size_t>(s.output()));
-  trainer->keepsState =
-      loom::runtime::sessionExecutor(session).claimState(trainer->device);
+  // A step that updates its state in place writes into the trainer's
+  // tensors (the CPU code); there is no next state to adopt.
+  if (!training->state_in_place()) {
+    for (const auto &s : training->state())
+      trainer->device.pairs.emplace_back(static_cast<size_t>(s.input()),
+                                         static_cast<size_t>(s.output()));
+    trainer->keepsState =
+        loom::runtime::sessionExecutor(session).claimState(trainer->device);
+  }
   *out = trainer.release();
   return nullptr;
 }
@@ -458,7 +462,7 @@ loom_status step(loom_trainer *trainer, const loom_tensor *const *batch,
         return s;
       trainer->hostStale = true;
     }
-  } else if (!result.nonfinite || scaled) {
+  } else if ((!result.nonfinite || scaled) && !training.state_in_place()) {
     for (int i = 0; i < training.state_size(); ++i)
       std::swap(trainer->state[i], outputs[training.state(i).output()]);
   }
@@ -637,6 +641,13 @@ loom_status loom_trainer_memory_stats(const loom_trainer *trainer,
                          : out->optimizer_state_bytes) += bytes;
   }
   return nullptr;
+}
+
+int loom_trainer_updates_state_in_place(const loom_trainer *trainer) {
+  if (!trainer)
+    return 0;
+  trainer = stateTrainer(trainer);
+  return trainer->training && trainer->training->state_in_place() ? 1 : 0;
 }
 
 loom_status loom_trainer_save(const loom_trainer *trainer, const char *path) {

@@ -563,6 +563,11 @@ TEST(TrainingContractTest, TheRuntimeChecksTheRoles) {
        "training: state 'w' appears twice"},
       {[](artifact::Training &t) { t.set_labels("w"); },
        "training: the labels 'w' are not a batch input"},
+      {[](artifact::Training &t) { t.set_state_in_place(true); },
+       "training: state 'w' has a next value output, but the state is "
+       "updated in place"},
+      {[](artifact::Training &t) { t.mutable_state(0)->set_output(-1); },
+       "training: state 'w' has no next value output"},
   };
   for (const Case &c : cases) {
     artifact::Artifact bad = good;

@@ -49,8 +49,13 @@ std::string printMemory(const loom_session *session,
     row("optimizer state", tm.optimizer_state_bytes);
     if (tm.accumulator_bytes)
       row("gradient accumulators", tm.accumulator_bytes);
-    row("next state during a step", state, "the step's new state tensors");
-    total += 2 * state;
+    total += state;
+    if (loom_trainer_updates_state_in_place(trainer)) {
+      row("next state during a step", 0, "updated in place");
+    } else {
+      row("next state during a step", state, "the step's new state tensors");
+      total += state;
+    }
   }
   char contexts[64];
   std::snprintf(contexts, sizeof(contexts), "%zu run context(s)",

@@ -15,6 +15,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -108,11 +109,14 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   // Mesh collectives: started where they stand, awaited at first use.
   pm.addPass(createCpuCollectivesPass());
 
+  // A training step's next state goes into its state arguments.
+  pm.addPass(createCpuStateInPlacePass());
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCpuDropInPlaceResultsPass());
   pm.addPass(createCpuLibraryCallsPass());
   pm.addPass(createCpuProfileHooksPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
@@ -364,6 +368,11 @@ FailureOr<CpuCode> compileForCpu(ModuleOp module, StringRef entry,
     func->setAttr(kWeightArgsAttr, DenseI64ArrayAttr::get(ctx, weights));
   func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
   func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  // The caller's inputs and the mapped weights are never written (a
+  // training step's state, --loom-cpu-state-in-place, is).
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                    BoolAttr::get(ctx, false));
   bool hasResults = func.getNumResults() > 0;
 
   CpuCode code;

@@ -24,6 +24,12 @@ namespace loom::codegen {
 inline constexpr const char *kCpuGraphPasses =
     "loom-cpu-widen-floats,func.func(loom-integer-matmul)";
 
+/// A training step's attribute: [result, argument, ...] pairs whose
+/// result is the argument's next value, to be written into the argument's
+/// buffer and dropped from the results (--loom-cpu-state-in-place, then
+/// --loom-cpu-drop-in-place-results; set by compileToArtifact).
+inline constexpr const char *kStateInPlaceAttr = "loom.state_in_place";
+
 struct CpuCodegenOptions {
   /// An LLVM CPU name ("x86-64-v3", "skylake-avx512") or "host".
   std::string cpu = "host";

@@ -275,3 +275,29 @@ def CopyToLinalgPass : Pass<"loom-copy-to-linalg", "mlir::ModuleOp"> {
 }
 
 #endif // LOOM_COMPILER_CODEGEN_CPU_PASSES_TD
+
+def CpuStateInPlacePass : Pass<"loom-cpu-state-in-place", "mlir::ModuleOp"> {
+  let summary = "write a training step's next state into its state "
+                "arguments";
+  let description = [{
+    On tensors, before bufferization: for each [result, argument] pair of a
+    function's `loom.state_in_place`, the returned value is materialized in
+    the argument (`bufferization.materialize_in_destination`), which is
+    marked writable, and the op computing it takes the argument as its init
+    instead of an empty tensor, so that the update writes into the
+    argument's buffer (a copy where it cannot). See StateInPlace.cpp.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def CpuDropInPlaceResultsPass
+    : Pass<"loom-cpu-drop-in-place-results", "mlir::ModuleOp"> {
+  let summary = "drop the results that --loom-cpu-state-in-place wrote into "
+                "their arguments";
+  let description = [{
+    On buffers, after bufferization and before deallocation: each result
+    of `loom.state_in_place` must now be its argument's buffer; it leaves
+    the function's results (deallocation would clone it otherwise), and
+    the attribute goes.
+  }];
+}

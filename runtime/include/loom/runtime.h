@@ -70,8 +70,8 @@ extern "C" {
 /* The version of this header's API. Version 4 added loom_runtime_api_
  * version, LOOM_OUT_OF_MEMORY and the struct_size field that opens every
  * options struct; version 5 loom_trainer_memory_stats; version 6
- * loom_trainer_set_state. */
-#define LOOM_RUNTIME_API_VERSION 6
+ * loom_trainer_set_state; version 7 loom_trainer_updates_state_in_place. */
+#define LOOM_RUNTIME_API_VERSION 7
 
 typedef enum loom_status_code {
   LOOM_OK = 0,
@@ -422,6 +422,13 @@ typedef struct loom_trainer_memory {
 
 LOOM_API loom_status loom_trainer_memory_stats(const loom_trainer *trainer,
                                                loom_trainer_memory *out);
+
+/* 1 when the training step writes the next values of the state into the
+ * trainer's own tensors (a CPU artifact of loomc train: Training.
+ * state_in_place), so that a step holds the state once; 0 when it returns
+ * new tensors that the trainer adopts (CUDA, pipeline stages, older
+ * artifacts) or `trainer` is null. */
+LOOM_API int loom_trainer_updates_state_in_place(const loom_trainer *trainer);
 
 /* Checkpoints (.loomckpt): the state tensors, the micro-step counter, the
  * horizon and the accumulation count, with a header (magic LOOMCKPT,
