@@ -16,7 +16,11 @@
 #      against PyTorch eager doing the same step (cross-entropy, AdamW lr
 #      1e-4, weight decay 0.01, clipping at norm 1.0) on the same initial
 #      weights and data with the same threads
-#      (bench/cpu_training/torch_bench.py), and their mean losses.
+#      (bench/cpu_training/torch_bench.py), and their mean losses;
+#   5. at the smallest batch: 10 steps from the raw token file (first and
+#      last loss), a checkpoint, `loomc export` of the trained model, and
+#      that ONNX compiled and run by Loom and run by ONNX Runtime (logits
+#      equal).
 # Peak RSS is the kernel's maximum resident set of the child process
 # (getrusage), in GB (1e9 bytes). Each line prints Loom, the peer and Loom /
 # peer (below 1: Loom is faster or smaller). A step that fails prints
@@ -24,7 +28,7 @@
 # "skipped", and the table goes on.
 #
 # usage: bench/scale/run.sh [--sizes "small medium large"] [--steps N]
-#                           [--threads T] [--batch "2 8"] [--runs N]
+#                           [--threads T] [--batch "2 8"|none] [--runs N]
 # needs: build/ (scripts/build.sh), python3-torch and python3-onnx,
 #        onnxruntime-node (scripts/install-ort.sh); about 4 GB of disk per
 #        size for the models, weights and artifacts (build/bench/scale)
@@ -63,7 +67,9 @@ out="$root/build/bench/scale"
 bin="$root/build/bin"
 mkdir -p "$out"
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
-max_batch=$(printf '%s\n' $batches | sort -n | tail -1)
+# --batch none: inference only (the model is still made with batch 2 data).
+[ "$batches" = none ] && batches=""
+max_batch=$(printf '%s\n' ${batches:-2} | sort -n | tail -1)
 seq=128
 
 # measure LOG CMD...: runs CMD, its stdout and stderr into LOG; prints
@@ -113,6 +119,53 @@ fail_row() {  # SIZE CASE LOG: FAILED with the error line
 }
 skip_row() { printf '%-6s %-24s skipped (%s)\n' "$1" "$2" "$3"; }
 
+# 5. roundtrip SIZE BASE TRAIN.loom B: 10 steps from the raw token file
+#    (nanoGPT's format) with a checkpoint, `loomc export` of the trained
+#    model, and that ONNX compiled by Loom and run by Loom and ONNX Runtime
+#    on the same input: the logits must agree.
+roundtrip() {
+  local size=$1 base=$2 art=$3 b=$4 rc wall rss
+  read -r rc wall _ rss < <(measure "$base.tokens.log" "$bin/loom-run" "$art" \
+    --data "$base.tokens.u16" --tokens uint16 --seq "$seq" --seed 1 --steps 10 \
+    --batch "$b" --threads "$threads" --log-every 1 --save "$base.loomckpt")
+  if [ "$rc" != 0 ]; then fail_row "$size" "tokens: 10 steps" "$base.tokens.log"; return; fi
+  local first last
+  first=$(sed -n 's/^step 1\/10  loss \([^ ]*\).*/\1/p' "$base.tokens.log")
+  last=$(sed -n 's/^step 10\/10  loss \([^ ]*\).*/\1/p' "$base.tokens.log")
+  row "$size" "tokens: 10 steps b$b" "loss 1 -> 10" "$last" "$first" \
+    "$(awk -v a="$last" -v b="$first" 'BEGIN { print (a < b ? "falling" : "NOT FALLING") }'); peak RSS $(gb "$rss") GB, checkpoint $(( $(stat -c %s "$base.loomckpt") / 1000000 )) MB"
+  rm -f "$base.trained.onnx" "$base.trained.onnx.data"
+  read -r rc wall _ rss < <(measure "$base.export.log" "$bin/loomc" export "$art" \
+    --checkpoint "$base.loomckpt" -o "$base.trained.onnx")
+  if [ "$rc" != 0 ]; then fail_row "$size" "export trained" "$base.export.log"; return; fi
+  row "$size" "export trained" "wall s" "$wall" - "peak RSS $(gb "$rss") GB; $(( $(stat -c %s "$base.trained.onnx") / 1000000 )) MB$([ -f "$base.trained.onnx.data" ] && echo " + external data $(( $(stat -c %s "$base.trained.onnx.data") / 1000000 )) MB")"
+  read -r rc _ _ _ < <(measure "$base.trained.compile.log" "$bin/loomc" compile \
+    "$base.trained.onnx" -o "$base.trained.loom")
+  if [ "$rc" != 0 ]; then fail_row "$size" "compile exported" "$base.trained.compile.log"; return; fi
+  rm -rf "$base.trained_out" "$base.trained_ort"; mkdir -p "$base.trained_out" "$base.trained_ort"
+  "$bin/loom-run" "$base.trained.loom" --in "input_ids=${base}_in.npy" \
+    --out-dir "$base.trained_out" --threads "$threads" > "$base.trained.run.log" 2>&1 ||
+    { fail_row "$size" "run exported" "$base.trained.run.log"; return; }
+  node "$root/test/tools/ort_run.js" "$base.trained.onnx" --in "${base}_in.npy" \
+    --save-dir "$base.trained_ort" > "$base.trained.ort.log" 2>&1 ||
+    { fail_row "$size" "ORT on exported" "$base.trained.ort.log"; return; }
+  local check
+  check=$($py - "$base.trained_out/logits.npy" "$base.trained_ort/output_0.npy" "${base}_out.npy" <<'PY'
+import sys
+import numpy as np
+loom, ort, before = (np.load(p).astype(np.float64) for p in sys.argv[1:4])
+err = float(np.max(np.abs(loom - ort)))
+moved = float(np.max(np.abs(loom - before)))
+ok = np.allclose(loom, ort, rtol=1e-3, atol=1e-3) and moved > 1e-4
+print(f"max |Loom - ORT| {err:.2g} {'ok' if ok else 'MISMATCH'}"
+      f" (trained logits moved up to {moved:.2g} from the initial model's)")
+PY
+)
+  printf '%-6s %-24s %s\n' "$size" "exported 1x$seq" "$check"
+  rm -f "$base.trained.loom" "$base.loomckpt"
+}
+
+min_batch=$(printf '%s\n' $batches | sort -n | head -1)
 echo "bench/scale: $(nproc) cores, $threads threads, $seq tokens, training batches $batches, $steps steps ($warmup warm-up), $runs inference runs; $(date -u +%F)"
 printf "$fmt" size case metric loom peer loom/peer peer
 for size in $sizes; do
@@ -242,6 +295,7 @@ PY
       grep '^memory:' "$base.train_b$b.log" | sed 's/^/    /' || true
       row "$size" "train step ${b}x$seq" "mean loss" "$(mean_loss "$base.train_b$b.log")" \
         "$([ "$prc" = 0 ] && mean_loss "$base.torch_b$b.log" || echo -)" "over $steps steps (should agree)"
+      [ "$b" = "$min_batch" ] && roundtrip "$size" "$base" "$art" "$b"
     fi
     rm -f "$art"
   done
