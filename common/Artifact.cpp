@@ -209,14 +209,15 @@ static bool checkTraining(const Artifact &a, const DataSection &section,
         !use(false, s.output(), what + "'s next value", DTYPE_UNDEFINED))
       return false;
     const TensorSignature &in = a.inputs(s.input());
+    const TensorSignature *out =
+        t.state_in_place() ? nullptr : &a.outputs(s.output());
     std::vector<int64_t> dims, outDims;
     if (!staticDims(in, dims)) {
       error += what + " has a dynamic shape";
       return false;
     }
-    if (!t.state_in_place() &&
-        (in.dtype() != a.outputs(s.output()).dtype() ||
-         !staticDims(a.outputs(s.output()), outDims) || dims != outDims)) {
+    if (out && (in.dtype() != out->dtype() || !staticDims(*out, outDims) ||
+                dims != outDims)) {
       error += what + " is " +
                typeString(in.dtype(), dims.data(), dims.size()) +
                " but its next value (output " + std::to_string(s.output()) +

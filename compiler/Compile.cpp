@@ -483,11 +483,10 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
 /// The next values of the state leave the signature: the CPU code writes
 /// each into its state's input (`kStateInPlaceAttr` on the function: pairs
 /// of result and argument indices, for --loom-cpu-state-in-place).
-static LogicalResult updateStateInPlace(func::FuncOp func,
-                                        artifact::Artifact &out) {
+static void updateStateInPlace(func::FuncOp func, artifact::Artifact &out) {
   artifact::Training *training = out.mutable_training();
   if (training->state_size() == 0)
-    return success();
+    return;
   SmallVector<int64_t> pairs;
   std::vector<bool> dropped(out.outputs_size(), false);
   for (artifact::TrainingState &state : *training->mutable_state()) {
@@ -513,7 +512,6 @@ static LogicalResult updateStateInPlace(func::FuncOp func,
   training->set_state_in_place(true);
   func->setAttr(codegen::kStateInPlaceAttr,
                 DenseI64ArrayAttr::get(func.getContext(), pairs));
-  return success();
 }
 
 static artifact::DType dtypeOfName(StringRef name, MLIRContext *ctx) {
@@ -672,9 +670,8 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   if (Attribute training = (*func)->getAttr(kTrainingAttr)) {
     if (failed(fillTraining(*func, training, options, out, writer)))
       return failure();
-    if (options.stateInPlace && options.target == "cpu" &&
-        failed(updateStateInPlace(*func, out)))
-      return failure();
+    if (options.stateInPlace && options.target == "cpu")
+      updateStateInPlace(*func, out);
   } else {
     for (unsigned i = 0; i < func->getNumArguments(); ++i)
       for (StringRef role : {kStepAttr, kTotalStepsAttr, kStateAttr})

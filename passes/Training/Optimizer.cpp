@@ -548,12 +548,12 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
           b.getDictionaryAttr({named("graph.output", b.getStringAttr(n))}));
     llvm::StringMap<SmallVector<Value>> nextSlots;
     SmallVector<Value> nextParams;
-    // Without loss scaling, a slot keeps its value on non-finite gradients
-    // where it is computed: its one kernel writes the gated value, which
-    // the parameter's update then reads (gated after the update, the
-    // ungated value would be a second buffer live until the gate).
+    // On non-finite gradients a slot keeps its value, gated where it is
+    // computed: its one kernel writes the gated value, which the
+    // parameter's update then reads (gated after the update, the ungated
+    // value would be a second buffer live until the gate).
     auto gateSlot = [&](Value next, Value old) -> Value {
-      return scale ? next : b.create<WhereOp>(loc, finite, next, old);
+      return b.create<WhereOp>(loc, finite, next, old);
     };
     for (auto [p, g] : llvm::zip(params, grads)) {
       Location ploc = NameLoc::get(b.getStringAttr("optimizer/" + p.name));
@@ -598,9 +598,9 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       };
       for (size_t i = 0; i < params.size(); ++i)
         nextParams[i] = gate(nextParams[i], params[i].arg);
+      if (!slots)
+        return;
       for (const std::string &kind : kinds) {
-        if (!slots)
-          break;
         if (kind == "grad_accum")
           continue;
         SmallVector<Value> &values = nextSlots[kind];
@@ -618,18 +618,15 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       nextSlots["grad_accum"] = nextAccum;
     }
     SmallVector<Value> nextScaling;
-    if (!scale) {
-      gateUpdates(finite, /*slots=*/false); // gated where computed
-      if (accumulate > 1)
-        for (auto [p, acc] : llvm::zip(params, nextSlots["grad_accum"]))
-          acc = b.create<WhereOp>(loc, finite, acc, p.slot("grad_accum"));
-    }
-    if (scale) {
-      // Non-finite gradients: the update is skipped (the gradient
-      // accumulators still restart).
-      gateUpdates(finite);
+    // Non-finite gradients: the update is skipped (the slots are gated
+    // where computed). With loss scaling the gradient accumulators still
+    // restart; without, they keep their values too.
+    gateUpdates(finite, /*slots=*/false);
+    if (scale)
       nextScaling = updateLossScale(b, loc, s, scale, tracker, finite, apply);
-    }
+    else if (accumulate > 1)
+      for (auto [p, acc] : llvm::zip(params, nextSlots["grad_accum"]))
+        acc = b.create<WhereOp>(loc, finite, acc, p.slot("grad_accum"));
     auto emitState = [&](const Param &p, StringRef name, Value v) {
       results.push_back(v);
       resultAttrs.push_back(b.getDictionaryAttr(

@@ -50,6 +50,12 @@ constexpr const char *kBodyPrefix = "loom_par_";
 constexpr const char *kDispatchPrefix = "loom_par_dispatch_";
 constexpr const char *kSequentialPrefix = "loom_seq_";
 
+/// A value the outlined functions can clone: a constant.
+bool isConstant(Value v) {
+  return v.getDefiningOp() &&
+         v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+}
+
 /// For each operand, the position of loop `loop` among its dims (-1: it
 /// does not read it); nullopt when that loop cannot be split.
 std::optional<SmallVector<int64_t>> splitDims(linalg::GenericOp op,
@@ -92,10 +98,8 @@ chooseSplit(linalg::GenericOp op) {
   // Values from outside the body must be constants we can clone.
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(op.getRegion(), captured);
-  for (Value v : captured)
-    if (!v.getDefiningOp() ||
-        !v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>())
-      return std::nullopt;
+  if (!llvm::all_of(captured, isConstant))
+    return std::nullopt;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   std::optional<std::pair<unsigned, SmallVector<int64_t>>> first;
   for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
@@ -112,9 +116,9 @@ chooseSplit(linalg::GenericOp op) {
 
 /// A fill of a constant, a transpose, a copy and a map as the
 /// linalg.generic they are, so that they split like any other loop nest (a
-/// GEMM's zeroed output, a weight's transpose, a parameter copied into the
-/// step's new state: megabytes each in a training step). A fill's value moves
-/// into the body: every operand of a split generic is a memref.
+/// GEMM's zeroed output, a weight's transpose: megabytes each in a training
+/// step). A fill's value moves into the body: every operand of a split
+/// generic is a memref.
 void generalizeCopies(func::FuncOp func) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
@@ -126,37 +130,22 @@ void generalizeCopies(func::FuncOp func) {
     if (!linalgOp.hasPureBufferSemantics() || linalgOp.getNumLoops() == 0)
       continue;
     OpBuilder b(op);
-    auto yield = [](Value v) {
-      return [v](OpBuilder &nb, Location loc, ValueRange args) {
-        nb.create<linalg::YieldOp>(loc, v ? v : args[0]);
-      };
-    };
-    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-      Value value = fill.value();
-      if (!value.getDefiningOp() ||
-          !value.getDefiningOp()->hasTrait<OpTrait::ConstantLike>())
-        continue;
-      AffineMap out = linalgOp.getIndexingMapsArray().back();
-      b.create<linalg::GenericOp>(op->getLoc(), TypeRange{}, ValueRange{},
-                                  fill.output(), ArrayRef<AffineMap>{out},
-                                  linalgOp.getIteratorTypesArray(),
-                                  yield(value));
-    } else if (isa<linalg::MapOp>(op)) {
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    if (!fill) {
       IRRewriter rewriter(b);
       (void)linalg::generalizeNamedOp(rewriter, linalgOp);
       continue;
-    } else if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
-      b.create<linalg::GenericOp>(
-          op->getLoc(), TypeRange{}, copy.getInputs(), copy.getOutputs(),
-          linalgOp.getIndexingMapsArray(), linalgOp.getIteratorTypesArray(),
-          yield(Value()));
-    } else {
-      auto transpose = cast<linalg::TransposeOp>(op);
-      b.create<linalg::GenericOp>(
-          op->getLoc(), TypeRange{}, transpose.getInput(), transpose.getInit(),
-          linalgOp.getIndexingMapsArray(), linalgOp.getIteratorTypesArray(),
-          yield(Value()));
     }
+    Value value = fill.value();
+    if (!isConstant(value))
+      continue;
+    AffineMap out = linalgOp.getIndexingMapsArray().back();
+    b.create<linalg::GenericOp>(
+        op->getLoc(), TypeRange{}, ValueRange{}, fill.output(),
+        ArrayRef<AffineMap>{out}, linalgOp.getIteratorTypesArray(),
+        [value](OpBuilder &nb, Location loc, ValueRange) {
+          nb.create<linalg::YieldOp>(loc, value);
+        });
     op->erase();
   }
 }
@@ -195,11 +184,6 @@ struct CpuParallelLoopsPass
   /// A loop nest on buffers.
   static bool outlinable(linalg::GenericOp op) {
     return op.hasPureBufferSemantics() && op.getNumLoops() > 0;
-  }
-
-  static bool isConstant(Value v) {
-    return v.getDefiningOp() &&
-           v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
   }
 
   /// A loop nest that does not split (a reduction to a scalar, a loop of

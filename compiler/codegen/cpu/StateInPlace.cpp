@@ -59,94 +59,107 @@ inPlacePairs(func::FuncOp func) {
   return pairs;
 }
 
+/// Calls `update(func, return, pairs)` for each function of `module` with
+/// a body and in-place pairs; then, with `drop`, removes the attribute.
+template <typename Fn>
+LogicalResult forEachInPlace(ModuleOp module, bool drop, Fn update) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto pairs = inPlacePairs(func);
+    if (failed(pairs))
+      return failure();
+    if (drop)
+      func->removeAttr(kStateInPlaceAttr);
+    if (pairs->empty() || func.isDeclaration())
+      continue;
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    if (failed(update(func, ret, *pairs)))
+      return failure();
+  }
+  return success();
+}
+
+using Pairs = ArrayRef<std::pair<unsigned, unsigned>>;
+
 struct CpuStateInPlacePass
     : impl::CpuStateInPlacePassBase<CpuStateInPlacePass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto pairs = inPlacePairs(func);
-      if (failed(pairs))
-        return signalPassFailure();
-      if (pairs->empty() || func.isDeclaration())
-        continue;
-      auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
-      OpBuilder b(ret);
-      // A state returned as it was (a loss-scaled step's "loss_scale"
-      // output is the scale it ran with) is returned as a copy: its buffer
-      // is about to hold the next value.
-      llvm::SmallDenseSet<unsigned> inPlace;
-      for (auto [result, arg] : *pairs)
-        inPlace.insert(result);
-      for (auto [result, arg] : *pairs)
-        for (OpOperand &operand : ret->getOpOperands())
-          if (operand.get() == func.getArgument(arg) &&
-              !inPlace.contains(operand.getOperandNumber()))
-            operand.set(b.create<bufferization::AllocTensorOp>(
-                ret.getLoc(), cast<RankedTensorType>(operand.get().getType()),
-                ValueRange{}, operand.get()));
-      for (auto [result, arg] : *pairs) {
-        Value state = func.getArgument(arg);
-        Value next = ret.getOperand(result);
-        if (state.getType() != next.getType()) {
-          func.emitError("the next value of argument ")
-              << arg << " (result " << result << ") is " << next.getType()
-              << ", not " << state.getType();
-          return signalPassFailure();
-        }
-        func.setArgAttr(arg,
-                        bufferization::BufferizationDialect::kWritableAttrName,
-                        b.getBoolAttr(true));
-        auto in = b.create<bufferization::MaterializeInDestinationOp>(
-            ret.getLoc(), next, state);
-        ret.setOperand(result, in.getResult());
-        // The op that computes the next value writes it into the state:
-        // its init, an empty tensor, becomes the state argument (this use
-        // alone; empties are shared). One-Shot Bufferize then updates the
-        // buffer in place, or copies where a later read of the old value
-        // would conflict.
-        if (auto value = dyn_cast<OpResult>(next))
-          if (auto dps =
-                  dyn_cast<DestinationStyleOpInterface>(value.getOwner()))
-            if (OpOperand *init = dps.getTiedOpOperand(value))
-              if (init->get().getDefiningOp<tensor::EmptyOp>() &&
-                  init->get().getType() == state.getType())
-                init->set(state);
-      }
+    if (failed(forEachInPlace(getOperation(), /*drop=*/false, update)))
+      signalPassFailure();
+  }
+
+  static LogicalResult update(func::FuncOp func, func::ReturnOp ret,
+                              Pairs pairs) {
+    OpBuilder b(ret);
+    // A state returned as it was (a loss-scaled step's "loss_scale"
+    // output is the scale it ran with) is returned as a copy: its buffer
+    // is about to hold the next value.
+    llvm::SmallDenseSet<unsigned> inPlace;
+    for (auto [result, arg] : pairs)
+      inPlace.insert(result);
+    for (auto [result, arg] : pairs)
+      for (OpOperand &operand : ret->getOpOperands())
+        if (operand.get() == func.getArgument(arg) &&
+            !inPlace.contains(operand.getOperandNumber()))
+          operand.set(b.create<bufferization::AllocTensorOp>(
+              ret.getLoc(), cast<RankedTensorType>(operand.get().getType()),
+              ValueRange{}, operand.get()));
+    for (auto [result, arg] : pairs) {
+      Value state = func.getArgument(arg);
+      Value next = ret.getOperand(result);
+      if (state.getType() != next.getType())
+        return func.emitError("the next value of argument ")
+               << arg << " (result " << result << ") is " << next.getType()
+               << ", not " << state.getType();
+      func.setArgAttr(arg,
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      b.getBoolAttr(true));
+      auto in = b.create<bufferization::MaterializeInDestinationOp>(
+          ret.getLoc(), next, state);
+      ret.setOperand(result, in.getResult());
+      // The op that computes the next value writes it into the state:
+      // its init, an empty tensor, becomes the state argument (this use
+      // alone; empties are shared). One-Shot Bufferize then updates the
+      // buffer in place, or copies where a later read of the old value
+      // would conflict.
+      if (auto value = dyn_cast<OpResult>(next))
+        if (auto dps = dyn_cast<DestinationStyleOpInterface>(value.getOwner()))
+          if (OpOperand *init = dps.getTiedOpOperand(value))
+            if (init->get().getDefiningOp<tensor::EmptyOp>() &&
+                init->get().getType() == state.getType())
+              init->set(state);
     }
+    return success();
   }
 };
 
 struct CpuDropInPlaceResultsPass
     : impl::CpuDropInPlaceResultsPassBase<CpuDropInPlaceResultsPass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto pairs = inPlacePairs(func);
-      if (failed(pairs))
-        return signalPassFailure();
-      func->removeAttr(kStateInPlaceAttr);
-      if (pairs->empty() || func.isDeclaration())
-        continue;
-      auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
-      llvm::BitVector drop(func.getNumResults());
-      for (auto [result, arg] : *pairs) {
-        Value v = ret.getOperand(result);
-        while (auto cast = v.getDefiningOp<memref::CastOp>())
-          v = cast.getSource();
-        if (v != func.getArgument(arg)) {
-          func.emitError("result ")
-              << result << " is not written into argument " << arg
-              << " after bufferization";
-          return signalPassFailure();
-        }
-        drop.set(result);
-      }
-      SmallVector<Value> kept;
-      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-        if (!drop.test(i))
-          kept.push_back(v);
-      OpBuilder(ret).create<func::ReturnOp>(ret.getLoc(), kept);
-      ret.erase();
-      func.eraseResults(drop);
+    if (failed(forEachInPlace(getOperation(), /*drop=*/true, update)))
+      signalPassFailure();
+  }
+
+  static LogicalResult update(func::FuncOp func, func::ReturnOp ret,
+                              Pairs pairs) {
+    llvm::BitVector drop(func.getNumResults());
+    for (auto [result, arg] : pairs) {
+      Value v = ret.getOperand(result);
+      while (auto cast = v.getDefiningOp<memref::CastOp>())
+        v = cast.getSource();
+      if (v != func.getArgument(arg))
+        return func.emitError("result ")
+               << result << " is not written into argument " << arg
+               << " after bufferization";
+      drop.set(result);
     }
+    SmallVector<Value> kept;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (!drop.test(i))
+        kept.push_back(v);
+    OpBuilder(ret).create<func::ReturnOp>(ret.getLoc(), kept);
+    ret.erase();
+    func.eraseResults(drop);
+    return success();
   }
 };
 
