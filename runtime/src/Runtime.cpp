@@ -13,6 +13,7 @@
 #include "loom/common/Artifact.h"
 #include "loom/common/FileIO.h"
 #include "runtime/src/Executor.h"
+#include "runtime/src/MappedWeights.h"
 #include "runtime/src/Options.h"
 #include "runtime/src/Session.h"
 #include "runtime/src/Tensor.h"
@@ -154,6 +155,10 @@ struct loom_session_s {
   /// program, or a pipeline artifact's description (no code of its own:
   /// its trainer runs the stages' and updates' artifacts).
   std::unique_ptr<loom::runtime::Executor> executor;
+  ~loom_session_s() {
+    if (mapping)
+      loom::runtime::unregisterMappedFile(mapping.get());
+  }
 };
 
 const loom::artifact::Training *
@@ -422,6 +427,8 @@ loom_status loom_session_create_from_file(loom_instance *instance,
                                         out),
         std::string(path) + ": ");
   }
+  // Kernels that keep a weight packed give its pages back (MappedWeights.h).
+  loom::runtime::registerMappedFile(session->mapping.get());
   const void *bytes = session->mapping->data();
   size_t size = session->mapping->size();
   loom_status status =

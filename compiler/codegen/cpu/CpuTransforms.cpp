@@ -717,6 +717,8 @@ struct CpuLibraryCallsPass
       if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
         if (auto flags = matmulFlags(generic)) {
           *flags |= dropZeroFill(generic);
+          if (isConstantBuffer(generic.getDpsInputs()[1]))
+            *flags |= abi::kMatmulConstantRhs;
           calls.push_back({op, {*flags}});
           names.push_back(abi::kCpuMatmulF32);
         } else if (auto m = integerMatmul(generic)) {

@@ -8,9 +8,8 @@
 // the rhs zero point is then 0 (symmetric weights, the common case) each
 // product is oneDNN's matmul primitive (brgemm, on AMX or VNNI: 3-4x the GEMM
 // API's speed at 64-128 rows), the lhs zero point a run-time attribute,
-// accumulation a sum post-op; it is set up once per shape and kept, and a rhs
-// that is a weight of the artifact (kMatmulConstantRhs) is packed into its
-// layout once and kept, keyed by address, like a convolution's filter.
+// accumulation a sum post-op (MatmulPrimitive.cpp: set up once per shape, a
+// rhs that is a weight of the artifact, kMatmulConstantRhs, packed once).
 // Otherwise it is oneDNN's integer GEMM API: dnnl_gemm_u8s8s32 for an unsigned
 // lhs, dnnl_gemm_s8s8s32 for a signed one, the zero points as its A and B
 // offsets.
@@ -24,22 +23,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/cpu/Kernels.h"
-#include "runtime/src/cpu/OneDnn.h"
+#include "runtime/src/cpu/MatmulPrimitive.h"
 
 #include "loom/common/CodegenAbi.h"
 
 #include <oneapi/dnnl/dnnl.h>
-
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -89,152 +83,12 @@ Matrix<int8_t> bytesFor(const int8_t *base, int64_t rows, int64_t cols,
       });
 }
 
-// ---- oneDNN's matmul primitive -------------------------------------------
-
-/// One product's shape and layouts, as the primitive is keyed.
-struct Shape {
-  int64_t M, N, K, lda, ldb, ldc;
-  bool transA, transB, lhsUnsigned, accumulate;
-  std::vector<int64_t> key() const {
-    return {M,
-            N,
-            K,
-            lda,
-            ldb,
-            ldc,
-            transA,
-            transB,
-            lhsUnsigned,
-            accumulate,
-            omp_get_max_threads()};
-  }
-};
-
-/// One matmul, set up: the primitive, its layouts and the rhs reorder.
-struct Matmul {
-  dnnl_primitive_t prim = nullptr;
-  dnnl_memory_desc_t src, userWei, wei, dst, scratch, zero;
-  Reorder weiIn;
-  /// Rhs kept packed, by address (kMatmulConstantRhs).
-  PackedWeights packed;
-
-  ~Matmul() {
-    if (prim)
-      dnnl_primitive_destroy(prim);
-  }
-
-  bool make(const Shape &s) {
-    auto matrix = [](dnnl_memory_desc_t &md, int64_t rows, int64_t cols,
-                     int64_t ld, bool trans, dnnl_data_type_t type) {
-      dnnl_dims_t dims = {rows, cols};
-      dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
-      return dnnl_memory_desc_init_by_strides(&md, 2, dims, type, strides) ==
-             dnnl_success;
-    };
-    dnnl_memory_desc_t anyWei;
-    dnnl_dims_t wdims = {s.K, s.N}, one = {1};
-    if (!matrix(src, s.M, s.K, s.lda, s.transA,
-                s.lhsUnsigned ? dnnl_u8 : dnnl_s8) ||
-        !matrix(userWei, s.K, s.N, s.ldb, s.transB, dnnl_s8) ||
-        !matrix(dst, s.M, s.N, s.ldc, false, dnnl_s32) ||
-        dnnl_memory_desc_init_by_tag(&anyWei, 2, wdims, dnnl_s8,
-                                     dnnl_format_tag_any) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&zero, 1, one, dnnl_s32, dnnl_a) !=
-            dnnl_success)
-      return false;
-    dnnl_matmul_desc_t md;
-    if (dnnl_matmul_desc_init(&md, &src, &anyWei, nullptr, &dst) !=
-        dnnl_success)
-      return false;
-    dnnl_primitive_desc_t pd =
-        primitiveDesc(&md, /*srcZeroPoint=*/true, s.accumulate, false);
-    if (!pd)
-      return false;
-    wei = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    bool ok = dnnl_primitive_create(&prim, pd) == dnnl_success;
-    dnnl_primitive_desc_destroy(pd);
-    return ok && weiIn.make(userWei, wei);
-  }
-};
-
-/// The matmuls set up so far, by key; null where oneDNN had none.
-struct MatmulCache {
-  std::mutex mutex;
-  std::map<std::vector<int64_t>, std::shared_ptr<Matmul>> matmuls;
-};
-
-MatmulCache &matmulCache() {
-  static MatmulCache *c = new MatmulCache; // kernels may run at exit
-  return *c;
-}
-
-/// The calling thread's buffers: a packed rhs, the scratchpad.
-struct MatmulScratch {
-  Buffer wei, pad;
-};
-
-/// C (+)= (A - ao) B with the primitive, B signed with zero point 0 and
-/// made by `rhs()` (called only when B is not kept packed already); a
-/// `constantB` is kept packed under `key`, the artifact weight's address.
-/// False when oneDNN has none for the shape or refused before writing C.
-bool matmulOneDnn(const Shape &s, const void *a, int32_t ao,
-                  const std::function<const int8_t *()> &rhs, bool constantB,
-                  const void *key, int32_t *c) {
-  if (!engine())
-    return false;
-  MatmulCache &cache = matmulCache();
-  std::shared_ptr<Matmul> mm =
-      setUpOnce(cache.mutex, cache.matmuls, s.key(),
-                [&](Matmul &made) { return made.make(s); });
-  if (!mm)
-    return false;
-  dnnl_stream_t stream = threadStream();
-  if (!stream)
-    return false;
-  thread_local MatmulScratch scratch;
-  std::shared_ptr<PackedWeight> packed =
-      constantB && mm->weiIn.prim ? findPacked(cache.mutex, mm->packed, key)
-                                  : nullptr;
-  const int8_t *b = packed ? nullptr : rhs();
-  void *wei = const_cast<int8_t *>(b);
-  if (mm->weiIn.prim)
-    wei = weightInLayout(stream, mm->weiIn, mm->userWei, b, mm->wei, packed,
-                         constantB, key, cache.mutex, mm->packed, scratch.wei);
-  bool ok = wei != nullptr;
-  void *pad = nullptr;
-  if (size_t bytes = dnnl_memory_desc_get_size(&mm->scratch); ok && bytes)
-    ok = (pad = scratch.pad.get(bytes)) != nullptr;
-  if (ok) {
-    Memory sm(mm->src, const_cast<void *>(a)), wm(mm->wei, wei), dm(mm->dst, c),
-        pm(mm->scratch, pad), zm(mm->zero, &ao);
-    dnnl_exec_arg_t args[] = {
-        {DNNL_ARG_SRC, sm.mem},
-        {DNNL_ARG_WEIGHTS, wm.mem},
-        {DNNL_ARG_DST, dm.mem},
-        {DNNL_ARG_SCRATCHPAD, pm.mem},
-        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zm.mem}};
-    ok = sm.mem && wm.mem && dm.mem && pm.mem && zm.mem &&
-         dnnl_primitive_execute(mm->prim, stream, 5, args) == dnnl_success;
-  }
-  return dnnl_stream_wait(stream) == dnnl_success && ok;
-}
-
 /// The value of byte `b` as its operand's type.
 inline int32_t valueOf(int8_t b, bool isUnsigned) {
   return isUnsigned ? static_cast<uint8_t>(b) : b;
 }
 
 } // namespace
-
-namespace loom::runtime::cpu {
-
-void forgetPackedMatmulRhs() {
-  MatmulCache &c = matmulCache();
-  forgetPacked(c.mutex, c.matmuls);
-}
-
-} // namespace loom::runtime::cpu
 
 extern "C" {
 
@@ -304,18 +158,26 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_I8)(Unranked *lhsU, Unranked *rhsU,
     int64_t ldc = outMatrix.ld;
     const int32_t co = 0;
     float beta = overwrite ? 0.0f : 1.0f;
-    Shape shape{M,         N,         K,       a.ld,
-                layout.ld, ldc,       a.trans, layout.trans,
-                lhsU8,     !overwrite};
+    PrimitiveShape shape{M,
+                         N,
+                         K,
+                         a.ld,
+                         layout.ld,
+                         ldc,
+                         a.trans,
+                         layout.trans,
+                         /*accumulate=*/!overwrite,
+                         /*srcZeroPoint=*/true,
+                         lhsU8 ? dnnl_u8 : dnnl_s8,
+                         dnnl_s8,
+                         dnnl_s32};
     // A rhs read in place (or its signed copy) can be kept packed under
     // its address; a copy for its strides cannot.
     bool keep = constantRhs && (rhsU8 || layout.data == rhs + offR);
-    bool done =
-        bo == 0 && forced() == Forced::Default &&
-        matmulOneDnn(
-            shape, a.data, ao,
-            [&] { return static_cast<const int8_t *>(rhsBytes().data); }, keep,
-            rhs + offR, cdata);
+    bool done = bo == 0 && forced() == Forced::Default &&
+                matmulPrimitive(
+                    shape, a.data, ao, [&] { return rhsBytes().data; }, keep,
+                    rhs + offR, cdata);
     if (!done) {
       const Matrix<int8_t> &b = rhsBytes();
       char ta = a.trans ? 'T' : 'N', tb = b.trans ? 'T' : 'N';

@@ -9,7 +9,11 @@
 // LOOM_CPU_GEMM=onednn|openblas overrides the choice. A matrix times a
 // vector is OpenBLAS's sgemv (on one OpenBLAS thread, split over the
 // OpenMP threads), which reads the matrix once at memory speed where
-// oneDNN's sgemm is about 35% slower there. Convolutions are in
+// oneDNN's sgemm is about 35% slower there. A rhs that is a weight of the
+// artifact (kMatmulConstantRhs) goes to oneDNN's matmul primitive instead,
+// which keeps it packed in its blocked layout (MatmulPrimitive.cpp; 10-25%
+// faster than sgemm, which packs it again on every call, at GPT-2's 128
+// rows; LOOM_CPU_PACKED_WEIGHTS=0 turns it off). Convolutions are in
 // Convolution.cpp.
 //
 // Generated code calls these through MLIR's C interface
@@ -20,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/cpu/Kernels.h"
+#include "runtime/src/cpu/MatmulPrimitive.h"
 
 #include "loom/common/CodegenAbi.h"
 #include "runtime/src/ThreadPool.h"
@@ -78,6 +83,16 @@ bool gemmOnOneDnn() {
   if (__builtin_cpu_supports("avx512f"))
     return true;
   return runThreads() != 1;
+}
+
+/// LOOM_CPU_PACKED_WEIGHTS=0: the artifact's weights go to sgemm like
+/// any other rhs (for comparisons).
+static bool packedWeightsOff() {
+  static const bool off = [] {
+    const char *e = std::getenv("LOOM_CPU_PACKED_WEIGHTS");
+    return e && std::strcmp(e, "0") == 0;
+  }();
+  return off;
 }
 
 /// C = A * B + beta * C (row-major) with oneDNN's or OpenBLAS's sgemm;
@@ -255,6 +270,10 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
   int64_t M = p.M, N = p.N, K = p.K;
   if (M == 0 || N == 0)
     return;
+  // A weight of the artifact read in place goes to oneDNN's matmul
+  // primitive, which keeps it packed (MatmulPrimitive.cpp).
+  bool keep =
+      oneDnn && (flags & loom::abi::kMatmulConstantRhs) && !packedWeightsOff();
   std::vector<float> packL, packR, packO;
   forEachMatrix(p, L, R, O, [&](int64_t offL, int64_t offR, int64_t offO) {
     auto same = [](float v) { return v; };
@@ -280,7 +299,13 @@ LOOM_ABI_CIFACE(LOOM_ABI_CPU_MATMUL_F32)(Unranked *lhsU, Unranked *rhsU,
       int incx = bm.trans ? 1 : static_cast<int>(bm.ld);
       sgemv(a.trans, a.trans ? K : M, a.trans ? M : K, a.data, a.ld, bm.data,
             incx, beta, cdata, out.ld);
-    } else {
+    } else if (!(keep && bm.data == R.data + offR &&
+                 matmulPrimitive(
+                     {M, N, K, a.ld, bm.ld, out.ld, a.trans, bm.trans,
+                      /*accumulate=*/!overwrite,
+                      /*srcZeroPoint=*/false, dnnl_f32, dnnl_f32, dnnl_f32},
+                     a.data, 0, [&] { return bm.data; }, true, bm.data,
+                     cdata))) {
       sgemm(oneDnn, a.trans, bm.trans, M, N, K, a.data, a.ld, bm.data, bm.ld,
             beta, cdata, out.ld);
     }

@@ -9,6 +9,8 @@
 #ifndef LOOM_RUNTIME_CPU_ONEDNN_H
 #define LOOM_RUNTIME_CPU_ONEDNN_H
 
+#include "runtime/src/MappedWeights.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstddef>
@@ -207,7 +209,8 @@ findPacked(std::mutex &mutex, const PackedWeights &kept, const void *data) {
 /// Weight `data` (layout `userMd`) in a primitive's layout `md` through
 /// reorder `r`: `packed` when it was kept before (`data` is not read then);
 /// a `constant` weight is packed now and kept in `kept` under `key` (the
-/// address of the artifact's weight it was made from; under `mutex`); any
+/// address of the artifact's weight it was made from; under `mutex`), and
+/// the weight's mapped pages released; any
 /// other reordered into `scratch`. Null when out of memory or oneDNN
 /// refused.
 inline void *weightInLayout(dnnl_stream_t stream, const Reorder &r,
@@ -226,6 +229,11 @@ inline void *weightInLayout(dnnl_stream_t stream, const Reorder &r,
     std::lock_guard<std::mutex> lock(mutex);
     kept[key] = std::move(made);
   }
+  // The packed copy stands in for the weight's pages in the mapped
+  // artifact (`data` may be a converted copy; `key` is the original): they
+  // are given back, and a reader that still needs them maps them in again.
+  if (to)
+    releaseMappedWeight(key, dnnl_memory_desc_get_size(&userMd));
   return to;
 }
 

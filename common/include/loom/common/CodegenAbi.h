@@ -113,8 +113,8 @@ enum MatmulFlags : int64_t {
   kMatmulLhsUnsigned = 32,
   /// loom_cpu_matmul_i8 only: rhs holds unsigned 8-bit integers.
   kMatmulRhsUnsigned = 64,
-  /// loom_cpu_matmul_i8 only: rhs is a weight of the artifact (read only
-  /// while it is loaded): the kernel may keep it packed for the next calls.
+  /// rhs is a weight of the artifact (read only while it is loaded): the
+  /// kernel may keep it packed for the next calls.
   kMatmulConstantRhs = 128,
 };
 
