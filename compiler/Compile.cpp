@@ -21,7 +21,9 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <string_view>
 
 using namespace mlir;
 
@@ -261,7 +263,6 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
   artifact::Training *training = out.mutable_training();
   training->set_total_steps_input(-1);
   training->set_inference_module(options.inferenceModule);
-  training->set_source_onnx(options.sourceOnnx);
   for (NamedAttribute entry : dict) {
     StringRef key = entry.getName();
     if (key == "accumulate" || key == "total_steps") {
@@ -406,9 +407,25 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
     for (const artifact::TrainingState &s : training->state())
       if (s.kind() == "param")
         params.insert(s.name());
+    auto dataOf =
+        [&](const std::string &name) -> std::optional<std::string_view> {
+      auto found = options.sourceData.find(name);
+      if (found == options.sourceData.end())
+        return std::nullopt;
+      if (auto res = dyn_cast<DenseResourceElementsAttr>(found->second)) {
+        AsmResourceBlob *blob = res.getRawHandle().getBlob();
+        if (!blob)
+          return std::nullopt;
+        return std::string_view(blob->getData().data(), blob->getData().size());
+      }
+      if (auto dense = dyn_cast<DenseElementsAttr>(found->second))
+        return std::string_view(dense.getRawData().data(),
+                                dense.getRawData().size());
+      return std::nullopt;
+    };
     std::string stripped;
-    std::string problem =
-        onnx_export::dropInitializerData(options.sourceOnnx, params, stripped);
+    std::string problem = onnx_export::dropInitializerData(
+        options.sourceOnnx, params, dataOf, stripped);
     if (!problem.empty())
       return error() << "the source model: " << problem;
     training->set_source_onnx(std::move(stripped));

@@ -17,9 +17,11 @@
 #include "compiler/codegen/cpu/CpuCodegen.h"
 #include "compiler/codegen/cuda/CudaCodegen.h"
 
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,10 +66,14 @@ struct CompileOptions {
   /// function as MLIR bytecode, kept in Training.inference_module for
   /// `loomc export`. Must be empty for an inference function.
   std::string inferenceModule;
-  /// For a training step of an ONNX model: the original file, kept in
+  /// For a training step of an ONNX model: the original model, kept in
   /// Training.source_onnx so that `loomc export` writes the model back with
-  /// only its initializers changed.
+  /// only its initializers changed. The data of the initializers in
+  /// `sourceData` is not in it: the importer moved it into the IR
+  /// (onnx_import::KeptSource), and it comes back for those that are not
+  /// parameters.
   std::string sourceOnnx;
+  std::map<std::string, mlir::ElementsAttr> sourceData;
   /// For a training step on the CPU: the code writes each state's next
   /// value into its input's buffer and returns no state
   /// (Training.state_in_place), so a step holds the state once.

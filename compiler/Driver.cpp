@@ -2,6 +2,7 @@
 
 #include "compiler/Driver.h"
 
+#include "compiler/CompileCache.h"
 #include "compiler/ExportTrained.h"
 #include "compiler/PipelineParallel.h"
 #include "compiler/Training.h"
@@ -14,10 +15,18 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdlib>
+#include <optional>
+
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using llvm::StringRef;
@@ -205,6 +214,145 @@ llvm::Error writeOutput(const DriverOptions &o, StringRef bytes) {
   return llvm::Error::success();
 }
 
+/// Whether `o` prints or writes something besides -o (a report, a
+/// summary, timings): such a compile always runs, as the cache keeps -o
+/// alone.
+bool bypassesCache(const DriverOptions &o) {
+  const codegen::CpuCodegenOptions &c = o.codegen.cpu;
+  return o.printMemoryPlan || o.printSummary || o.printIR || c.timing ||
+         c.printFusion || !c.fusionReport.empty() || !c.dumpLlvm.empty() ||
+         !o.report.empty();
+}
+
+/// The key of `command` on `o`: loomc's code, the command, the model's
+/// file name and bytes, every option that can change -o (all but -o and
+/// the cache's own) with the bytes of the files they name, and what the
+/// defaults take from the machine. None when an input cannot be read (the
+/// compile reports it).
+std::optional<std::string> compileKey(Command command, const DriverOptions &o,
+                                      cache::CompileCache &cache) {
+  cache::Key key;
+  key.add("loom", cache.toolVersion());
+  key.add("command", commandInfo(command).name);
+  // Its name too: graph IR's locations (and so kernel names) hold it.
+  key.add("input", llvm::sys::path::filename(o.input));
+  if (!key.addFile("model", o.input))
+    return std::nullopt;
+  for (const OptionInfo &info : options()) {
+    StringRef name = info.name;
+    if (name == "o" || name == "cache-dir" || name == "no-cache")
+      continue;
+    std::vector<StringRef> values;
+    for (const auto &[given, value] : o.given)
+      if (given == name)
+        values.push_back(value);
+    if (!info.repeats && values.size() > 1)
+      values.erase(values.begin(), values.end() - 1);
+    for (StringRef value : values)
+      // --bind NAME=FILE: the file's bytes, below, not its path.
+      key.add("--" + name.str(),
+              name == "bind" ? value.split('=').first : value);
+  }
+  for (StringRef bind : o.binds) {
+    auto [name, file] = bind.split('=');
+    if (!key.addFile("--bind " + name.str(), file))
+      return std::nullopt;
+  }
+  // The defaults that depend on the machine: the host's CPU and features,
+  // LLVM's threads (they split the module into parts), NVRTC's version.
+  if (o.codegen.cpu.cpu == "host") {
+    key.add("host cpu", llvm::sys::getHostCPUName());
+    std::vector<std::string> features;
+    for (const auto &f : llvm::sys::getHostCPUFeatures())
+      features.push_back((f.second ? "+" : "-") + f.first().str());
+    llvm::sort(features);
+    key.add("host features", llvm::join(features, ","));
+  }
+  if (!o.codegen.cpu.threads)
+    key.add(
+        "threads",
+        std::to_string(llvm::hardware_concurrency().compute_thread_count()));
+  if (o.codegen.target == "cuda" && !o.archs.empty()) {
+    std::string missing;
+    const cuda::Nvrtc *api = cuda::nvrtc(missing);
+    key.add("nvrtc", std::to_string(api ? api->version : 0));
+  }
+  return key.hex();
+}
+
+/// Runs `compile`, which writes -o and appends the external-data files it
+/// read to its argument, through the compile cache (compiler/CompileCache.h):
+/// on a hit -o is copied from the cache and the compile's warnings are
+/// emitted again; after a compile that succeeded, -o is stored.
+llvm::Error cachedCompile(
+    Command command, const DriverOptions &o, MLIRContext &ctx,
+    llvm::function_ref<llvm::Error(std::vector<std::string> *)> compile) {
+  std::string dir = o.noCache || cache::disabledByEnvironment() ? ""
+                    : o.cacheDir.empty() ? cache::defaultDirectory()
+                                         : o.cacheDir;
+  if (dir.empty() || bypassesCache(o))
+    return compile(nullptr);
+  uint64_t maxBytes = cache::kDefaultMaxBytes;
+  if (const char *max = std::getenv("LOOM_CACHE_MAX_SIZE")) {
+    int64_t bytes = parseByteSize(max);
+    if (bytes < 0)
+      llvm::errs() << "loomc: warning: LOOM_CACHE_MAX_SIZE='" << max
+                   << "' is not a size (20GiB, 500MB); the cache keeps "
+                   << maxBytes << " bytes\n";
+    else
+      maxBytes = static_cast<uint64_t>(bytes);
+  }
+  cache::CompileCache cache(dir, maxBytes);
+  std::optional<std::string> key = compileKey(command, o, cache);
+  if (!key)
+    return compile(nullptr);
+  // External data is relative to the model's folder.
+  std::string base = llvm::sys::path::parent_path(o.input).str();
+  if (base.empty())
+    base = ".";
+  std::vector<cache::Note> notes;
+  std::string entry;
+  if (cache.lookup(*key, base, o.output, notes, entry)) {
+    for (const cache::Note &n : notes) {
+      Location loc = n.file.empty()
+                         ? Location(UnknownLoc::get(&ctx))
+                         : FileLineColLoc::get(&ctx, n.file, n.line, n.column);
+      if (n.severity == "remark")
+        emitRemark(loc) << n.message;
+      else
+        emitWarning(loc) << n.message;
+    }
+    llvm::errs() << "loomc: " << o.output << " from the compile cache ("
+                 << entry << "; --no-cache compiles)\n";
+    return llvm::Error::success();
+  }
+  std::vector<std::string> read;
+  bool errors = false;
+  llvm::Error e = [&] {
+    // Records the compile's diagnostics and passes them on.
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+      cache::Note n;
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        errors = true;
+      n.severity = diag.getSeverity() == DiagnosticSeverity::Remark ? "remark"
+                                                                    : "warning";
+      if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation())) {
+        n.file = file.getFilename().str();
+        n.line = file.getLine();
+        n.column = file.getColumn();
+      }
+      n.message = diag.str();
+      notes.push_back(std::move(n));
+      return failure();
+    });
+    return compile(&read);
+  }();
+  if (e || errors)
+    return e;
+  cache.store(*key, o.output, base, read, notes);
+  return llvm::Error::success();
+}
+
 llvm::Error runImport(DriverOptions &o, MLIRContext &ctx) {
   onnx_import::ImportOptions options;
   if (llvm::Error e = importOptions(o, options))
@@ -225,12 +373,28 @@ llvm::Error runImport(DriverOptions &o, MLIRContext &ctx) {
   return llvm::Error::success();
 }
 
+/// --external-data.
+llvm::Expected<onnx_export::ExternalData> externalData(const DriverOptions &o) {
+  using onnx_export::ExternalData;
+  if (o.externalData == "auto")
+    return ExternalData::Auto;
+  if (o.externalData == "always")
+    return ExternalData::Always;
+  if (o.externalData == "never")
+    return ExternalData::Never;
+  return error("--external-data takes auto, always or never, not '" +
+               o.externalData + "'");
+}
+
 llvm::Error runExport(DriverOptions &o, MLIRContext &ctx) {
   if (o.output == "-")
     return error("export needs an output file (-o MODEL.onnx)");
+  llvm::Expected<onnx_export::ExternalData> external = externalData(o);
+  if (!external)
+    return external.takeError();
   if (StringRef(o.input).ends_with(".loom")) {
     if (failed(exportTrainedModel(ctx, o.input, o.checkpoint,
-                                  o.codegen.funcName, o.output)))
+                                  o.codegen.funcName, o.output, *external)))
       return reported();
     return llvm::Error::success();
   }
@@ -241,6 +405,7 @@ llvm::Error runExport(DriverOptions &o, MLIRContext &ctx) {
     return module.takeError();
   onnx_export::ExportOptions options;
   options.funcName = o.codegen.funcName;
+  options.externalData = *external;
   if (failed(onnx_export::exportFile(**module, o.output, options)))
     return reported();
   return llvm::Error::success();
@@ -261,42 +426,41 @@ llvm::Error runCompile(DriverOptions &o, MLIRContext &ctx) {
     return error("compile needs an output file (-o MODEL.loom)");
   if (o.emit == "mlir")
     return error("--emit mlir goes with loomc train");
-  auto module = loadModel(o, ctx);
-  if (!module)
-    return module.takeError();
   CompileOptions options;
   options.funcName = o.codegen.funcName;
   if (llvm::Error e = codegenOptions(o, options))
     return e;
-  std::string bytes;
-  CompileReport report;
-  if (failed(compileToArtifact(**module, options, bytes, &report)))
-    return reported();
-  return writeCompiled(o, report);
+  return cachedCompile(
+      Compile, o, ctx, [&](std::vector<std::string> *read) -> llvm::Error {
+        onnx_import::ImportOptions import;
+        import.externalFilesRead = read;
+        auto module = loadModel(o, ctx, import);
+        if (!module)
+          return module.takeError();
+        std::string bytes;
+        CompileReport report;
+        if (failed(compileToArtifact(**module, options, bytes, &report)))
+          return reported();
+        return writeCompiled(o, report);
+      });
 }
 
-llvm::Error runTrain(DriverOptions &o, MLIRContext &ctx) {
-  if (o.output == "-")
-    return error("train needs an output file (-o TRAIN.loom)");
-  if (llvm::Error e = parseTrainOptions(o))
-    return e;
-  onnx_import::ImportOptions import;
-  import.initializersAsParams = true;
-  // --batch is the global batch: each rank and micro-batch gets a piece.
-  DriverOptions local = o;
-  if (isOnnx(o.input) && o.batch) {
-    llvm::Expected<int64_t> piece = o.train.microBatchSize(o.batch);
-    if (!piece)
-      return piece.takeError();
-    local.batch = *piece;
-  }
+/// loomc train's compile after its options are parsed: `local` is `o`
+/// with each rank's and micro-batch's piece of the batch.
+llvm::Error train(const DriverOptions &o, const DriverOptions &local,
+                  onnx_import::ImportOptions import, MLIRContext &ctx) {
+  // From ONNX, `loomc export` rewrites the source model: the importer
+  // keeps it, its weights' data moved into the IR rather than copied.
+  onnx_import::KeptSource source;
+  if (StringRef(o.input).ends_with(".onnx"))
+    import.keepSource = &source;
   auto module = loadModel(local, ctx, import);
   if (!module)
     return module.takeError();
   CompileOptions options;
   options.initialValues = !o.noInitialValues;
   report::Sink sink;
-  if (failed(keepInferenceModel(**module, o.input, options)) ||
+  if (failed(keepInferenceModel(**module, import.keepSource, options)) ||
       failed(
           runTrainingPipeline(**module, o.train, sink, o.codegen.cpu.timing)))
     return reported();
@@ -328,6 +492,27 @@ llvm::Error runTrain(DriverOptions &o, MLIRContext &ctx) {
   return budget;
 }
 
+llvm::Error runTrain(DriverOptions &o, MLIRContext &ctx) {
+  if (o.output == "-")
+    return error("train needs an output file (-o TRAIN.loom)");
+  if (llvm::Error e = parseTrainOptions(o))
+    return e;
+  onnx_import::ImportOptions import;
+  import.initializersAsParams = true;
+  // --batch is the global batch: each rank and micro-batch gets a piece.
+  DriverOptions local = o;
+  if (isOnnx(o.input) && o.batch) {
+    llvm::Expected<int64_t> piece = o.train.microBatchSize(o.batch);
+    if (!piece)
+      return piece.takeError();
+    local.batch = *piece;
+  }
+  return cachedCompile(Train, o, ctx, [&](std::vector<std::string> *read) {
+    import.externalFilesRead = read;
+    return train(o, local, import, ctx);
+  });
+}
+
 /// `loomc quantize`: the ONNX model's matrix products rewritten as int8
 /// ones (frontends/onnx/OnnxQuantizer.h), written as ONNX.
 llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
@@ -335,6 +520,9 @@ llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
     return error("loomc quantize takes an ONNX model, not '" + o.input + "'");
   if (o.output == "-")
     return error("loomc quantize needs -o <model.onnx>");
+  llvm::Expected<onnx_export::ExternalData> external = externalData(o);
+  if (!external)
+    return external.takeError();
   onnx::ModelProto model;
   if (failed(onnx_import::readModelFile(ctx, o.input, model)))
     return reported();
@@ -345,7 +533,7 @@ llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
   onnx_quantize::QuantizeReport report;
   std::string problem = onnx_quantize::quantizeModel(model, q, report);
   if (problem.empty())
-    problem = onnx_export::writeModel(model, o.output);
+    problem = onnx_export::writeModel(model, o.output, *external);
   if (!problem.empty())
     return error("loomc quantize " + o.input + ": " + problem);
   std::string why;

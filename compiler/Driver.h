@@ -25,6 +25,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::driver {
@@ -90,6 +91,15 @@ struct DriverOptions {
   TrainingOptionsText trainText;
   std::vector<std::string> deprecatedSchedule;
   bool pipelineStagesGiven = false;
+  /// loomc export and quantize: --external-data (auto, always, never).
+  std::string externalData = "auto";
+  /// The compile cache of compile and train (compiler/CompileCache.h):
+  /// --cache-dir (empty: LOOM_CACHE_DIR or the default), --no-cache.
+  std::string cacheDir;
+  bool noCache = false;
+  /// Every option setOption took, (name, value) in order: what the compile
+  /// cache keys on.
+  std::vector<std::pair<std::string, std::string>> given;
 };
 
 struct OptionInfo {

@@ -118,6 +118,10 @@ static const OptionInfo kOptions[] = {
      Export | Compile, false, false, LOOM_TEXT(codegen.funcName)},
     {"checkpoint", "<file>", "the trained parameters (TRAIN.loom's run)",
      "Export", Export, false, false, LOOM_TEXT(checkpoint)},
+    {"external-data", "<auto|always|never>",
+     "initializers of 1 KiB or more in PATH.data beside the model: past 2 "
+     "GiB (auto), always, or never (a model over 2 GiB fails)",
+     "Export", Export | Quantize, false, false, LOOM_TEXT(externalData)},
 
     // Code generation.
     {"target", "<cpu|cuda>", "the code's target (cpu)", "Code generation",
@@ -152,6 +156,17 @@ static const OptionInfo kOptions[] = {
     {"fused-attention", "<auto|on|off>",
      "softmax attention as one kernel (auto: from 256M scores)", "CUDA",
      kCodegen, false, false, LOOM_TEXT(fusedAttention)},
+
+    // The compile cache (compiler/CompileCache.h).
+    {"cache-dir", "<dir>",
+     "the compile cache (LOOM_CACHE_DIR, else ~/.cache/loom/compile; "
+     "LOOM_CACHE_MAX_SIZE caps it, 20GiB)",
+     "Compile cache", kCodegen, true, false, LOOM_TEXT(cacheDir)},
+    {"no-cache", nullptr,
+     "compile even if the cache has the output (also LOOM_CACHE=0); "
+     "--print-*, --report, --fusion-report, --timing, --dump-llvm and "
+     "LLVM's options never use it",
+     "Compile cache", kCodegen, true, false, LOOM_FLAG(noCache)},
 
     // Loss.
     {"loss", "<kind>", "cross_entropy (default) or mse", "Loss", Train, false,
@@ -357,6 +372,7 @@ llvm::Error setOption(DriverOptions &options, Command command, StringRef name,
                  commandNames(option->commands) + ", not loomc " + info->name);
   if (llvm::Error e = option->set(options, value))
     return error(spelled + " " + llvm::toString(std::move(e)));
+  options.given.emplace_back(option->name, value.str());
   return llvm::Error::success();
 }
 

@@ -127,7 +127,8 @@ LogicalResult exportGraphModel(MLIRContext &ctx, StringRef ir,
 
 LogicalResult exportTrainedModel(MLIRContext &ctx, StringRef artifactPath,
                                  StringRef checkpointPath, StringRef funcName,
-                                 StringRef outputPath) {
+                                 StringRef outputPath,
+                                 onnx_export::ExternalData external) {
   Location loc = UnknownLoc::get(&ctx);
   std::string error;
   auto file = llvm::MemoryBuffer::getFile(artifactPath);
@@ -169,7 +170,8 @@ LogicalResult exportTrainedModel(MLIRContext &ctx, StringRef artifactPath,
     return emitError(loc) << problem;
   }
   values.clear(); // the model holds the data now
-  if (std::string problem = onnx_export::writeModel(model, outputPath.str());
+  if (std::string problem =
+          onnx_export::writeModel(model, outputPath.str(), external);
       !problem.empty())
     return emitError(loc) << problem;
   return success();

@@ -11,6 +11,8 @@
 #ifndef LOOM_COMPILER_EXPORTTRAINED_H
 #define LOOM_COMPILER_EXPORTTRAINED_H
 
+#include "frontends/onnx/OnnxExporter.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
@@ -22,14 +24,15 @@ namespace loom {
 /// Writes at `outputPath` the checked ONNX model of the training artifact
 /// at `artifactPath` with the parameters of the checkpoint at
 /// `checkpointPath` (empty: the initial ones), which must hold exactly the
-/// artifact's parameters; past 2 GiB its initializers go to external data
-/// beside it (onnx_export::writeModel). `funcName` picks the function of a
-/// graph-IR model. Errors are diagnostics.
-mlir::LogicalResult exportTrainedModel(mlir::MLIRContext &ctx,
-                                       llvm::StringRef artifactPath,
-                                       llvm::StringRef checkpointPath,
-                                       llvm::StringRef funcName,
-                                       llvm::StringRef outputPath);
+/// artifact's parameters; past 2 GiB (or as `external` says) its
+/// initializers go to external data beside it (onnx_export::writeModel).
+/// `funcName` picks the function of a graph-IR model. Errors are
+/// diagnostics.
+mlir::LogicalResult exportTrainedModel(
+    mlir::MLIRContext &ctx, llvm::StringRef artifactPath,
+    llvm::StringRef checkpointPath, llvm::StringRef funcName,
+    llvm::StringRef outputPath,
+    onnx_export::ExternalData external = onnx_export::ExternalData::Auto);
 
 } // namespace loom
 

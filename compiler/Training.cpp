@@ -6,22 +6,22 @@
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
 namespace loom {
 
-LogicalResult keepInferenceModel(ModuleOp module, llvm::StringRef onnxPath,
+LogicalResult keepInferenceModel(ModuleOp module,
+                                 onnx_import::KeptSource *source,
                                  CompileOptions &options) {
   // From ONNX, export rewrites the source model, so the graph IR (a copy
   // of every weight) is kept only when there is none.
-  if (onnxPath.ends_with(".onnx"))
-    if (auto bytes = llvm::MemoryBuffer::getFile(onnxPath)) {
-      options.sourceOnnx = (*bytes)->getBuffer().str();
-      return success();
-    }
+  if (source && !source->model.empty()) {
+    options.sourceOnnx = std::move(source->model);
+    options.sourceData = std::move(source->data);
+    return success();
+  }
   llvm::raw_string_ostream os(options.inferenceModule);
   return writeBytecodeToFile(module, os);
 }

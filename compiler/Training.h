@@ -20,6 +20,7 @@
 
 #include "compiler/Compile.h"
 #include "compiler/Pipelines.h"
+#include "frontends/onnx/OnnxImporter.h"
 #include "passes/PassReport.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -30,10 +31,11 @@
 namespace loom {
 
 /// Keeps what `loomc export` needs of the model before it is trained: for
-/// an `.onnx` model the file at `onnxPath` (its parameters' data is dropped
-/// when the artifact is made), else the module as MLIR bytecode.
+/// an `.onnx` model the `source` the importer kept (its parameters' data is
+/// dropped when the artifact is made, the other initializers' data put
+/// back), else the module as MLIR bytecode.
 mlir::LogicalResult keepInferenceModel(mlir::ModuleOp module,
-                                       llvm::StringRef onnxPath,
+                                       onnx_import::KeptSource *source,
                                        CompileOptions &options);
 
 /// Runs buildTrainingPassPipeline on `module`: afterwards it holds the

@@ -19,6 +19,11 @@ config.environment["PATH"] = os.pathsep.join(
     [config.loom_tools_dir, config.llvm_tools_dir,
      config.environment.get("PATH", os.environ.get("PATH", ""))])
 
+# loomc's compile cache (compiler/CompileCache.h) stays off: no test fills
+# a home cache or gets an output another run stored. The cache's own test
+# (compiler/compile-cache.test) turns it on with a directory of its own.
+config.environment["LOOM_CACHE"] = "0"
+
 # The MLIR runner libraries, for tests that run lowered code with
 # mlir-cpu-runner.
 _llvm_lib = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")

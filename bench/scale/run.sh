@@ -18,9 +18,9 @@
 #      weights and data with the same threads
 #      (bench/cpu_training/torch_bench.py), and their mean losses;
 #   5. at the smallest batch: 10 steps from the raw token file (first and
-#      last loss), a checkpoint, `loomc export` of the trained model, and
-#      that ONNX compiled and run by Loom and run by ONNX Runtime (logits
-#      equal).
+#      last loss), a checkpoint, `loomc export` of the trained model (its
+#      weights as external data, --external-data=always), and that ONNX
+#      compiled and run by Loom and run by ONNX Runtime (logits equal).
 # Peak RSS is the kernel's maximum resident set of the child process
 # (getrusage), in GB (1e9 bytes). Each line prints Loom, the peer and Loom /
 # peer (below 1: Loom is faster or smaller). A step that fails prints
@@ -67,6 +67,8 @@ out="$root/build/bench/scale"
 bin="$root/build/bin"
 mkdir -p "$out"
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
+# The compile times are compiles, not hits of loomc's compile cache.
+export LOOM_CACHE=0
 # --batch none: inference only (the model is still made with batch 2 data).
 [ "$batches" = none ] && batches=""
 max_batch=$(printf '%s\n' ${batches:-2} | sort -n | tail -1)
@@ -121,7 +123,7 @@ skip_row() { printf '%-6s %-24s skipped (%s)\n' "$1" "$2" "$3"; }
 
 # 5. roundtrip SIZE BASE TRAIN.loom B: 10 steps from the raw token file
 #    (nanoGPT's format) with a checkpoint, `loomc export` of the trained
-#    model, and that ONNX compiled by Loom and run by Loom and ONNX Runtime
+#    model with external data, and that ONNX compiled by Loom and run by Loom and ONNX Runtime
 #    on the same input: the logits must agree.
 roundtrip() {
   local size=$1 base=$2 art=$3 b=$4 rc wall rss
@@ -136,7 +138,7 @@ roundtrip() {
     "$(awk -v a="$last" -v b="$first" 'BEGIN { print (a < b ? "falling" : "NOT FALLING") }'); peak RSS $(gb "$rss") GB, checkpoint $(( $(stat -c %s "$base.loomckpt") / 1000000 )) MB"
   rm -f "$base.trained.onnx" "$base.trained.onnx.data"
   read -r rc wall _ rss < <(measure "$base.export.log" "$bin/loomc" export "$art" \
-    --checkpoint "$base.loomckpt" -o "$base.trained.onnx")
+    --checkpoint "$base.loomckpt" --external-data=always -o "$base.trained.onnx")
   if [ "$rc" != 0 ]; then fail_row "$size" "export trained" "$base.export.log"; return; fi
   row "$size" "export trained" "wall s" "$wall" - "peak RSS $(gb "$rss") GB; $(( $(stat -c %s "$base.trained.onnx") / 1000000 )) MB$([ -f "$base.trained.onnx.data" ] && echo " + external data $(( $(stat -c %s "$base.trained.onnx.data") / 1000000 )) MB")"
   read -r rc _ _ _ < <(measure "$base.trained.compile.log" "$bin/loomc" compile \

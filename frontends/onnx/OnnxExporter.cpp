@@ -961,10 +961,16 @@ std::string loom::onnx_export::replaceInitializers(
 }
 
 std::string loom::onnx_export::writeModel(onnx::ModelProto &model,
-                                          const std::string &path) {
+                                          const std::string &path,
+                                          ExternalData external) {
   constexpr uint64_t kMaxMessage = (uint64_t(1) << 31) - 1;
   std::string error;
-  if (model.ByteSizeLong() > kMaxMessage) {
+  uint64_t size = model.ByteSizeLong();
+  if (size > kMaxMessage && external == ExternalData::Never)
+    return "the model is " + std::to_string(size) +
+           " bytes, over protobuf's 2 GiB limit: it needs external data "
+           "(--external-data=auto or always), not never";
+  if (size > kMaxMessage || external == ExternalData::Always) {
     // External data: the raw bytes move into one file beside the model.
     std::string dataPath = path + ".data";
     std::string location = dataPath.substr(dataPath.rfind('/') + 1);
@@ -995,7 +1001,8 @@ std::string loom::onnx_export::writeModel(onnx::ModelProto &model,
       pieces.emplace_back(moved.back());
       offset += moved.back().size();
     }
-    if (!loom::files::writeFileAtomically(dataPath, pieces, error))
+    if (!pieces.empty() &&
+        !loom::files::writeFileAtomically(dataPath, pieces, error))
       return error;
     if (model.ByteSizeLong() > kMaxMessage)
       return "the model is over 2 GiB even with its initializers' data in "
@@ -1009,16 +1016,25 @@ std::string loom::onnx_export::writeModel(onnx::ModelProto &model,
   return "";
 }
 
-std::string
-loom::onnx_export::dropInitializerData(const std::string &onnxBytes,
-                                       const std::set<std::string> &names,
-                                       std::string &out) {
+std::string loom::onnx_export::dropInitializerData(
+    const std::string &onnxBytes, const std::set<std::string> &names,
+    const std::function<std::optional<std::string_view>(const std::string &)>
+        &dataOf,
+    std::string &out) {
   onnx::ModelProto model;
   if (!model.ParseFromString(onnxBytes))
     return "the source model is not a valid ONNX protobuf";
   for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
-    if (!names.count(t.name()))
+    if (!names.count(t.name())) {
+      // Data the importer moved into the IR (one copy of each weight in
+      // the compiler) comes back for a tensor that is not a parameter.
+      if (t.has_raw_data() || t.data_location() != onnx::TensorProto::DEFAULT)
+        continue;
+      std::optional<std::string_view> moved = dataOf(t.name());
+      if (moved)
+        t.set_raw_data(moved->data(), moved->size());
       continue;
+    }
     t.clear_raw_data();
     t.clear_float_data();
     t.clear_double_data();
@@ -1044,7 +1060,7 @@ LogicalResult loom::onnx_export::exportFile(ModuleOp module, StringRef path,
            << problem;
   // Atomically (temporary file, fsync, rename): a crash leaves the old
   // file or the whole new one.
-  problem = writeModel(model, path.str());
+  problem = writeModel(model, path.str(), options.externalData);
   if (!problem.empty())
     return module.emitError(problem);
   return success();

@@ -13,9 +13,12 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace onnx {
@@ -27,6 +30,12 @@ namespace loom::onnx_export {
 /// The ONNX opset the exporter writes.
 constexpr int64_t kExportOpset = 17;
 
+/// Where writeModel puts the data of initializers of at least 1 KiB
+/// (`loomc export --external-data`): in the model unless it would pass
+/// protobuf's 2 GiB cap (Auto), always in `PATH.data` beside it (Always),
+/// or never (Never: a model over 2 GiB is refused).
+enum class ExternalData { Auto, Always, Never };
+
 struct ExportOptions {
   /// The function to export; empty takes the module's only function.
   std::string funcName;
@@ -35,6 +44,7 @@ struct ExportOptions {
   /// `graph.param` arguments with a `graph.initial_value` become
   /// initializers named as the parameter (trained weights), not inputs.
   bool paramsAsInitializers = false;
+  ExternalData externalData = ExternalData::Auto;
 };
 
 /// A tensor's value as an ONNX initializer holds it.
@@ -53,22 +63,28 @@ std::string replaceInitializers(const std::string &onnxBytes,
                                 onnx::ModelProto &out);
 
 /// Writes `model` at `path` atomically (a temporary file, fsynced, renamed).
-/// A model whose message would pass protobuf's 2 GiB cap keeps the data of
-/// its initializers of at least 1 KiB as ONNX external data (as torch.onnx
-/// does): one file, `PATH.data` beside it (written first), each tensor at a
-/// 4096-byte aligned offset, named by its `location`, `offset` and
-/// `length`; `model` is left pointing at it. Returns the problem, or "".
-std::string writeModel(onnx::ModelProto &model, const std::string &path);
+/// A model whose message would pass protobuf's 2 GiB cap (or any model,
+/// with ExternalData::Always) keeps the data of its initializers of at
+/// least 1 KiB as ONNX external data (as torch.onnx does): one file,
+/// `PATH.data` beside it (written first), each tensor at a 4096-byte
+/// aligned offset, named by its `location`, `offset` and `length`; `model`
+/// is left pointing at it. Returns the problem, or "".
+std::string writeModel(onnx::ModelProto &model, const std::string &path,
+                       ExternalData external = ExternalData::Auto);
 
-/// Rewrites the serialized ModelProto `onnxBytes` with the data of the
-/// initializers named in `names` dropped (name, dtype and dims kept): a
-/// training artifact keeps its source model for export, and the trained
-/// values replace exactly these (replaceInitializers), so storing their
-/// data twice would only double the artifact. Names the model lacks are
-/// ignored. Returns the problem, or "".
-std::string dropInitializerData(const std::string &onnxBytes,
-                                const std::set<std::string> &names,
-                                std::string &out);
+/// Rewrites the serialized ModelProto `onnxBytes`, a training artifact's
+/// source model kept for export: the data of the initializers named in
+/// `names` is dropped (name, dtype and dims kept; the trained values
+/// replace exactly these, replaceInitializers, so storing their data twice
+/// would only double the artifact), and any other initializer whose data
+/// the importer moved out (ImportOptions::keepSource) gets it back from
+/// `dataOf(name)`. Names the model lacks are ignored. Returns the problem,
+/// or "".
+std::string dropInitializerData(
+    const std::string &onnxBytes, const std::set<std::string> &names,
+    const std::function<std::optional<std::string_view>(const std::string &)>
+        &dataOf,
+    std::string &out);
 
 /// Exports one function of `module`; emits a diagnostic and fails on an op
 /// that has no ONNX form at the exported opset.

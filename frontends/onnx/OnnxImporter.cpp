@@ -205,10 +205,12 @@ const onnx::TensorProto *ImportContext::attrTensor(StringRef name) const {
   return a && a->has_t() ? &a->t() : nullptr;
 }
 
-/// Reads the bytes of a tensor stored in an external file.
+/// Reads the bytes of a tensor stored in an external file; its location
+/// is appended to `read` (when set) unless already there.
 static LogicalResult readExternal(const onnx::TensorProto &t,
                                   StringRef modelDir, uint64_t maxBytes,
-                                  Location loc, std::string &out) {
+                                  Location loc, std::string &out,
+                                  std::vector<std::string> *read) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -268,11 +270,14 @@ static LogicalResult readExternal(const onnx::TensorProto &t,
                           << offset << ", " << offset + size << "), file has "
                           << data.size();
   out.assign(data.data() + offset, size);
+  if (read && !llvm::is_contained(*read, location))
+    read->push_back(location);
   return success();
 }
 
 FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
-                                                     Location loc) {
+                                                     Location loc,
+                                                     std::string *taken) {
   std::optional<DType> dtype = convertDataType(t.data_type());
   if (!dtype)
     return emitError(loc) << "tensor '" << t.name() << "' has element type "
@@ -307,8 +312,11 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
 
   // Gather the little-endian bytes, whatever field holds them.
   std::string bytes;
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (failed(readExternal(t, options.modelDir, maxBytes, loc, bytes)))
+  if (taken) {
+    bytes = std::move(*taken);
+  } else if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (failed(readExternal(t, options.modelDir, maxBytes, loc, bytes,
+                            options.externalFilesRead)))
       return failure();
   } else if (t.has_raw_data()) {
     bytes = t.raw_data();
@@ -443,10 +451,12 @@ static FailureOr<InputInfo> convertValueInfo(const onnx::ValueInfoProto &info,
   return result;
 }
 
-FailureOr<OwningOpRef<ModuleOp>>
-loom::onnx_import::importModel(MLIRContext &ctx,
-                               const onnx::ModelProto &original,
-                               const ImportOptions &options) {
+/// importModel; `owned`: the model is importFile's own, so the data of
+/// large initializers may move out of it into the IR (KeptSource).
+static FailureOr<OwningOpRef<ModuleOp>>
+importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
+                const ImportOptions &options, bool owned) {
+  using namespace loom::onnx_import;
   // Bound graph inputs become initializers of a copy of the model.
   onnx::ModelProto boundCopy;
   if (!options.bindings.empty()) {
@@ -550,11 +560,32 @@ loom::onnx_import::importModel(MLIRContext &ctx,
   if (invalid)
     return failure();
   std::map<std::string, ElementsAttr> initialValues;
+  KeptSource *kept = options.keepSource;
+  bool movable = kept && owned && options.bindings.empty();
   for (const auto &init : graph.initializer()) {
-    auto value = ic.convertTensor(
-        init, NameLoc::get(StringAttr::get(&ctx, init.name())));
+    // The raw data of a large initializer of the caller's own model moves
+    // into its blob (convertTensor makes one above 1 KiB); external data
+    // is read into one, and the kept model stops pointing at the file.
+    auto &mine = const_cast<onnx::TensorProto &>(init);
+    bool moves = movable && init.data_type() != onnx::TensorProto::BOOL &&
+                 (init.data_location() == onnx::TensorProto::EXTERNAL ||
+                  init.raw_data().size() > 1024);
+    std::string taken;
+    bool take = moves && init.data_location() != onnx::TensorProto::EXTERNAL;
+    if (take) {
+      taken = std::move(*mine.mutable_raw_data());
+      mine.clear_raw_data();
+    }
+    auto value =
+        ic.convertTensor(init, NameLoc::get(StringAttr::get(&ctx, init.name())),
+                         take ? &taken : nullptr);
     if (failed(value))
       return failure();
+    if (moves && isa<DenseResourceElementsAttr>(*value)) {
+      kept->data[init.name()] = *value;
+      mine.clear_external_data();
+      mine.clear_data_location();
+    }
     ic.known[init.name()] = *value;
     auto type = cast<RankedTensorType>(value->getType());
     if (options.initializersAsParams && type.getRank() >= 1 &&
@@ -656,7 +687,16 @@ loom::onnx_import::importModel(MLIRContext &ctx,
       if (auto name = func.getArgAttrOfType<StringAttr>(i, "graph.param"))
         if (auto it = initialValues.find(name.str()); it != initialValues.end())
           func.setArgAttr(i, "graph.initial_value", it->second);
+  if (kept && !original.SerializeToString(&kept->model))
+    return emitError(modelLoc)
+           << "cannot keep the source model for export (over 2 GiB?)";
   return module;
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+loom::onnx_import::importModel(MLIRContext &ctx, const onnx::ModelProto &model,
+                               const ImportOptions &options) {
+  return importModelImpl(ctx, model, options, /*owned=*/false);
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
@@ -667,5 +707,5 @@ loom::onnx_import::importFile(MLIRContext &ctx, StringRef path,
     return failure();
   StringRef dir = llvm::sys::path::parent_path(path);
   options.modelDir = dir.empty() ? "." : dir.str();
-  return importModel(ctx, model, options);
+  return importModelImpl(ctx, model, options, /*owned=*/true);
 }

@@ -12,20 +12,33 @@
 #ifndef LOOM_FRONTENDS_ONNX_ONNXIMPORTER_H
 #define LOOM_FRONTENDS_ONNX_ONNXIMPORTER_H
 
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
-#include <string>
-
 #include <map>
 #include <string>
+#include <vector>
 
 namespace onnx {
 class ModelProto;
 } // namespace onnx
 
 namespace loom::onnx_import {
+
+/// The source model as a training compile keeps it for `loomc export`
+/// (CompileOptions::sourceOnnx): importFile moves the data of each large
+/// initializer out of its own copy of the model into the IR (not copied:
+/// the compiler holds each weight once) and records where it went.
+struct KeptSource {
+  /// The serialized ModelProto, without the data of the initializers in
+  /// `data`.
+  std::string model;
+  /// By initializer name: the attribute (a dense_resource blob) now
+  /// holding its bytes.
+  std::map<std::string, mlir::ElementsAttr> data;
+};
 
 struct ImportOptions {
   /// Name of the imported function.
@@ -51,6 +64,13 @@ struct ImportOptions {
   /// bytes of one tensor (an initializer, a Constant, external data).
   int64_t maxNodes = 1000000;
   uint64_t maxTensorBytes = uint64_t(8) << 30;
+  /// When set, the `location` of each external-data file the import read
+  /// (relative to modelDir) is appended to it, once: what the imported
+  /// module depends on besides the model's own bytes (loomc's compile
+  /// cache, compiler/CompileCache.h).
+  std::vector<std::string> *externalFilesRead = nullptr;
+  /// importFile: when set, the source model is kept here (KeptSource).
+  KeptSource *keepSource = nullptr;
 };
 
 /// Imports `model`. On failure every problem found has been emitted as a

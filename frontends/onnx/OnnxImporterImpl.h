@@ -93,9 +93,11 @@ public:
   const onnx::TensorProto *attrTensor(llvm::StringRef name) const;
 
   /// Converts a TensorProto (inline or external data) to an attribute;
-  /// large tensors become dense_resource blobs.
-  mlir::FailureOr<mlir::ElementsAttr> convertTensor(const onnx::TensorProto &t,
-                                                    mlir::Location loc);
+  /// large tensors become dense_resource blobs. `taken`: the tensor's raw
+  /// data, moved out of it by the caller, taken over.
+  mlir::FailureOr<mlir::ElementsAttr>
+  convertTensor(const onnx::TensorProto &t, mlir::Location loc,
+                std::string *taken = nullptr);
 
   /// The inputs of the node asked for with knownInput that were not known:
   /// those an error about a value needed at import is about.

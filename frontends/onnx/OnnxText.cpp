@@ -11,25 +11,34 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
 using namespace mlir;
 
 LogicalResult loom::onnx_import::readModelFile(MLIRContext &ctx, StringRef path,
                                                onnx::ModelProto &model) {
   Location loc = FileLineColLoc::get(&ctx, path, 0, 0);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buffer)
-    return emitError(loc) << "cannot read ONNX file '" << path
-                          << "': " << buffer.getError().message();
-  StringRef data = (*buffer)->getBuffer();
   if (path.ends_with(".onnxtext") || path.ends_with(".txt")) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+    if (!buffer)
+      return emitError(loc) << "cannot read ONNX file '" << path
+                            << "': " << buffer.getError().message();
     try {
-      auto status = onnx::OnnxParser::Parse(model, data.str().c_str());
+      auto status =
+          onnx::OnnxParser::Parse(model, (*buffer)->getBuffer().str().c_str());
       if (!status.IsOK())
         return emitError(loc) << "malformed ONNX text file '" << path
                               << "': " << status.ErrorMessage();
@@ -39,13 +48,26 @@ LogicalResult loom::onnx_import::readModelFile(MLIRContext &ctx, StringRef path,
     }
     return success();
   }
-  if (data.size() > (size_t)INT_MAX)
+  // Parsed as it is read, a buffer at a time: the file's bytes are never
+  // held beside the message (a model's weights are in memory once).
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    std::string why = fd >= 0 && S_ISDIR(st.st_mode) ? "Is a directory"
+                                                     : std::strerror(errno);
+    if (fd >= 0)
+      ::close(fd);
+    return emitError(loc) << "cannot read ONNX file '" << path << "': " << why;
+  }
+  google::protobuf::io::FileInputStream in(fd);
+  in.SetCloseOnDelete(true);
+  if (st.st_size > (off_t)INT_MAX)
     return emitError(loc) << "ONNX file '" << path
                           << "' is over 2 GiB: keep the weights in external "
                              "data files";
-  if (!model.ParseFromArray(data.data(), (int)data.size()))
+  if (!model.ParseFromZeroCopyStream(&in))
     return emitError(loc) << "malformed or truncated ONNX file '" << path
-                          << "' (" << data.size()
+                          << "' (" << st.st_size
                           << " bytes): not a valid ModelProto";
   if (!model.has_graph())
     return emitError(loc) << "ONNX file '" << path << "' has no graph";

@@ -196,8 +196,9 @@ bool compileOnnx(const std::string &model, std::string &artifact,
     return true;
   pid_t pid = fork();
   if (pid == 0) {
+    // This is the cache: loomc's own would keep a second copy.
     execl(loomc.c_str(), loomc.c_str(), "compile", model.c_str(), "-o",
-          artifact.c_str(), static_cast<char *>(nullptr));
+          artifact.c_str(), "--no-cache", static_cast<char *>(nullptr));
     _exit(127);
   }
   int status = 0;

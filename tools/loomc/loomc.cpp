@@ -161,9 +161,13 @@ int main(int argc, char **argv) {
   int exitCode = 0;
   if (!parseArguments(argc, argv, *command, options, llvmArgs, exitCode))
     return exitCode;
-  if (llvmArgs.size() > 1)
+  if (llvmArgs.size() > 1) {
+    // LLVM's own options may change the code but are not in the compile
+    // cache's key: such a compile bypasses the cache.
+    options.noCache = true;
     cl::ParseCommandLineOptions(llvmArgs.size(), llvmArgs.data(),
                                 "Loom compiler driver\n");
+  }
 
   DialectRegistry registry;
   loom::registerAllDialects(registry);
