@@ -2,6 +2,7 @@
 
 #include "compiler/Driver.h"
 
+#include "compiler/Calibration.h"
 #include "compiler/CompileCache.h"
 #include "compiler/ExportTrained.h"
 #include "compiler/PipelineParallel.h"
@@ -15,6 +16,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 
@@ -22,6 +24,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Threading.h"
@@ -513,6 +516,112 @@ llvm::Error runTrain(DriverOptions &o, MLIRContext &ctx) {
   });
 }
 
+/// The loom-run that runs calibration: LOOM_RUN, else the one beside this
+/// program, or why there is none.
+llvm::Expected<std::string> findLoomRun() {
+  if (const char *env = std::getenv("LOOM_RUN"); env && *env) {
+    if (!llvm::sys::fs::can_execute(env))
+      return error("LOOM_RUN=" + llvm::Twine(env) + " is not a program");
+    return std::string(env);
+  }
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(
+      llvm::sys::fs::getMainExecutable(nullptr, nullptr)));
+  llvm::sys::path::append(path, "loom-run");
+  if (!llvm::sys::fs::can_execute(path))
+    return error("--mode static runs the model with loom-run, which is not "
+                 "beside loomc (no " +
+                 path + "; LOOM_RUN may name it)");
+  return path.str().str();
+}
+
+/// --mode static's checks, before anything is read.
+llvm::Error checkStaticOptions(const DriverOptions &o) {
+  if (o.quantizeMode != "static") {
+    for (const auto &[name, value] : o.given)
+      if (name == "calibration" || name == "method" || name == "percentile")
+        return error("--" + name + " goes with --mode static");
+    return llvm::Error::success();
+  }
+  if (o.calibration.empty())
+    return error("loomc quantize --mode static needs --calibration DATA.npz "
+                 "(an array per graph input, the samples along its first "
+                 "dim)");
+  if (o.calibrationMethod != "minmax" && o.calibrationMethod != "percentile")
+    return error("--method takes minmax or percentile, not '" +
+                 o.calibrationMethod + "'");
+  if (!(o.percentile > 50 && o.percentile <= 100)) {
+    char given[32];
+    std::snprintf(given, sizeof(given), "%g", o.percentile);
+    return error("--percentile takes a percent above 50, at most 100, not " +
+                 llvm::Twine(given));
+  }
+  return llvm::Error::success();
+}
+
+/// --mode static: the ranges of the activations `model`'s quantized nodes
+/// read, from running it on --calibration's data, into `q.ranges`; with
+/// --report, the SQNR of each node's output after `quantize` rewrote the
+/// model.
+llvm::Error calibrateModel(const DriverOptions &o, MLIRContext &ctx,
+                           onnx::ModelProto &model,
+                           onnx_quantize::QuantizeOptions &q,
+                           llvm::function_ref<llvm::Error()> quantize,
+                           onnx_quantize::QuantizeReport &report) {
+  calibration::CalibrationOptions c;
+  c.data = o.calibration;
+  c.method = o.calibrationMethod;
+  c.percentile = o.percentile;
+  c.modelDir = llvm::sys::path::parent_path(o.input).str();
+  if (c.modelDir.empty())
+    c.modelDir = ".";
+  llvm::Expected<std::string> loomRun = findLoomRun();
+  if (!loomRun)
+    return loomRun.takeError();
+  c.loomRun = *loomRun;
+  q.method = c.method;
+  if (c.method == "percentile") {
+    char percent[32];
+    std::snprintf(percent, sizeof(percent), " %g", c.percentile);
+    q.method += percent;
+  }
+  std::vector<onnx_quantize::QuantizeTarget> targets;
+  if (std::string why = onnx_quantize::findTargets(model, q, targets);
+      !why.empty())
+    return error(why);
+  auto runner = calibration::Runner::create(c, model);
+  if (!runner)
+    return runner.takeError();
+  std::vector<std::string> activations, outputs;
+  for (const onnx_quantize::QuantizeTarget &t : targets) {
+    if (!llvm::is_contained(activations, t.activation))
+      activations.push_back(t.activation);
+    outputs.push_back(t.output);
+  }
+  if (!activations.empty())
+    if (llvm::Error e = calibration::calibrate(ctx, **runner, c, model,
+                                               activations, q.ranges))
+      return e;
+  llvm::errs() << "calibrated " << activations.size() << " activation"
+               << (activations.size() == 1 ? "" : "s") << " on "
+               << (*runner)->samples() << " sample"
+               << ((*runner)->samples() == 1 ? "" : "s") << " (" << q.method
+               << ", " << (*runner)->runs() << " loom-run call"
+               << ((*runner)->runs() == 1 ? "" : "s") << ")\n";
+  if (o.report.empty() || outputs.empty())
+    return quantize();
+  onnx::ModelProto original = model;
+  if (llvm::Error e = quantize())
+    return e;
+  std::map<std::string, double> sqnr;
+  if (llvm::Error e = calibration::measureSqnr(ctx, **runner, original, model,
+                                               outputs, sqnr))
+    return e;
+  for (onnx_quantize::QuantizedNode &n : report.nodes)
+    if (auto it = sqnr.find(n.output); it != sqnr.end())
+      n.outputSqnr = it->second;
+  return llvm::Error::success();
+}
+
 /// `loomc quantize`: the ONNX model's matrix products rewritten as int8
 /// ones (frontends/onnx/OnnxQuantizer.h), written as ONNX.
 llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
@@ -523,6 +632,8 @@ llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
   llvm::Expected<onnx_export::ExternalData> external = externalData(o);
   if (!external)
     return external.takeError();
+  if (llvm::Error e = checkStaticOptions(o))
+    return e;
   onnx::ModelProto model;
   if (failed(onnx_import::readModelFile(ctx, o.input, model)))
     return reported();
@@ -531,20 +642,31 @@ llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
   q.perChannel = o.perChannel;
   q.exclude = o.exclude;
   onnx_quantize::QuantizeReport report;
-  std::string problem = onnx_quantize::quantizeModel(model, q, report);
-  if (problem.empty())
-    problem = onnx_export::writeModel(model, o.output, *external);
-  if (!problem.empty())
+  auto quantize = [&]() -> llvm::Error {
+    std::string problem = onnx_quantize::quantizeModel(model, q, report);
+    if (!problem.empty())
+      return error(problem);
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = o.quantizeMode == "static"
+                          ? calibrateModel(o, ctx, model, q, quantize, report)
+                          : quantize())
+    return error("loomc quantize " + o.input + ": " +
+                 llvm::toString(std::move(e)));
+  if (std::string problem = onnx_export::writeModel(model, o.output, *external);
+      !problem.empty())
     return error("loomc quantize " + o.input + ": " + problem);
   std::string why;
   if (!o.report.empty() &&
-      !files::writeFileAtomically(o.report, report.json, why))
+      !files::writeFileAtomically(o.report, report.json(), why))
     return error(why);
-  llvm::errs() << "quantized " << report.quantized << " MatMul/Gemm node"
-               << (report.quantized == 1 ? "" : "s") << " to int8 ("
-               << o.quantizeMode << "), left " << report.kept << " in f32"
-               << (report.kept && o.report.empty() ? " (--report FILE says why)"
-                                                   : "")
+  llvm::errs() << "quantized " << report.nodes.size() << " MatMul/Gemm node"
+               << (report.nodes.size() == 1 ? "" : "s") << " to int8 ("
+               << o.quantizeMode << "), left " << report.kept.size()
+               << " in f32"
+               << (!report.kept.empty() && o.report.empty()
+                       ? " (--report FILE says why)"
+                       : "")
                << "\n";
   return llvm::Error::success();
 }

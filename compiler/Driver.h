@@ -79,10 +79,13 @@ struct DriverOptions {
   bool printMemoryPlan = false, printSummary = false, printIR = false;
   bool noInitialValues = false;
   std::string checkpoint, report;
-  /// loomc quantize: --mode, --per-channel, --exclude.
+  /// loomc quantize: --mode, --per-channel, --exclude; static mode's
+  /// --calibration, --method and --percentile.
   std::string quantizeMode = "dynamic";
   bool perChannel = false;
   std::string exclude;
+  std::string calibration, calibrationMethod = "minmax";
+  double percentile = 99.999;
   /// loomc schedule.
   std::string costs;
   bool printTimeline = false;

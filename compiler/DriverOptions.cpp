@@ -268,9 +268,19 @@ static const OptionInfo kOptions[] = {
      }},
 
     // loomc quantize.
-    {"mode", "<dynamic>",
-     "dynamic: int8 weights, activations quantized at run time", "Quantize",
-     Quantize, false, false, LOOM_TEXT(quantizeMode)},
+    {"mode", "<dynamic|static>",
+     "dynamic: int8 weights, activations quantized at run time; static: "
+     "activations too, with ranges from --calibration (QDQ)",
+     "Quantize", Quantize, false, false, LOOM_TEXT(quantizeMode)},
+    {"calibration", "<data.npz>",
+     "static: an array per graph input, the samples along its first dim",
+     "Quantize", Quantize, false, false, LOOM_TEXT(calibration)},
+    {"method", "<minmax|percentile>",
+     "static: an activation's range, its extremes (minmax) or a percentile",
+     "Quantize", Quantize, false, false, LOOM_TEXT(calibrationMethod)},
+    {"percentile", "<float>",
+     "percentile: the share of values kept, in percent (99.999)", "Quantize",
+     Quantize, false, false, LOOM_REAL(percentile)},
     {"per-channel", nullptr, "one weight scale per output column", "Quantize",
      Quantize, false, false, LOOM_FLAG(perChannel)},
     {"exclude", "<regex>", "MatMul/Gemm nodes whose names match stay f32",
@@ -311,10 +321,12 @@ static const CommandInfo kCommands[] = {
      "loomc train model.onnx --logits logits --batch 8 --precision bf16 "
      "--data-parallel 2 -o train.loom"},
     {Quantize, "quantize",
-     "an f32 ONNX model's MatMul/Gemm weights to int8 (ONNX out)",
+     "an f32 ONNX model's MatMul/Gemm to int8, dynamic or static (ONNX out)",
      "<model.onnx> -o <model.int8.onnx>",
      "loomc quantize model.onnx -o model.int8.onnx --per-channel --report "
-     "q.json"},
+     "q.json\n"
+     "loomc quantize model.onnx -o model.int8.onnx --mode static "
+     "--calibration data.npz --per-channel"},
     {Schedule, "schedule", "make, verify and draw a pipeline schedule", "",
      "loomc schedule --pipeline-schedule zb-h1 --pipeline-stages 4 "
      "--micro-batches 8 --print"},

@@ -2,8 +2,9 @@
 """f32 models and their static int8 QDQ versions for bench/quant/run.sh.
 
 make_quant_models.py OUT   writes OUT/<name>.onnx, OUT/<name>_int8.onnx,
-                           OUT/<name>_dyn8.onnx, OUT/<name>_in.npy for each
-                           model below
+                           OUT/<name>_dyn8.onnx, OUT/<name>_in.npy and
+                           OUT/<name>_calib.npz (the int8 versions'
+                           calibration batch) for each model below
 
   bert-ffn   two BERT-base feed-forward blocks (768 -> 3072 -> ReLU -> 768,
              bias, residual) on 128 tokens
@@ -132,6 +133,9 @@ def build(name, out, mode):
     with open(os.path.join(out, f"{name}{suffix}.onnx"), "wb") as f:
         f.write(m.SerializeToString())
     np.save(os.path.join(out, f"{name}_in.npy"), x)
+    # The calibration batch as one sample, for `loomc quantize --mode
+    # static` (the "ls8" form of run.sh).
+    np.savez(os.path.join(out, f"{name}_calib.npz"), x=calib[None])
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 # activations; "int8") and in the form its quantize_dynamic writes
 # (DynamicQuantizeLinear + MatMulInteger; "dyn8"), and as `loomc quantize
 # --per-channel` writes it from the f32 model ("lq8": the same dynamic form,
-# one weight scale per output column), each run by Loom and by
+# one weight scale per output column) and as `loomc quantize --mode static
+# --per-channel` writes it, calibrated on the int8 form's calibration batch
+# ("ls8": the QDQ form, its ranges from Loom's run), each run by Loom and by
 # ONNX Runtime, interleaved rounds, the median of the rounds' medians.
 # Prints per model, form and thread count the latencies, Loom's speed-up
 # over its f32 (f32 / int8), Loom / ORT on the same quantized model, and
@@ -31,7 +33,9 @@ bin="$root/build/bin"
 models="bert-ffn mlp-b64"
 for m in $models; do
   "$bin/loomc" quantize "$out/$m.onnx" -o "$out/${m}_lq8.onnx" --per-channel
-  for v in "$m" "${m}_int8" "${m}_dyn8" "${m}_lq8"; do
+  "$bin/loomc" quantize "$out/$m.onnx" -o "$out/${m}_ls8.onnx" --per-channel \
+    --mode static --calibration "$out/${m}_calib.npz"
+  for v in "$m" "${m}_int8" "${m}_dyn8" "${m}_lq8" "${m}_ls8"; do
     "$bin/loomc" compile "$out/$v.onnx" -o "$out/$v.loom"
     mkdir -p "$out/$v.out"
     "$bin/loom-run" "$out/$v.loom" --in "x=$out/${m}_in.npy" \
@@ -53,7 +57,7 @@ ort_ms() {
 printf '%-10s %-4s %3s %9s %9s %9s %9s %9s %9s %6s\n' model form thr \
   "loom f32" "loom q" "ort f32" "ort q" "f32/q" "loom/ort" "SQNR"
 for m in $models; do
-  for form in int8 dyn8 lq8; do
+  for form in int8 dyn8 lq8 ls8; do
     q="${m}_$form"
     sqnr=$(/usr/bin/python3 "$root/bench/quant/sqnr.py" "$out/$m.out/y.npy" \
            "$out/$q.out/y.npy")

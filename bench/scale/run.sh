@@ -124,7 +124,9 @@ skip_row() { printf '%-6s %-24s skipped (%s)\n' "$1" "$2" "$3"; }
 # 5. roundtrip SIZE BASE TRAIN.loom B: 10 steps from the raw token file
 #    (nanoGPT's format) with a checkpoint, `loomc export` of the trained
 #    model with external data, and that ONNX compiled by Loom and run by Loom and ONNX Runtime
-#    on the same input: the logits must agree.
+#    on the same input: the logits must agree; and the trained artifact,
+#    resumed from the checkpoint, reports on one batch the loss that the
+#    export's logits give (ONNX Runtime).
 roundtrip() {
   local size=$1 base=$2 art=$3 b=$4 rc wall rss
   read -r rc wall _ rss < <(measure "$base.tokens.log" "$bin/loom-run" "$art" \
@@ -164,6 +166,36 @@ print(f"max |Loom - ORT| {err:.2g} {'ok' if ok else 'MISMATCH'}"
 PY
 )
   printf '%-6s %-24s %s\n' "$size" "exported 1x$seq" "$check"
+  # The trained artifact itself against its export: the loss the training
+  # step reports on one batch after resuming from the checkpoint (computed
+  # before its update) against the cross entropy of the export's logits on
+  # that batch (ONNX Runtime).
+  $py -c "import numpy as np, sys; d = np.load(sys.argv[1]); np.savez(sys.argv[2], **{k: v[:$b] for k, v in d.items()}); np.save(sys.argv[3], d['input_ids'][:$b])" \
+    "$base.npz" "$base.batch.npz" "$base.batch_ids.npy"
+  rm -rf "$base.batch_ort"; mkdir -p "$base.batch_ort"
+  "$bin/loom-run" "$art" --resume "$base.loomckpt" --data "$base.batch.npz" --steps 1 \
+    --batch "$b" --threads "$threads" --log-every 1 > "$base.resume.log" 2>&1 ||
+    { fail_row "$size" "resume trained" "$base.resume.log"; return; }
+  node "$root/test/tools/ort_run.js" "$base.trained.onnx" --in "$base.batch_ids.npy" \
+    --save-dir "$base.batch_ort" > "$base.batch_ort.log" 2>&1 ||
+    { fail_row "$size" "ORT on exported b$b" "$base.batch_ort.log"; return; }
+  check=$($py - "$base.resume.log" "$base.batch_ort/output_0.npy" "$base.batch.npz" <<'PY'
+import re
+import sys
+import numpy as np
+log, logits, batch = sys.argv[1:4]
+loss = float(re.search(r"^step \d+/\d+  loss (\S+)", open(log).read(), re.M).group(1))
+x = np.load(logits).astype(np.float64)
+y = np.load(batch)["labels"]
+m = x.max(-1, keepdims=True)
+lse = np.log(np.exp(x - m).sum(-1)) + m[..., 0]
+ce = float((lse - np.take_along_axis(x, y[..., None], -1)[..., 0]).mean())
+ok = abs(ce - loss) <= 1e-4 * max(1.0, abs(loss))
+print(f"trained artifact's loss {loss:.6g}, export's cross entropy {ce:.6g}: "
+      f"{'equal' if ok else 'MISMATCH'}")
+PY
+)
+  printf '%-6s %-24s %s\n' "$size" "artifact vs export b$b" "$check"
   rm -f "$base.trained.loom" "$base.loomckpt"
 }
 

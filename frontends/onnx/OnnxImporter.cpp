@@ -561,15 +561,17 @@ importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
     return failure();
   std::map<std::string, ElementsAttr> initialValues;
   KeptSource *kept = options.keepSource;
-  bool movable = kept && owned && options.bindings.empty();
+  bool movable = owned && options.bindings.empty();
   for (const auto &init : graph.initializer()) {
-    // The raw data of a large initializer of the caller's own model moves
-    // into its blob (convertTensor makes one above 1 KiB); external data
-    // is read into one, and the kept model stops pointing at the file.
+    // The raw data of a large initializer of importFile's own model moves
+    // into its blob (convertTensor makes one above 1 KiB): the weights are
+    // in memory once. External data is read into one, and a kept model
+    // stops pointing at the file.
     auto &mine = const_cast<onnx::TensorProto &>(init);
-    bool moves = movable && init.data_type() != onnx::TensorProto::BOOL &&
-                 (init.data_location() == onnx::TensorProto::EXTERNAL ||
-                  init.raw_data().size() > 1024);
+    bool moves =
+        movable && init.data_type() != onnx::TensorProto::BOOL &&
+        ((kept && init.data_location() == onnx::TensorProto::EXTERNAL) ||
+         init.raw_data().size() > 1024);
     std::string taken;
     bool take = moves && init.data_location() != onnx::TensorProto::EXTERNAL;
     if (take) {
@@ -581,7 +583,7 @@ importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
                          take ? &taken : nullptr);
     if (failed(value))
       return failure();
-    if (moves && isa<DenseResourceElementsAttr>(*value)) {
+    if (kept && moves && isa<DenseResourceElementsAttr>(*value)) {
       kept->data[init.name()] = *value;
       mine.clear_external_data();
       mine.clear_data_location();

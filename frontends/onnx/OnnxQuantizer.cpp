@@ -1,9 +1,11 @@
 //===- OnnxQuantizer.cpp - ONNX f32 model -> int8 ONNX model -------------===//
 //
-// Dynamic quantization on the ONNX graph itself (see OnnxQuantizer.h): the
-// nodes it writes are standard ONNX (opset 11), so the result runs in ONNX
-// Runtime too; Loom's importer makes each MatMulInteger a
-// graph.matmul_integer, which the CPU code runs as oneDNN's int8 matmul.
+// Dynamic and static (QDQ) quantization on the ONNX graph itself (see
+// OnnxQuantizer.h): the nodes it writes are standard ONNX, so the result
+// runs in ONNX Runtime too. Loom's importer makes each MatMulInteger a
+// graph.matmul_integer, and --loom-integer-matmul makes each
+// DequantizeLinear -> MatMul of the QDQ form one; the CPU code runs both
+// as oneDNN's int8 matmul.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +19,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -50,20 +51,6 @@ std::string floatsOf(const onnx::TensorProto &t, std::vector<float> &out) {
   return "";
 }
 
-/// `s` as a JSON string, quoted.
-std::string jsonString(const std::string &s) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << llvm::json::Value(llvm::json::isUTF8(s) ? s : llvm::json::fixUTF8(s));
-  return os.str();
-}
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", v);
-  return buf;
-}
-
 onnx::NodeProto *addNode(onnx::GraphProto &g, const std::string &op,
                          std::vector<std::string> inputs,
                          std::vector<std::string> outputs,
@@ -92,33 +79,231 @@ float floatAttr(const onnx::NodeProto &n, const char *name, float dflt) {
   return dflt;
 }
 
-} // namespace
+/// An initializer of `g`: `dims`, `type` and the bytes `raw`.
+void addInitializer(onnx::GraphProto &g, const std::string &name, int type,
+                    std::vector<int64_t> dims, std::string raw) {
+  onnx::TensorProto *t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims)
+    t->add_dims(d);
+  t->set_raw_data(std::move(raw));
+}
 
-std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
-                          QuantizeReport &report) {
-  if (o.mode != "dynamic")
-    return o.mode == "static"
-               ? "--mode static (activation scales from a calibration set) "
-                 "is not implemented yet; --mode dynamic quantizes the "
-                 "weights now and each activation at run time"
-               : "--mode must be dynamic or static, not '" + o.mode + "'";
-  llvm::Regex exclude(o.exclude);
-  if (std::string why; !o.exclude.empty() && !exclude.isValid(why))
-    return "--exclude '" + o.exclude + "' is not a regular expression (" + why +
-           ")";
+std::string floatBytes(const std::vector<float> &v) {
+  return std::string(reinterpret_cast<const char *>(v.data()),
+                     v.size() * sizeof(float));
+}
+
+/// The node's name in messages: its name, else its first output.
+std::string labelOf(const onnx::NodeProto &n) {
+  if (!n.name().empty())
+    return n.name();
+  return n.output_size() ? n.output(0) : std::string();
+}
+
+/// A MatMul or Gemm of the default domain.
+bool isProduct(const onnx::NodeProto &n) {
+  return (n.op_type() == "MatMul" || n.op_type() == "Gemm") &&
+         n.domain().empty();
+}
+
+/// Why product `n` stays f32, or "" when it is quantized.
+std::string whyKept(const onnx::NodeProto &n, const onnx::GraphProto &g,
+                    const std::map<std::string, int> &initializers,
+                    const llvm::Regex *exclude) {
+  if (exclude && exclude->match(labelOf(n)))
+    return "excluded by --exclude";
+  if (n.input_size() < 2 || !initializers.count(n.input(1)))
+    return "its second input is not an initializer (a weight)";
+  const onnx::TensorProto &w = g.initializer(initializers.at(n.input(1)));
+  if (w.data_type() != onnx::TensorProto::FLOAT || w.dims_size() != 2)
+    return "its weight is not a 2-D float tensor";
+  if (n.op_type() == "Gemm" &&
+      (intAttr(n, "transA", 0) || floatAttr(n, "alpha", 1.0f) != 1.0f ||
+       (n.input_size() > 2 && floatAttr(n, "beta", 1.0f) != 1.0f)))
+    return "Gemm with transA, alpha or beta other than 1";
+  return "";
+}
+
+/// A weight rounded to s8 with symmetric scales (one per output column, or
+/// one), and the error that leaves.
+struct QuantizedWeight {
+  std::string values;
+  std::vector<float> scales;
+  /// The scales' initializer.
+  std::string scaleName;
+  int64_t k = 0, n = 0;
+  double signal = 0, noise = 0;
+};
+
+/// Quantizes the rows x cols weight `values` of a product (transB: stored
+/// [N, K]). The s8 values are [K, N] (`keepLayout`: the weight's layout).
+QuantizedWeight quantizeWeight(const std::vector<float> &values, int64_t rows,
+                               int64_t cols, bool transB, bool perChannel,
+                               bool keepLayout) {
+  QuantizedWeight q;
+  q.k = transB ? cols : rows;
+  q.n = transB ? rows : cols;
+  auto source = [&](int64_t k, int64_t c) {
+    return transB ? c * cols + k : k * cols + c;
+  };
+  q.scales.assign(static_cast<size_t>(perChannel ? q.n : 1), 0.0f);
+  for (int64_t k = 0; k < q.k; ++k)
+    for (int64_t c = 0; c < q.n; ++c) {
+      float &s = q.scales[perChannel ? c : 0];
+      s = std::max(s, std::fabs(values[source(k, c)]));
+    }
+  for (float &s : q.scales)
+    s = s > 0 && std::isfinite(s) ? s / 127.0f : 1.0f;
+  q.values.assign(static_cast<size_t>(q.k * q.n), '\0');
+  for (int64_t k = 0; k < q.k; ++k)
+    for (int64_t c = 0; c < q.n; ++c) {
+      float s = q.scales[perChannel ? c : 0], v = values[source(k, c)];
+      float r = std::nearbyint(v / s);
+      r = std::min(127.0f, std::max(-127.0f, r));
+      q.values[keepLayout ? source(k, c) : k * q.n + c] =
+          static_cast<char>(static_cast<int8_t>(r));
+      q.signal += double(v) * v;
+      q.noise += (double(v) - double(r) * s) * (double(v) - double(r) * s);
+    }
+  return q;
+}
+
+/// The main domain's opset of `model` (0 when it has none).
+int64_t opsetOf(const onnx::ModelProto &model) {
   int64_t opset = 0;
   for (const onnx::OperatorSetIdProto &id : model.opset_import())
     if (id.domain().empty() || id.domain() == "ai.onnx")
       opset = id.version();
-  if (opset < 11)
+  return opset;
+}
+
+/// --exclude compiled, or why it is not a regular expression.
+std::string compileExclude(const std::string &text, llvm::Regex &exclude) {
+  exclude = llvm::Regex(text);
+  if (std::string why; !text.empty() && !exclude.isValid(why))
+    return "--exclude '" + text + "' is not a regular expression (" + why + ")";
+  return "";
+}
+
+std::map<std::string, int> initializerIndex(const onnx::GraphProto &g) {
+  std::map<std::string, int> index;
+  for (int i = 0; i < g.initializer_size(); ++i)
+    index[g.initializer(i).name()] = i;
+  return index;
+}
+
+} // namespace
+
+void activationParams(double lo, double hi, float &scale, int &zero) {
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  double s = (hi - lo) / 255.0;
+  if (!(s > 0) || !std::isfinite(s)) {
+    scale = 1.0f;
+    zero = 0;
+    return;
+  }
+  scale = static_cast<float>(s);
+  zero = static_cast<int>(
+      std::min(255.0, std::max(0.0, std::nearbyint(-lo / double(scale)))));
+}
+
+std::string QuantizeReport::json() const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::json::OStream j(os, 2);
+  auto text = [&](const char *key, const std::string &s) {
+    j.attribute(key, llvm::json::isUTF8(s) ? s : llvm::json::fixUTF8(s));
+  };
+  auto number = [&](const char *key, double v) {
+    if (std::isfinite(v))
+      j.attribute(key, v);
+    else
+      j.attribute(key, nullptr);
+  };
+  j.object([&] {
+    text("mode", mode);
+    if (!method.empty())
+      text("method", method);
+    j.attributeArray("quantized", [&] {
+      for (const QuantizedNode &q : nodes)
+        j.object([&] {
+          text("node", q.node);
+          text("op", q.op);
+          text("weight", q.weight);
+          j.attribute("k", q.k);
+          j.attribute("n", q.n);
+          j.attribute("per_channel", q.perChannel);
+          number("scale_min", q.scaleMin);
+          number("scale_max", q.scaleMax);
+          number("weight_sqnr_db", q.weightSqnr);
+          if (mode != "static")
+            return;
+          text("activation", q.activation);
+          number("activation_min", q.rangeMin);
+          number("activation_max", q.rangeMax);
+          number("activation_scale", q.activationScale);
+          j.attribute("activation_zero_point", q.activationZero);
+          text("output", q.output);
+          number("output_sqnr_db", q.outputSqnr);
+        });
+    });
+    j.attributeArray("kept", [&] {
+      for (const KeptNode &k : kept)
+        j.object([&] {
+          text("node", k.node);
+          text("op", k.op);
+          text("why", k.why);
+        });
+    });
+  });
+  os << "\n";
+  return out;
+}
+
+std::string findTargets(const onnx::ModelProto &model, const QuantizeOptions &o,
+                        std::vector<QuantizeTarget> &targets) {
+  llvm::Regex exclude;
+  if (std::string why = compileExclude(o.exclude, exclude); !why.empty())
+    return why;
+  const onnx::GraphProto &g = model.graph();
+  std::map<std::string, int> initializers = initializerIndex(g);
+  for (const onnx::NodeProto &n : g.node())
+    if (isProduct(n) &&
+        whyKept(n, g, initializers, o.exclude.empty() ? nullptr : &exclude)
+            .empty())
+      targets.push_back({labelOf(n), n.input(0), n.output(0)});
+  return "";
+}
+
+std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
+                          QuantizeReport &report) {
+  bool isStatic = o.mode == "static";
+  if (o.mode != "dynamic" && !isStatic)
+    return "--mode must be dynamic or static, not '" + o.mode + "'";
+  llvm::Regex exclude;
+  if (std::string why = compileExclude(o.exclude, exclude); !why.empty())
+    return why;
+  int64_t opset = opsetOf(model);
+  if (!isStatic && opset < 11)
     return "the model's opset is " + std::to_string(opset) +
            "; DynamicQuantizeLinear needs 11 or later (re-export the model "
            "at a newer opset)";
+  if (isStatic && opset < 10)
+    return "the model's opset is " + std::to_string(opset) +
+           "; QuantizeLinear needs 10 or later (re-export the model at a "
+           "newer opset)";
+  if (isStatic && o.perChannel && opset < 13)
+    return "the model's opset is " + std::to_string(opset) +
+           "; --per-channel needs DequantizeLinear's axis, opset 13 or later "
+           "(re-export the model, or quantize per tensor)";
+  report.mode = o.mode;
+  report.method = o.method;
 
   onnx::GraphProto &g = *model.mutable_graph();
-  std::map<std::string, int> initializers;
-  for (int i = 0; i < g.initializer_size(); ++i)
-    initializers[g.initializer(i).name()] = i;
+  std::map<std::string, int> initializers = initializerIndex(g);
   // Every name in use: new ones must not collide.
   std::set<std::string> names;
   for (const onnx::NodeProto &n : g.node())
@@ -136,141 +321,154 @@ std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
     return name;
   };
 
-  std::string nodesJson, keptJson;
-  auto keep = [&](const onnx::NodeProto &n, const std::string &label,
-                  const std::string &why) {
-    keptJson += std::string(keptJson.empty() ? "" : ",") +
-                "\n    {\"node\": " + jsonString(label) +
-                ", \"op\": " + jsonString(n.op_type()) +
-                ", \"why\": " + jsonString(why) + "}";
-    ++report.kept;
-  };
-
   google::protobuf::RepeatedPtrField<onnx::NodeProto> old;
   old.Swap(g.mutable_node());
   std::set<std::string> replacedWeights;
+  // Static: each activation's dequantized name, each weight's (by name and
+  // transB, which picks the per-channel axis) with its quantization.
+  std::map<std::string, std::string> dequantizedActivations;
+  std::map<std::pair<std::string, bool>,
+           std::pair<std::string, QuantizedWeight>>
+      dequantizedWeights;
   for (onnx::NodeProto &n : old) {
-    bool gemm = n.op_type() == "Gemm";
-    if (!(n.op_type() == "MatMul" || gemm) || !n.domain().empty()) {
+    if (!isProduct(n)) {
       *g.add_node() = std::move(n);
       continue;
     }
-    std::string label = !n.name().empty()
-                            ? n.name()
-                            : (n.output_size() ? n.output(0) : std::string());
+    std::string label = labelOf(n);
     auto skip = [&](const std::string &why) {
-      keep(n, label, why);
+      report.kept.push_back({label, n.op_type(), why});
       *g.add_node() = std::move(n);
     };
-    if (!o.exclude.empty() && exclude.match(label)) {
-      skip("excluded by --exclude");
+    if (std::string why =
+            whyKept(n, g, initializers, o.exclude.empty() ? nullptr : &exclude);
+        !why.empty()) {
+      skip(why);
       continue;
     }
-    if (n.input_size() < 2 || !initializers.count(n.input(1))) {
-      skip("its second input is not an initializer (a weight)");
-      continue;
-    }
+    // (Initializers added below leave it where it is.)
     const onnx::TensorProto &w = g.initializer(initializers[n.input(1)]);
-    if (w.data_type() != onnx::TensorProto::FLOAT || w.dims_size() != 2) {
-      skip("its weight is not a 2-D float tensor");
-      continue;
-    }
-    bool transB = false;
-    if (gemm) {
-      if (intAttr(n, "transA", 0) || floatAttr(n, "alpha", 1.0f) != 1.0f ||
-          (n.input_size() > 2 && floatAttr(n, "beta", 1.0f) != 1.0f)) {
-        skip("Gemm with transA, alpha or beta other than 1");
+    bool gemm = n.op_type() == "Gemm";
+    bool transB = gemm && intAttr(n, "transB", 0);
+    std::string base = label.empty() ? "matmul" : label;
+    QuantizedNode entry;
+    entry.node = label;
+    entry.op = n.op_type();
+    entry.weight = w.name();
+    entry.perChannel = o.perChannel;
+    entry.output = n.output(0);
+
+    const QuantizedWeight *q = nullptr;
+    std::string wq;
+    auto known = dequantizedWeights.find({w.name(), transB});
+    if (known != dequantizedWeights.end()) {
+      wq = known->second.first;
+      q = &known->second.second;
+    } else {
+      std::vector<float> values;
+      if (std::string why = floatsOf(w, values); !why.empty()) {
+        skip("its weight " + w.name() + ": " + why);
         continue;
       }
-      transB = intAttr(n, "transB", 0);
-    }
-    std::vector<float> values;
-    if (std::string why = floatsOf(w, values); !why.empty()) {
-      skip("its weight " + w.name() + ": " + why);
-      continue;
-    }
-    // The weight as [K, N].
-    int64_t rows = w.dims(0), cols = w.dims(1);
-    int64_t K = transB ? cols : rows, N = transB ? rows : cols;
-    auto at = [&](int64_t k, int64_t c) {
-      return values[transB ? c * cols + k : k * cols + c];
-    };
-    int64_t groups = o.perChannel ? N : 1;
-    std::vector<float> scales(static_cast<size_t>(groups), 0.0f);
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t c = 0; c < N; ++c) {
-        float &s = scales[o.perChannel ? c : 0];
-        s = std::max(s, std::fabs(at(k, c)));
+      QuantizedWeight made =
+          quantizeWeight(values, w.dims(0), w.dims(1), transB, o.perChannel,
+                         /*keepLayout=*/isStatic);
+      std::vector<int64_t> perColumn;
+      if (o.perChannel)
+        perColumn.push_back(made.n);
+      std::string ws = fresh(w.name() + "_scale");
+      made.scaleName = ws;
+      wq = fresh(w.name() + "_quantized");
+      addInitializer(g, ws, onnx::TensorProto::FLOAT, perColumn,
+                     floatBytes(made.scales));
+      if (isStatic) {
+        std::string wz = fresh(w.name() + "_zero_point"),
+                    wdq = fresh(w.name() + "_dequantized");
+        addInitializer(g, wq, onnx::TensorProto::INT8, {w.dims(0), w.dims(1)},
+                       std::move(made.values));
+        addInitializer(g, wz, onnx::TensorProto::INT8, perColumn,
+                       std::string(o.perChannel ? made.n : 1, '\0'));
+        onnx::NodeProto *dq =
+            addNode(g, "DequantizeLinear", {wq, ws, wz}, {wdq},
+                    fresh(w.name() + "_DequantizeLinear"));
+        if (o.perChannel) {
+          onnx::AttributeProto *axis = dq->add_attribute();
+          axis->set_name("axis");
+          axis->set_type(onnx::AttributeProto::INT);
+          axis->set_i(transB ? 0 : 1);
+        }
+        wq = wdq;
+      } else {
+        addInitializer(g, wq, onnx::TensorProto::INT8, {made.k, made.n},
+                       std::move(made.values));
       }
-    for (float &s : scales)
-      s = s > 0 && std::isfinite(s) ? s / 127.0f : 1.0f;
-    std::string q(static_cast<size_t>(K * N), '\0');
-    double signal = 0, noise = 0;
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t c = 0; c < N; ++c) {
-        float s = scales[o.perChannel ? c : 0], v = at(k, c);
-        float r = std::nearbyint(v / s);
-        r = std::min(127.0f, std::max(-127.0f, r));
-        q[k * N + c] = static_cast<char>(static_cast<int8_t>(r));
-        signal += double(v) * v;
-        noise += (double(v) - double(r) * s) * (double(v) - double(r) * s);
-      }
-    std::string base = label.empty() ? "matmul" : label;
-    std::string wq = fresh(w.name() + "_quantized"),
-                ws = fresh(w.name() + "_scale");
-    onnx::TensorProto *tq = g.add_initializer();
-    tq->set_name(wq);
-    tq->set_data_type(onnx::TensorProto::INT8);
-    tq->add_dims(K);
-    tq->add_dims(N);
-    tq->set_raw_data(std::move(q));
-    onnx::TensorProto *ts = g.add_initializer();
-    ts->set_name(ws);
-    ts->set_data_type(onnx::TensorProto::FLOAT);
-    if (o.perChannel)
-      ts->add_dims(N);
-    ts->set_raw_data(std::string(reinterpret_cast<const char *>(scales.data()),
-                                 scales.size() * sizeof(float)));
+      auto &slot = dequantizedWeights[{w.name(), transB}];
+      slot = {wq, std::move(made)};
+      q = &slot.second;
+    }
     replacedWeights.insert(n.input(1));
+    entry.k = q->k;
+    entry.n = q->n;
+    entry.scaleMin = *std::min_element(q->scales.begin(), q->scales.end());
+    entry.scaleMax = *std::max_element(q->scales.begin(), q->scales.end());
+    if (q->noise > 0)
+      entry.weightSqnr = 10 * std::log10(q->signal / q->noise);
 
-    std::string xq = fresh(base + "_x_quantized"),
-                xs = fresh(base + "_x_scale"), xz = fresh(base + "_x_zero"),
-                acc = fresh(base + "_int32"), wide = fresh(base + "_f32"),
-                scale = fresh(base + "_scale"), out = n.output(0);
-    std::string product = gemm && n.input_size() > 2 && !n.input(2).empty()
-                              ? fresh(base + "_product")
-                              : out;
-    addNode(g, "DynamicQuantizeLinear", {n.input(0)}, {xq, xs, xz},
-            fresh(base + "_quantize"));
-    addNode(g, "MatMulInteger", {xq, wq, xz}, {acc},
-            fresh(base + "_matmul_integer"));
-    onnx::NodeProto *cast =
-        addNode(g, "Cast", {acc}, {wide}, fresh(base + "_cast"));
-    onnx::AttributeProto *to = cast->add_attribute();
-    to->set_name("to");
-    to->set_type(onnx::AttributeProto::INT);
-    to->set_i(onnx::TensorProto::FLOAT);
-    addNode(g, "Mul", {xs, ws}, {scale}, fresh(base + "_scales"));
-    addNode(g, "Mul", {wide, scale}, {product}, fresh(base + "_rescale"));
-    if (product != out)
-      addNode(g, "Add", {product, n.input(2)}, {out}, fresh(base + "_bias"));
-
-    nodesJson += std::string(nodesJson.empty() ? "" : ",") +
-                 "\n    {\"node\": " + jsonString(label) +
-                 ", \"op\": " + jsonString(n.op_type()) +
-                 ", \"weight\": " + jsonString(w.name()) +
-                 ", \"k\": " + std::to_string(K) +
-                 ", \"n\": " + std::to_string(N) +
-                 ", \"per_channel\": " + (o.perChannel ? "true" : "false") +
-                 ", \"scale_min\": " +
-                 number(*std::min_element(scales.begin(), scales.end())) +
-                 ", \"scale_max\": " +
-                 number(*std::max_element(scales.begin(), scales.end())) +
-                 ", \"weight_sqnr_db\": " +
-                 (noise > 0 ? number(10 * std::log10(signal / noise))
-                            : std::string("null")) +
-                 "}";
-    ++report.quantized;
+    if (isStatic) {
+      const std::string &x = n.input(0);
+      auto range = o.ranges.find(x);
+      if (range == o.ranges.end())
+        return "node " + label + ": its input " + x +
+               " has no calibrated range";
+      entry.activation = x;
+      entry.rangeMin = range->second.first;
+      entry.rangeMax = range->second.second;
+      float scale = 1.0f;
+      activationParams(entry.rangeMin, entry.rangeMax, scale,
+                       entry.activationZero);
+      entry.activationScale = scale;
+      std::string &xdq = dequantizedActivations[x];
+      if (xdq.empty()) {
+        std::string xs = fresh(x + "_scale"), xz = fresh(x + "_zero_point"),
+                    xq = fresh(x + "_quantized");
+        xdq = fresh(x + "_dequantized");
+        addInitializer(g, xs, onnx::TensorProto::FLOAT, {},
+                       floatBytes({scale}));
+        addInitializer(g, xz, onnx::TensorProto::UINT8, {},
+                       std::string(1, static_cast<char>(entry.activationZero)));
+        addNode(g, "QuantizeLinear", {x, xs, xz}, {xq},
+                fresh(x + "_QuantizeLinear"));
+        addNode(g, "DequantizeLinear", {xq, xs, xz}, {xdq},
+                fresh(x + "_DequantizeLinear"));
+      }
+      n.set_input(0, xdq);
+      n.set_input(1, wq);
+      *g.add_node() = std::move(n);
+    } else {
+      const std::string &ws = q->scaleName;
+      std::string xq = fresh(base + "_x_quantized"),
+                  xs = fresh(base + "_x_scale"), xz = fresh(base + "_x_zero"),
+                  acc = fresh(base + "_int32"), wide = fresh(base + "_f32"),
+                  scale = fresh(base + "_scale"), out = n.output(0);
+      std::string product = gemm && n.input_size() > 2 && !n.input(2).empty()
+                                ? fresh(base + "_product")
+                                : out;
+      addNode(g, "DynamicQuantizeLinear", {n.input(0)}, {xq, xs, xz},
+              fresh(base + "_quantize"));
+      addNode(g, "MatMulInteger", {xq, wq, xz}, {acc},
+              fresh(base + "_matmul_integer"));
+      onnx::NodeProto *cast =
+          addNode(g, "Cast", {acc}, {wide}, fresh(base + "_cast"));
+      onnx::AttributeProto *to = cast->add_attribute();
+      to->set_name("to");
+      to->set_type(onnx::AttributeProto::INT);
+      to->set_i(onnx::TensorProto::FLOAT);
+      addNode(g, "Mul", {xs, ws}, {scale}, fresh(base + "_scales"));
+      addNode(g, "Mul", {wide, scale}, {product}, fresh(base + "_rescale"));
+      if (product != out)
+        addNode(g, "Add", {product, n.input(2)}, {out}, fresh(base + "_bias"));
+    }
+    report.nodes.push_back(std::move(entry));
   }
   // Weights no node reads any more go.
   std::set<std::string> read;
@@ -289,10 +487,6 @@ std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
                                        !read.count(t.name());
                               }),
                inits->end());
-  report.json = "{\n  \"mode\": " + jsonString(o.mode) +
-                ",\n  \"quantized\": [" + nodesJson +
-                (nodesJson.empty() ? "]" : "\n  ]") + ",\n  \"kept\": [" +
-                keptJson + (keptJson.empty() ? "]" : "\n  ]") + "\n}\n";
   return "";
 }
 

@@ -101,9 +101,37 @@ loom::autodiff::buildVjp(func::FuncOp func,
         useful.insert(v);
 
   llvm::DenseMap<Value, Value> grads;
+  // A scatter-add into zeros not used yet (a gather's or an embedding's
+  // gradient) takes another contribution as its data instead of being
+  // added to it: one buffer fewer, the size of the table (a tied
+  // embedding: GPT-2 small's step peaks 147 MiB lower).
+  auto scatterInto = [&](Value scatter, Value other) -> Value {
+    auto s = scatter.getDefiningOp<graph::ScatterElementsOp>();
+    auto zeros = s ? s.getData().getDefiningOp<graph::FillLikeOp>() : nullptr;
+    auto zero = zeros ? dyn_cast<FloatAttr>(zeros.getValue()) : nullptr;
+    if (!zero || !zero.getValue().isZero() ||
+        s.getReduction() != graph::ScatterReduction::add || !s->use_empty() ||
+        other.getType() != s.getType())
+      return Value();
+    Value merged = b.create<graph::ScatterElementsOp>(
+        s.getLoc(), other, s.getIndices(), s.getUpdates(), s.getAxis(),
+        graph::ScatterReduction::add);
+    s->erase();
+    if (zeros->use_empty())
+      zeros->erase();
+    return merged;
+  };
   auto accumulate = [&](Value v, Value g) {
     Value &slot = grads[v];
-    slot = slot ? b.create<graph::AddOp>(g.getLoc(), slot, g).getResult() : g;
+    if (!slot) {
+      slot = g;
+    } else if (Value merged = scatterInto(g, slot)) {
+      slot = merged;
+    } else if (Value merged = scatterInto(slot, g)) {
+      slot = merged;
+    } else {
+      slot = b.create<graph::AddOp>(g.getLoc(), slot, g).getResult();
+    }
   };
   for (auto [v, g] : seeds)
     accumulate(v, g);

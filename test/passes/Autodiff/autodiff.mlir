@@ -56,6 +56,28 @@ func.func @shared(%t: tensor<5x2xf32> {graph.param = "table"},
 
 // -----
 
+// A tied embedding: the table feeds a lookup and the output projection.
+// The lookup's gradient, a scatter-add, takes the projection's gradient as
+// its data instead of scattering into zeros and adding (one table-sized
+// buffer fewer).
+
+// CHECK-LABEL: func.func @tied_grad(
+// CHECK: %[[DW:.*]] = graph.transpose %{{.*}} [1, 0] : (tensor<2x5xf32>) -> tensor<5x2xf32>
+// CHECK-NOT: graph.add {{.*}}tensor<5x2xf32>
+// CHECK: %[[DT:.*]] = graph.scatter_elements %[[DW]], %{{.*}}, %{{.*}} axis = 0 reduction = add
+// CHECK-NOT: graph.add {{.*}}tensor<5x2xf32>
+// CHECK: return %{{.*}}, %[[DT]]
+func.func @tied(%t: tensor<5x2xf32> {graph.param = "table"},
+                %ids: tensor<3xi64> {graph.input = "ids"}) -> tensor<f32> {
+  %e = graph.embedding %t, %ids : (tensor<5x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  %tt = graph.transpose %t [1, 0] : (tensor<5x2xf32>) -> tensor<2x5xf32>
+  %l = graph.matmul %e, %tt : (tensor<3x2xf32>, tensor<2x5xf32>) -> tensor<3x5xf32>
+  %s = graph.reduce_sum %l axes = [0, 1] : (tensor<3x5xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
 // x[B, T, K] · W[K, N]: W's gradient is one GEMM over the B·T rows (x and
 // the output gradient seen as [rows, K] and [rows, N]), no per-sample
 // [B, K, N] products and no batch sum. A transposed weight (x · W^T, the
