@@ -412,16 +412,13 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
       auto found = options.sourceData.find(name);
       if (found == options.sourceData.end())
         return std::nullopt;
-      if (auto res = dyn_cast<DenseResourceElementsAttr>(found->second)) {
-        AsmResourceBlob *blob = res.getRawHandle().getBlob();
-        if (!blob)
-          return std::nullopt;
-        return std::string_view(blob->getData().data(), blob->getData().size());
-      }
-      if (auto dense = dyn_cast<DenseElementsAttr>(found->second))
-        return std::string_view(dense.getRawData().data(),
-                                dense.getRawData().size());
-      return std::nullopt;
+      // The importer records only the blobs it moved data into (a
+      // DenseElementsAttr's raw data would be one element for a splat).
+      auto res = dyn_cast<DenseResourceElementsAttr>(found->second);
+      AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
+      if (!blob)
+        return std::nullopt;
+      return std::string_view(blob->getData().data(), blob->getData().size());
     };
     std::string stripped;
     std::string problem = onnx_export::dropInitializerData(
