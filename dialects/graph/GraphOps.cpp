@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/GraphOps.h"
+#include "mlir/IR/Matchers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -555,9 +556,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        SmallVectorImpl<Type> &types) {
   Failure fail{loc, getOperationName()};
   auto in = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getFilter());
-  // conv_c1: 1-D or 2-D convolution.
-  if (in.getRank() != 3 && in.getRank() != 4)
-    return fail("input must have rank 3 (1-D) or 4 (2-D), got " +
+  // conv_c1: 1-D, 2-D or 3-D convolution.
+  if (in.getRank() < 3 || in.getRank() > 5)
+    return fail("input must have rank 3 (1-D), 4 (2-D) or 5 (3-D), got " +
                 Twine(in.getRank()));
   // conv_c2: filter rank equals input rank.
   if (w.getRank() != in.getRank())
@@ -1508,7 +1509,22 @@ LogicalResult DynamicSliceOp::inferReturnTypes(MLIRContext *,
   if (*k > x.getRank())
     return fail(Twine(*k) + " sliced axes for a tensor of rank " +
                 Twine(x.getRank()));
-  types.push_back(dynamicLike(x, x.getRank()));
+  // With the axes a constant, the dims not listed are taken whole and keep
+  // their sizes (`position_ids[:, :seq]` stays [1, ?]).
+  RankedTensorType result = dynamicLike(x, x.getRank());
+  DenseIntElementsAttr axes;
+  if (matchPattern(adaptor.getAxes(), m_Constant(&axes))) {
+    SmallVector<int64_t> shape(x.getShape());
+    for (const APInt &a : axes.getValues<APInt>()) {
+      int64_t axis = a.getSExtValue();
+      if (axis < 0)
+        axis += x.getRank();
+      if (axis >= 0 && axis < x.getRank())
+        shape[axis] = ShapedType::kDynamic;
+    }
+    result = RankedTensorType::get(shape, x.getElementType());
+  }
+  types.push_back(result);
   return success();
 }
 
@@ -1708,6 +1724,167 @@ static void printI64List(OpAsmPrinter &p, Operation *, DenseI64ArrayAttr attr) {
   p << '[';
   llvm::interleaveComma(attr.asArrayRef(), p);
   p << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow: graph.if, graph.loop, graph.yield
+//===----------------------------------------------------------------------===//
+
+/// Whether a value of type `from` may stand for one of type `to`: the same
+/// element type and rank, each dim equal or dynamic on one side.
+static bool castCompatible(Type from, Type to) {
+  auto a = dyn_cast<RankedTensorType>(from);
+  auto b = dyn_cast<RankedTensorType>(to);
+  if (!a || !b || a.getElementType() != b.getElementType() ||
+      a.getRank() != b.getRank())
+    return false;
+  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape()))
+    if (x != y && !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y))
+      return false;
+  return true;
+}
+
+/// Whether `t` is a rank-0 tensor of `element`.
+static bool isScalarOf(Type t, Type element) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && r.getRank() == 0 && r.getElementType() == element;
+}
+
+/// The graph.yield ending `block`, or null (then the verifier says so).
+static YieldOp yieldOf(Block &block) {
+  return block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+}
+
+/// The region's block takes exactly the captures' types (`tag`).
+static LogicalResult verifyCaptureArgs(Operation *op, Region &region,
+                                       unsigned first, ValueRange captures,
+                                       StringRef what, StringRef tag) {
+  Block &block = region.front();
+  for (auto [i, capture] : llvm::enumerate(captures)) {
+    Type arg = block.getArgument(first + i).getType();
+    if (arg != capture.getType())
+      return op->emitOpError()
+             << what << " argument " << first + i << " has type " << arg
+             << ", but capture " << i << " is " << capture.getType() << " ("
+             << tag << ")";
+  }
+  return success();
+}
+
+LogicalResult IfOp::verify() {
+  // if_c1: the condition is one boolean.
+  if (getCond().getType().getRank() != 0)
+    return emitOpError("condition must be a rank-0 tensor<i1>, got ")
+           << getCond().getType() << " (if_c1)";
+  for (auto [name, region] :
+       {std::pair<StringRef, Region *>{"then", &getThenRegion()},
+        {"else", &getElseRegion()}}) {
+    Block &block = region->front();
+    // if_c2: each region takes one argument per capture.
+    if (block.getNumArguments() != getCaptures().size())
+      return emitOpError() << name << " region takes "
+                           << block.getNumArguments()
+                           << " arguments, but there are "
+                           << getCaptures().size() << " captures (if_c2)";
+    if (failed(verifyCaptureArgs(*this, *region, 0, getCaptures(),
+                                 name.str() + " region", "if_c2")))
+      return failure();
+    // if_c3: each yields one value per result, cast-compatible with it.
+    YieldOp yield = yieldOf(block);
+    if (!yield)
+      return emitOpError() << name << " region must end with graph.yield";
+    if (yield.getValues().size() != getNumResults())
+      return emitOpError() << name << " region yields "
+                           << yield.getValues().size() << " values for "
+                           << getNumResults() << " results (if_c3)";
+    for (auto [i, v, r] : llvm::enumerate(yield.getValues(), getResultTypes()))
+      if (!castCompatible(v.getType(), r))
+        return emitOpError()
+               << name << " region yields " << v.getType() << " for result "
+               << i << " of type " << r << " (if_c3)";
+  }
+  return success();
+}
+
+LogicalResult LoopOp::verify() {
+  MLIRContext *ctx = getContext();
+  Type i64 = IntegerType::get(ctx, 64), i1 = IntegerType::get(ctx, 1);
+  // loop_c1: the bound is one i64, the condition one boolean.
+  if (getTripCount() && !isScalarOf(getTripCount().getType(), i64))
+    return emitOpError("trip count must be a rank-0 tensor<i64>, got ")
+           << getTripCount().getType() << " (loop_c1)";
+  if (getCond() && !isScalarOf(getCond().getType(), i1))
+    return emitOpError("condition must be a rank-0 tensor<i1>, got ")
+           << getCond().getType() << " (loop_c1)";
+  Block &body = getBody().front();
+  unsigned numInits = getInits().size();
+  // loop_c2: the body takes (iteration, condition, carried..., captures...).
+  if (body.getNumArguments() != 2 + numInits + getCaptures().size())
+    return emitOpError() << "body takes " << body.getNumArguments()
+                         << " arguments, expected 2 + " << numInits
+                         << " carried + " << getCaptures().size()
+                         << " captures (loop_c2)";
+  if (!isScalarOf(body.getArgument(0).getType(), i64) ||
+      !isScalarOf(body.getArgument(1).getType(), i1))
+    return emitOpError("body's first two arguments must be tensor<i64> (the "
+                       "iteration) and tensor<i1> (the condition) (loop_c2)");
+  // loop_c3: each initial value fits its carried argument.
+  for (auto [k, init] : llvm::enumerate(getInits())) {
+    Type arg = body.getArgument(2 + k).getType();
+    if (!castCompatible(init.getType(), arg))
+      return emitOpError() << "initial value " << k << " of type "
+                           << init.getType() << " does not fit its carried "
+                           << "argument of type " << arg << " (loop_c3)";
+  }
+  if (failed(verifyCaptureArgs(*this, getBody(), 2 + numInits, getCaptures(),
+                               "body", "loop_c2")))
+    return failure();
+  // loop_c4: the body yields (condition, carried..., scans...).
+  YieldOp yield = yieldOf(body);
+  if (!yield)
+    return emitOpError("body must end with graph.yield");
+  ValueRange yields = yield.getValues();
+  if (yields.size() < 1 + numInits)
+    return emitOpError() << "body yields " << yields.size()
+                         << " values, expected the condition and " << numInits
+                         << " carried values first (loop_c4)";
+  if (!isScalarOf(yields[0].getType(), i1))
+    return emitOpError("body must yield the next condition (tensor<i1>) "
+                       "first, got ")
+           << yields[0].getType() << " (loop_c4)";
+  for (unsigned k = 0; k < numInits; ++k) {
+    Type arg = body.getArgument(2 + k).getType();
+    if (!castCompatible(yields[1 + k].getType(), arg))
+      return emitOpError() << "body yields " << yields[1 + k].getType()
+                           << " for carried value " << k << " of type " << arg
+                           << " (loop_c4)";
+  }
+  // loop_c5: results are the carried values, then one stack per scan value.
+  unsigned numScans = yields.size() - 1 - numInits;
+  if (getNumResults() != numInits + numScans)
+    return emitOpError() << "has " << getNumResults() << " results, expected "
+                         << numInits << " carried + " << numScans
+                         << " scan values (loop_c5)";
+  for (unsigned k = 0; k < numInits; ++k)
+    if (getResult(k).getType() != body.getArgument(2 + k).getType())
+      return emitOpError() << "result " << k << " has type "
+                           << getResult(k).getType()
+                           << ", but its carried argument is "
+                           << body.getArgument(2 + k).getType() << " (loop_c5)";
+  for (unsigned s = 0; s < numScans; ++s) {
+    auto value = cast<RankedTensorType>(yields[1 + numInits + s].getType());
+    auto stacked = cast<RankedTensorType>(getResult(numInits + s).getType());
+    auto perIteration =
+        stacked.getRank() == 0
+            ? Type()
+            : RankedTensorType::get(stacked.getShape().drop_front(),
+                                    stacked.getElementType());
+    if (!perIteration || !castCompatible(value, perIteration))
+      return emitOpError() << "scan result " << s << " of type " << stacked
+                           << " does not stack the yielded " << value
+                           << " along a leading dim (loop_c5)";
+  }
+  return success();
 }
 
 #define GET_OP_CLASSES

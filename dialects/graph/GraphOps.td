@@ -673,7 +673,7 @@ def Graph_MatmulIntegerOp : Graph_InferredOp<"matmul_integer"> {
 
 def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType,
                                             Graph_Contraction]> {
-  let summary = "1-D or 2-D grouped convolution (NCHW)";
+  let summary = "1-D, 2-D or 3-D grouped convolution (NCHW)";
   let description = [{
     Cross-correlation of `input` `[N, C, spatial...]` with `filter`
     `[O, C / groups, kernel...]`, plus an optional `bias` `[O]`. `padding`
@@ -1649,6 +1649,112 @@ def Graph_DynamicTopKOp : Graph_DynamicOp<"dynamic_top_k"> {
   let assemblyFormat = [{
     $x `,` $k `axis` `=` $axis (`smallest` $smallest^)?
     (`unsorted` $unsorted^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow (ONNX If, Loop and Scan)
+//===----------------------------------------------------------------------===//
+//
+// Region ops, isolated from above: every value a body reads from outside
+// is an operand (`captures`) and an argument of each region, so the passes
+// that follow data flow through operands (fusion, autodiff's activity
+// analysis, recompute) see all of it. The result types come from the
+// frontend (the ONNX importer joins the types a loop-carried value takes);
+// yields need only be cast-compatible with them (same element type and
+// rank, each dim equal or dynamic on one side). Lowered to `scf` on the
+// CPU (GraphToLinalg/ControlFlow.cpp); the CUDA target and autodiff refuse
+// them by name.
+
+def Graph_YieldOp : Graph_Op<"yield", [Pure, Terminator,
+                                      ParentOneOf<["IfOp", "LoopOp"]>]> {
+  let summary = "the values a graph.if branch or a graph.loop body yields";
+  let description = [{
+    Ends each region of `graph.if` and `graph.loop`.
+
+    ```mlir
+    graph.yield %a, %b : tensor<2xf32>, tensor<i1>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def Graph_IfOp : Graph_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects]> {
+  let summary = "one of two regions, chosen by a boolean scalar";
+  let description = [{
+    ONNX `If`: runs `then_region` when `cond` (a rank-0 boolean) is true,
+    else `else_region`, and returns what the region ran yields. Both regions
+    take one argument per capture (the values the branches read from
+    outside, in order) and yield one value per result, each cast-compatible
+    with it (`if_c3`).
+
+    ```mlir
+    %r = graph.if %c captures(%x : tensor<4xf32>) : tensor<i1> -> tensor<4xf32>
+    {
+    ^bb0(%a: tensor<4xf32>):
+      %n = graph.neg %a : tensor<4xf32>
+      graph.yield %n : tensor<4xf32>
+    } else {
+    ^bb0(%a: tensor<4xf32>):
+      graph.yield %a : tensor<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$cond, Variadic<Graph_Tensor>:$captures);
+  let results = (outs Variadic<Graph_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$then_region,
+                        SizedRegion<1>:$else_region);
+  let assemblyFormat = [{
+    $cond (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict `:`
+    type($cond) (`->` type($results)^)? $then_region `else` $else_region
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_LoopOp : Graph_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
+                                     AttrSizedOperandSegments]> {
+  let summary = "a body run while a counter is below a bound and a flag holds";
+  let description = [{
+    ONNX `Loop`: `for (i = 0; i < trip_count && cond; ++i)` runs `body`,
+    with `trip_count` (rank-0 i64) and `cond` (rank-0 i1) optional (absent:
+    unbounded, true). The body's arguments are the iteration number
+    (`tensor<i64>`), the condition (`tensor<i1>`), one per loop-carried
+    value (initially `inits`, each cast-compatible with its argument) and
+    one per capture. It yields the next condition, the next carried values
+    and any number of scan values. The results are the final carried
+    values (of their arguments' types) and, per scan value, the values of
+    every iteration stacked along a new leading dim (its length the number
+    of iterations run: dynamic unless the frontend knows it).
+
+    ```mlir
+    %y, %ys = graph.loop trip_count %n : tensor<i64>
+        inits(%y0 : tensor<2xf32>) captures(%d : tensor<2xf32>)
+        -> tensor<2xf32>, tensor<?x2xf32> {
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %y: tensor<2xf32>, %dd: tensor<2xf32>):
+      %next = graph.add %y, %dd
+          : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      graph.yield %c, %next, %y : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Optional<Graph_IndexTensor>:$trip_count,
+                       Optional<Graph_BoolTensor>:$cond,
+                       Variadic<Graph_Tensor>:$inits,
+                       Variadic<Graph_Tensor>:$captures);
+  let results = (outs Variadic<Graph_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`trip_count` $trip_count^ `:` type($trip_count))?
+    (`cond` $cond^ `:` type($cond))?
+    (`inits` `(` $inits^ `:` type($inits) `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict-with-keyword
+    (`->` type($results)^)? $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of scan results (after the carried values').
+    unsigned getNumScans() { return getNumResults() - getInits().size(); }
   }];
 }
 

@@ -253,6 +253,19 @@ Value GraphBuilder::param(StringRef name, ElementsAttr initialValue) {
   return argument("param", name, type.getShape(), *dtype, {}, initialValue);
 }
 
+StringRef GraphBuilder::argumentDimName(Value arg, int64_t dim) const {
+  auto blockArg = dyn_cast<BlockArgument>(arg);
+  if (!blockArg || blockArg.getOwner() != body_ ||
+      blockArg.getArgNumber() >= argAttrs_.size())
+    return "";
+  auto names =
+      argAttrs_[blockArg.getArgNumber()].getAs<ArrayAttr>("graph.dim_names");
+  if (!names || dim < 0 || dim >= (int64_t)names.size())
+    return "";
+  auto name = dyn_cast<StringAttr>(names[dim]);
+  return name ? name.getValue() : "";
+}
+
 Value GraphBuilder::input(StringRef name, ArrayRef<int64_t> shape, DType dtype,
                           ArrayRef<std::string> dimNames) {
   return argument("input", name, shape, dtype, dimNames);

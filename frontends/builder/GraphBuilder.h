@@ -84,6 +84,9 @@ public:
   mlir::Value input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                     DType dtype = DType::f32,
                     llvm::ArrayRef<std::string> dimNames = {});
+  /// The name given to dim `dim` of argument `arg` of the graph being
+  /// built (`dimNames` of input()), "" when none.
+  llvm::StringRef argumentDimName(mlir::Value arg, int64_t dim) const;
   /// A named function result, marked `graph.output`.
   void output(llvm::StringRef name, mlir::Value value);
 
@@ -307,6 +310,13 @@ public:
   bool ok() const { return error_.empty(); }
   /// The first error, "location: message", or empty.
   const std::string &error() const { return error_; }
+
+  /// The OpBuilder the ops are built with, for a frontend that builds ops
+  /// with regions itself (ONNX If and Loop): the ops built after its
+  /// insertion point moves into a block go there.
+  mlir::OpBuilder &opBuilder() { return builder_; }
+  /// The location an op named `opName` built now gets ("scope/.../name").
+  mlir::Location locationOf(llvm::StringRef opName) { return location(opName); }
 
   /// Finishes the function, verifies the module and hands it over. Fails
   /// with the first error of any call, or the verifier's message. The

@@ -18,16 +18,13 @@ using namespace loom;
 using namespace loom::onnx_import;
 using graph::CompareDirection;
 
-namespace {
-
-DType dtypeOf(Value v) {
+DType loom::onnx_import::dtypeOf(Value v) {
   return fromMlirType(cast<RankedTensorType>(v.getType()).getElementType())
       .value_or(DType::f32);
 }
 
-/// `x`'s static shape, or an error naming `what` needs it.
-FailureOr<SmallVector<int64_t>> staticShape(ImportContext &c, Value x,
-                                            StringRef what) {
+FailureOr<SmallVector<int64_t>>
+loom::onnx_import::staticShape(ImportContext &c, Value x, const Twine &what) {
   if (!x)
     return failure();
   auto t = cast<RankedTensorType>(x.getType());
@@ -35,6 +32,8 @@ FailureOr<SmallVector<int64_t>> staticShape(ImportContext &c, Value x,
     return c.error(what + " needs a static input shape");
   return SmallVector<int64_t>(t.getShape());
 }
+
+namespace {
 
 /// A float-only elementwise op (ONNX's schema types these ops' input as
 /// floats, which the importer's schema check does not check): `body` of

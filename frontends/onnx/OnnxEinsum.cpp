@@ -10,7 +10,8 @@
 //     reduce_sum over the contracted labels;
 //  3. the result is transposed to the output's label order.
 // Ellipses broadcast like NumPy (aligned on the right). A label repeated
-// within one operand (a diagonal, "ii->i") is not supported.
+// within one operand (a diagonal, "ii->i") first takes that diagonal (an
+// identity mask and a reduce_sum; the dims must be static).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,12 +64,51 @@ FailureOr<Labels> parseTerm(ImportContext &c, StringRef term, int64_t rank,
     if (label < 0)
       return c.error("Einsum term '" + term + "' has a bad character '" +
                      Twine(ch) + "'");
-    if (llvm::is_contained(labels, label))
-      return c.error("Einsum term '" + term +
-                     "' repeats a label (diagonals are not supported)");
+    if (rank < 0 && llvm::is_contained(labels, label))
+      return c.error("Einsum output term '" + term + "' repeats a label");
     labels.push_back(label);
   }
   return labels;
+}
+
+/// Takes the diagonal of each label `op` repeats ("ii" -> "i"): the two
+/// dims moved last, masked by an identity and summed over the second.
+LogicalResult takeDiagonals(ImportContext &c, Operand &op) {
+  GraphBuilder &b = c.b;
+  for (;;) {
+    // The first label that occurs again later: at p and qi.
+    size_t p = 0, qi = 0;
+    for (size_t i = 0; i < op.labels.size() && !qi; ++i)
+      for (size_t j = i + 1; j < op.labels.size() && !qi; ++j)
+        if (op.labels[j] == op.labels[i]) {
+          p = i;
+          qi = j;
+        }
+    if (!qi)
+      return success();
+    if (!op.value) // an op before failed: the builder holds why
+      return failure();
+    auto type = cast<RankedTensorType>(op.value.getType());
+    int64_t n = type.getDimSize(p);
+    if (ShapedType::isDynamic(n) || type.getDimSize(qi) != n)
+      return c.error("an Einsum diagonal needs two equal static dims");
+    SmallVector<int64_t> perm;
+    Labels labels;
+    for (size_t i = 0; i < op.labels.size(); ++i)
+      if (i != p && i != qi) {
+        perm.push_back(i);
+        labels.push_back(op.labels[i]);
+      }
+    perm.append({(int64_t)p, (int64_t)qi});
+    labels.push_back(op.labels[p]);
+    Value eye = b.compare(graph::CompareDirection::eq, b.iota({n, n}, 0),
+                          b.iota({n, n}, 1));
+    Type elem = type.getElementType();
+    Value zero = b.scalar(0, fromMlirType(elem).value_or(DType::f32));
+    op.value =
+        b.reduceSum(b.where(eye, b.transpose(op.value, perm), zero), {-1});
+    op.labels = labels;
+  }
 }
 
 /// Sums out the labels of `op` that are not in `keep`.
@@ -196,6 +236,15 @@ LogicalResult loom::onnx_import::einsum(ImportContext &c) {
       return failure();
     ops[i].labels = *labels;
   }
+  // Implicit output: the labels that occur once in the whole equation.
+  SmallVector<int> occurrences(52, 0);
+  for (const Operand &op : ops)
+    for (int l : op.labels)
+      if (l < 52)
+        ++occurrences[l];
+  for (Operand &op : ops)
+    if (failed(takeDiagonals(c, op)))
+      return failure();
   Labels output;
   if (explicitOutput) {
     int64_t ellipsis = 0;
@@ -212,13 +261,9 @@ LogicalResult loom::onnx_import::einsum(ImportContext &c) {
     // Implicit output: the ellipsis dims, then the labels used once, sorted.
     for (int64_t k = 0; k < maxEllipsis; ++k)
       output.push_back(100 + k);
-    for (int l = 0; l < 52; ++l) {
-      int uses = llvm::count_if(ops, [&](const Operand &op) {
-        return llvm::is_contained(op.labels, l);
-      });
-      if (uses == 1)
+    for (int l = 0; l < 52; ++l)
+      if (occurrences[l] == 1)
         output.push_back(l);
-    }
   }
   // Labels still needed after operand i: the output's and later operands'.
   auto neededAfter = [&](size_t i) {

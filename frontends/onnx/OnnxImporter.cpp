@@ -114,14 +114,20 @@ Value ImportContext::input(int i) {
     return it->second;
   auto k = known.find(name);
   if (k == known.end()) {
-    // A shape vector with dynamic entries exists only for the shape
-    // arithmetic that folds it; there is no tensor to give this op.
+    // A shape vector with dynamic dims taken as data: computed at run time
+    // from the dims it names, once.
+    auto sym = symbolic.find(name);
+    if (sym != symbolic.end() && canMaterialize(sym->second)) {
+      auto scope = b.scope(name);
+      Value v = materializeSymbolic(*this, sym->second);
+      values[name] = v;
+      return v;
+    }
     if (symbolic.count(name))
       (void)error("input '" + name +
-                  "' is a shape vector with dynamic dims, which only shape "
-                  "arithmetic can use; give the dims sizes (loomc compile or "
-                  "train --dim "
-                  "NAME=SIZE or --batch N)");
+                  "' is a shape vector with a product of dynamic dims, "
+                  "which only shape arithmetic can use; give the dims sizes "
+                  "(loomc compile or train --dim NAME=SIZE or --batch N)");
     else
       (void)error("input '" + name +
                   "' is not produced by any node, input or "
@@ -430,9 +436,19 @@ struct InputInfo {
 
 static FailureOr<InputInfo> convertValueInfo(const onnx::ValueInfoProto &info,
                                              Location loc) {
-  if (!info.type().has_tensor_type())
+  if (!info.type().has_tensor_type()) {
+    const onnx::TypeProto &t = info.type();
+    const char *kind = t.has_sequence_type()   ? "a sequence"
+                       : t.has_optional_type() ? "an optional"
+                       : t.has_map_type()      ? "a map"
+                                               : nullptr;
+    if (kind)
+      return emitError(loc)
+             << "graph input '" << info.name() << "' is " << kind
+             << "; sequences and optionals are not tensors in Loom";
     return emitError(loc) << "graph input '" << info.name()
                           << "' is not a tensor";
+  }
   const auto &tt = info.type().tensor_type();
   std::optional<DType> dtype = convertDataType(tt.elem_type());
   if (!dtype)
@@ -453,6 +469,56 @@ static FailureOr<InputInfo> convertValueInfo(const onnx::ValueInfoProto &info,
 
 /// importModel; `owned`: the model is importFile's own, so the data of
 /// large initializers may move out of it into the IR (KeptSource).
+LogicalResult loom::onnx_import::importNode(ImportContext &ic,
+                                            const onnx::NodeProto &node,
+                                            const OpEntry *entry) {
+  GraphBuilder &b = ic.b;
+  ic.node = &node;
+  ic.unknownAsked.clear();
+  auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
+  // Every named input must exist before a converter runs: the converters
+  // build on the values they read, and one that is missing would leave
+  // them working on a null value.
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &name = node.input(i);
+    if (!name.empty() && !ic.values.count(name) && !ic.known.count(name) &&
+        !ic.symbolic.count(name))
+      return ic.error("input " + Twine(i) + " ('" + name +
+                      "') is not produced by any node, input or "
+                      "initializer");
+  }
+  if (foldShapeArithmetic(ic))
+    return success();
+  // Past shape arithmetic, a shape vector with dynamic dims is data for
+  // any input but the one its op takes a shape at: computed at run time
+  // from the dims it names (once), or refused here (input() says why)
+  // when an entry is not tracked, never given as a null value.
+  ic.shapeInput = entry->shapeInput;
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &name = node.input(i);
+    if (i == entry->shapeInput || !ic.symbolic.count(name) ||
+        ic.values.count(name) || ic.known.count(name))
+      continue;
+    if (!canMaterialize(ic.symbolic[name])) {
+      (void)ic.input(i);
+      return failure();
+    }
+  }
+  // A converter may give up because a graph op it built failed: the
+  // builder holds that reason, not the diagnostics.
+  LogicalResult converted = entry->handler(ic);
+  if (!b.ok())
+    return ic.error(b.error());
+  if (failed(converted))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
+        !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)))
+      return ic.error("output " + Twine(i) + " ('" + node.output(i) +
+                      "') is not supported");
+  return success();
+}
+
 static FailureOr<OwningOpRef<ModuleOp>>
 importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
                 const ImportOptions &options, bool owned) {
@@ -623,51 +689,14 @@ importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
         b.input(in.name(), info->shape, info->dtype, info->dimNames);
   }
   for (const auto &node : graph.node()) {
-    ic.node = &node;
-    ic.unknownAsked.clear();
     // The opset of the node's domain, as the check above looked it up.
     StringRef domain = node.domain();
     if (domain == "ai.onnx")
       domain = "";
     const OpEntry *entry = lookupOp(
         domain, node.op_type(), domain.empty() ? opset : opsets.lookup(domain));
-    auto scope = b.scope(node.name().empty() ? node.op_type() : node.name());
-    // Every named input must exist before a converter runs: the converters
-    // build on the values they read, and one that is missing would leave
-    // them working on a null value.
-    for (int i = 0; i < node.input_size(); ++i) {
-      const std::string &name = node.input(i);
-      if (!name.empty() && !ic.values.count(name) && !ic.known.count(name) &&
-          !ic.symbolic.count(name))
-        return ic.error("input " + Twine(i) + " ('" + name +
-                        "') is not produced by any node, input or "
-                        "initializer");
-    }
-    if (foldShapeArithmetic(ic))
-      continue;
-    // Past shape arithmetic, a shape vector with dynamic dims has no
-    // tensor: only the input its op takes a shape at may be one. Any other
-    // is refused here (input() says why), not given as a null value.
-    for (int i = 0; i < node.input_size(); ++i) {
-      const std::string &name = node.input(i);
-      if (i != entry->shapeInput && ic.symbolic.count(name) &&
-          !ic.values.count(name) && !ic.known.count(name)) {
-        (void)ic.input(i);
-        return failure();
-      }
-    }
-    // A converter may give up because a graph op it built failed: the
-    // builder holds that reason, not the diagnostics.
-    LogicalResult converted = entry->handler(ic);
-    if (!b.ok())
-      return ic.error(b.error());
-    if (failed(converted))
+    if (failed(importNode(ic, node, entry)))
       return failure();
-    for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
-          !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)))
-        return ic.error("output " + Twine(i) + " ('" + node.output(i) +
-                        "') is not supported");
   }
   for (const auto &out : graph.output()) {
     auto it = ic.values.find(out.name());

@@ -60,6 +60,15 @@ public:
   const ImportOptions &options;
   const onnx::NodeProto *node = nullptr;
   llvm::StringMap<mlir::Value> values;
+  /// The input of the node being converted that may stay a shape vector
+  /// with dynamic dims (its OpEntry's shapeInput); -1 when none.
+  int shapeInput = -1;
+  /// Dynamic dims known to equal another value's dim though no shape rule
+  /// of their op says so: a Reshape to another tensor's dims computed at
+  /// run time. Followed by sameDynamicDim.
+  llvm::DenseMap<std::pair<mlir::Value, int64_t>,
+                 std::pair<mlir::Value, int64_t>>
+      dimAliases;
   /// Tensors whose value is known at import: initializers, Constant nodes.
   llvm::StringMap<mlir::ElementsAttr> known;
   /// The constant op made for each known value, once.
@@ -127,9 +136,24 @@ void setSymbolicOutput(ImportContext &c, const SymShape &s);
 /// symbolic shape vectors. Returns true when it handled the node.
 bool foldShapeArithmetic(ImportContext &c);
 
+/// Dim `dim` of `x` as a rank-0 i64 tensor computed at run time.
+mlir::Value dimSize(ImportContext &c, mlir::Value x, int64_t dim);
+
+/// True when every entry of `s` is static or one dynamic dim: not a
+/// product of dynamic dims, whose value is not tracked.
+bool canMaterialize(const SymShape &s);
+
+/// A shape vector with dynamic dims (canMaterialize) as an i64 tensor
+/// computed at run time, for an op that takes it as data (Range's limit,
+/// Slice's ends, a Cast of a length).
+mlir::Value materializeSymbolic(ImportContext &c, const SymShape &s);
+
 /// True when dynamic dim `da` of `a` provably equals dim `db` of `b`,
-/// following the shape rules of the graph ops between them.
-bool sameDynamicDim(mlir::Value a, int64_t da, mlir::Value b, int64_t db);
+/// following the shape rules of the graph ops between them to the dims
+/// they come from: one dim, or two graph inputs' dims of one ONNX
+/// dim_param (the runtime checks that those agree).
+bool sameDynamicDim(const ImportContext &c, mlir::Value a, int64_t da,
+                    mlir::Value b, int64_t db);
 
 /// ONNX Einsum as transposes, reductions and matmuls (OnnxEinsum.cpp).
 mlir::LogicalResult einsum(ImportContext &c);
@@ -156,6 +180,21 @@ mlir::LogicalResult oneHot(ImportContext &c);
 mlir::LogicalResult hardmax(ImportContext &c);
 template <bool toSpace> mlir::LogicalResult depthSpace(ImportContext &c);
 
+/// Old-opset forms of ops the table knows from a later opset, Celu and
+/// MeanVarianceNormalization (OnnxLegacy.cpp). newerForm converts the node
+/// with the converter of its op's next form in the table, for a legacy form
+/// whose semantics that one shares.
+mlir::LogicalResult newerForm(ImportContext &c);
+/// Add, Sub, Mul, Div and Pow before opset 7 (`broadcast`, `axis`).
+template <mlir::Value (GraphBuilder::*fn)(mlir::Value, mlir::Value)>
+mlir::LogicalResult binaryV1(ImportContext &c);
+mlir::LogicalResult constantForms(ImportContext &c);
+mlir::LogicalResult padV1(ImportContext &c);
+mlir::LogicalResult batchNormV1(ImportContext &c);
+mlir::LogicalResult preluV1(ImportContext &c);
+mlir::LogicalResult celu(ImportContext &c);
+mlir::LogicalResult meanVarianceNormalization(ImportContext &c);
+
 /// The quantization ops (OnnxQuantized.cpp).
 mlir::LogicalResult quantizeLinear(ImportContext &c);
 mlir::LogicalResult dequantizeLinear(ImportContext &c);
@@ -165,14 +204,60 @@ mlir::LogicalResult qLinearMatMul(ImportContext &c);
 mlir::LogicalResult convInteger(ImportContext &c);
 mlir::LogicalResult qLinearConv(ImportContext &c);
 
+/// Indexing and vision ops (OnnxIndexing.cpp).
+mlir::LogicalResult gatherND(ImportContext &c);
+mlir::LogicalResult scatterND(ImportContext &c);
+mlir::LogicalResult reverseSequence(ImportContext &c);
+mlir::LogicalResult maxUnpool(ImportContext &c);
+mlir::LogicalResult lrn(ImportContext &c);
+mlir::LogicalResult gridSample(ImportContext &c);
+mlir::LogicalResult roiAlign(ImportContext &c);
+/// Signal ops and Det (OnnxSignal.cpp).
+mlir::LogicalResult hannWindow(ImportContext &c);
+mlir::LogicalResult hammingWindow(ImportContext &c);
+mlir::LogicalResult blackmanWindow(ImportContext &c);
+template <int version> mlir::LogicalResult dft(ImportContext &c);
+mlir::LogicalResult stft(ImportContext &c);
+mlir::LogicalResult melWeightMatrix(ImportContext &c);
+mlir::LogicalResult det(ImportContext &c);
+/// MaxPool's Indices output for input `x` and output `y`: flat indices
+/// into `x` (column-major within a plane when `columnMajor`); null after an
+/// error, which `c` has reported.
+mlir::Value maxPoolIndices(ImportContext &c, mlir::Value x, mlir::Value y,
+                           llvm::ArrayRef<int64_t> kernel,
+                           llvm::ArrayRef<int64_t> strides,
+                           llvm::ArrayRef<int64_t> pads,
+                           llvm::ArrayRef<int64_t> dilations, bool columnMajor);
+
 /// ONNX Conv of `x` and `w` (and `bias`, may be null) with the node's
 /// attributes (kernel_shape, strides, dilations, pads / auto_pad, group);
 /// null after an error, which `c` has reported.
 mlir::Value convolution(ImportContext &c, mlir::Value x, mlir::Value w,
                         mlir::Value bias);
+/// ONNX ConvTranspose as a matmul and col2im (OnnxConvTranspose.cpp).
+mlir::LogicalResult convTranspose(ImportContext &c);
+
+/// The graph element type of `v` (f32 when it has none).
+DType dtypeOf(mlir::Value v);
+
+/// `x`'s static shape, or an error saying `what` needs one.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+staticShape(ImportContext &c, mlir::Value x, const llvm::Twine &what);
 
 /// A rank-0 constant of `like`'s element type.
 mlir::Value scalarLike(ImportContext &c, mlir::Value like, double v);
+
+/// Converts one node (that passed the schema check) with `entry`: its
+/// inputs must exist, shape arithmetic is folded, the converter runs and
+/// every output must be produced. Used for the main graph and for the
+/// subgraphs of If, Loop and Scan (OnnxControlFlow.cpp).
+mlir::LogicalResult importNode(ImportContext &ic, const onnx::NodeProto &node,
+                               const OpEntry *entry);
+
+/// ONNX control flow as graph.if and graph.loop (OnnxControlFlow.cpp).
+mlir::LogicalResult ifOp(ImportContext &c);
+mlir::LogicalResult loopOp(ImportContext &c);
+mlir::LogicalResult scanOp(ImportContext &c);
 
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.

@@ -90,14 +90,15 @@ std::optional<double> knownScalar(ImportContext &c, int i) {
 }
 
 /// True when input `i` is given and its value is known only at run time:
-/// neither known at import nor a shape vector tracked symbolically. Such
+/// neither known at import nor a shape vector tracked symbolically at the
+/// op's shape input (elsewhere it is computed at run time). Such
 /// parameters (a Reshape shape, Unsqueeze axes, Slice bounds given as graph
 /// inputs) go to the graph ops that take them as operands.
 bool atRunTime(ImportContext &c, int i) {
   if (!c.hasInput(i))
     return false;
   const std::string &name = c.node->input(i);
-  return !c.known.count(name) && !c.symbolic.count(name);
+  return !c.known.count(name) && (!c.symbolic.count(name) || i != c.shapeInput);
 }
 
 /// Identity; of a tensor known at import, the output is known too (so a
@@ -281,8 +282,6 @@ LogicalResult conv(ImportContext &c) {
 }
 
 LogicalResult maxPool(ImportContext &c) {
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    return c.error("the Indices output of MaxPool is not supported");
   Value x = c.input(0);
   SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
   SmallVector<int64_t> strides = perSpatial(c, "strides", kernel.size(), 1);
@@ -290,8 +289,22 @@ LogicalResult maxPool(ImportContext &c) {
   auto pads = padsOf(c, x, kernel, strides, dilations);
   if (failed(pads))
     return failure();
-  c.setOutput(0, c.b.maxPool(x, kernel, strides, *pads,
-                             c.attrInt("ceil_mode", 0), dilations));
+  Value y = c.b.maxPool(x, kernel, strides, *pads, c.attrInt("ceil_mode", 0),
+                        dilations);
+  c.setOutput(0, y);
+  if (c.node->output_size() > 1 && !c.node->output(1).empty()) {
+    if (pads->empty())
+      pads->assign(2 * kernel.size(), 0);
+    if (pads->size() != 2 * kernel.size() || strides.size() != kernel.size() ||
+        dilations.size() != kernel.size())
+      return c.error("strides, dilations and pads must have one (pads: two) "
+                     "entries per spatial dim");
+    Value indices = maxPoolIndices(c, x, y, kernel, strides, *pads, dilations,
+                                   c.attrInt("storage_order", 0));
+    if (!indices)
+      return failure();
+    c.setOutput(1, indices);
+  }
   return success();
 }
 
@@ -506,27 +519,23 @@ LogicalResult reduce(ImportContext &c) {
 }
 
 /// A Reshape target from a symbolic shape vector: a dynamic entry that is
-/// the input's own dim at the same position becomes 0 (copy); one other
-/// non-static entry becomes -1 (inferred from the element count).
-FailureOr<SmallVector<int64_t>> reshapeTarget(ImportContext &c, Value x,
-                                              const SymShape &s) {
+/// the input's own dim at the same position becomes 0 (copy); other
+/// non-static entries become -1, counted in `inferred`.
+SmallVector<int64_t> reshapeTarget(ImportContext &c, Value x, const SymShape &s,
+                                   int &inferred) {
   SmallVector<int64_t> out;
-  int unknown = 0;
+  inferred = 0;
   for (auto [i, d] : llvm::enumerate(s.dims)) {
     if (d.isStatic()) {
       out.push_back(d.value);
-      unknown += d.value == -1; // already an inferred dim
-    } else if (d.source && sameDynamicDim(d.source, d.dim, x, i)) {
+      inferred += d.value == -1; // already an inferred dim
+    } else if (d.source && sameDynamicDim(c, d.source, d.dim, x, i)) {
       out.push_back(0);
     } else {
       out.push_back(-1);
-      ++unknown;
+      ++inferred;
     }
   }
-  if (unknown > 1)
-    return c.error("the target shape has " + Twine(unknown) +
-                   " dims that are neither static, nor the input's own dim, "
-                   "nor inferable; Loom needs shapes known up to one dim");
   return out;
 }
 
@@ -548,10 +557,28 @@ LogicalResult reshape(ImportContext &c) {
     return success();
   }
   if (auto sym = c.symbolicInput(1); sym && x && !c.knownInput(1)) {
-    auto target = reshapeTarget(c, x, *sym);
-    if (failed(target))
+    int inferred = 0;
+    SmallVector<int64_t> target = reshapeTarget(c, x, *sym, inferred);
+    if (inferred <= 1) {
+      c.setOutput(0, c.b.reshape(x, target));
+      return success();
+    }
+    // Dims of another tensor (`x.view(-1, n)` restored with
+    // `y.view(size_out)`): the shape is computed at run time, and each of
+    // the result's dims is known to equal the dim it was given.
+    if (!canMaterialize(*sym))
+      return c.error("the target shape has " + Twine(inferred) +
+                     " dims that are neither static, nor the input's own "
+                     "dim, nor inferable, nor a dim of another tensor; Loom "
+                     "needs shapes known up to one dim");
+    Value y = c.b.dynamicReshape(x, materializeSymbolic(c, *sym),
+                                 c.attrInt("allowzero", 0));
+    if (!y)
       return failure();
-    c.setOutput(0, c.b.reshape(x, *target));
+    for (auto [i, d] : llvm::enumerate(sym->dims))
+      if (!d.isStatic())
+        c.dimAliases[{y, (int64_t)i}] = {d.source, d.dim};
+    c.setOutput(0, y);
     return success();
   }
   auto shape = c.intsInput(1, "the shape input of Reshape");
@@ -852,7 +879,7 @@ LogicalResult expand(ImportContext &c) {
         continue;
       }
       int64_t xi = (int64_t)i - offset;
-      if (d.source && xi >= 0 && sameDynamicDim(d.source, d.dim, x, xi)) {
+      if (d.source && xi >= 0 && sameDynamicDim(c, d.source, d.dim, x, xi)) {
         values.push_back(1); // 1 keeps x's dim below
         continue;
       }
@@ -1167,6 +1194,30 @@ LogicalResult range(ImportContext &c) {
     c.setOutput(0, c.b.range(c.input(0), c.input(1), c.input(2)));
     return success();
   };
+  // range(0, a dynamic dim, 1), as `torch.arange(x.size(1))` exports: an
+  // iota along that dim, which shape rules then know to equal it.
+  if (auto limit = c.symbolicInput(1);
+      limit && limit->scalar && limit->dims.size() == 1 &&
+      limit->dims[0].source && !limit->dims[0].unknown) {
+    auto start = knownScalar(c, 0), delta = knownScalar(c, 2);
+    if (start && delta && *start == 0 && *delta == 1) {
+      Value x = limit->dims[0].source;
+      int64_t dim = limit->dims[0].dim;
+      int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+      SmallVector<int64_t> starts(rank, 0), ends(rank, 1), others;
+      ends[dim] = INT64_MAX;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != dim)
+          others.push_back(d);
+      auto dtype = fromMlirType(c.knownInput(0)->getElementType());
+      if (!dtype)
+        return c.error("Range of an unsupported element type");
+      Value ones = c.b.fillLike(c.b.slice(x, starts, ends), 1, *dtype);
+      Value iota = c.b.cumsum(ones, dim, /*exclusive=*/true);
+      c.setOutput(0, others.empty() ? iota : c.b.squeeze(iota, others));
+      return success();
+    }
+  }
   if (atRunTime(c, 0) || atRunTime(c, 1) || atRunTime(c, 2))
     return atRunTimeRange();
   std::optional<double> v[3];
@@ -1864,6 +1915,50 @@ static const OpEntry kOps[] = {
     {"", "GRU", 14, gru},
     {"", "RNN", 7, rnn},
     {"", "RNN", 14, rnn},
+    {"", "GatherND", 11, gatherND},
+    {"", "ScatterND", 11, scatterND},
+    {"", "ReverseSequence", 10, reverseSequence},
+    {"", "MaxUnpool", 9, maxUnpool},
+    {"", "LRN", 1, lrn},
+    {"", "GridSample", 16, gridSample},
+    {"", "RoiAlign", 10, roiAlign},
+    {"", "HannWindow", 17, hannWindow},
+    {"", "HammingWindow", 17, hammingWindow},
+    {"", "BlackmanWindow", 17, blackmanWindow},
+    {"", "DFT", 17, dft<17>},
+    {"", "DFT", 20, dft<20>},
+    {"", "STFT", 17, stft},
+    {"", "MelWeightMatrix", 17, melWeightMatrix},
+    {"", "Det", 11, det},
+    {"", "ConvTranspose", 1, convTranspose},
+    {"", "ConvTranspose", 11, convTranspose},
+    // Old-opset forms (OnnxLegacy.cpp).
+    {"", "Add", 1, binaryV1<&GraphBuilder::add>},
+    {"", "Sub", 1, binaryV1<&GraphBuilder::sub>},
+    {"", "Mul", 1, binaryV1<&GraphBuilder::mul>},
+    {"", "Div", 1, binaryV1<&GraphBuilder::div>},
+    {"", "Pow", 1, binaryV1<&GraphBuilder::pow>},
+    {"", "Sum", 1, newerForm},
+    {"", "Max", 1, newerForm},
+    {"", "Min", 1, newerForm},
+    {"", "Mean", 1, newerForm},
+    {"", "Gemm", 1, newerForm},
+    {"", "MatMul", 1, newerForm},
+    {"", "Constant", 1, newerForm},
+    {"", "Constant", 12, constantForms},
+    {"", "MaxPool", 1, newerForm},
+    {"", "AveragePool", 1, newerForm},
+    {"", "PRelu", 1, preluV1},
+    {"", "PRelu", 7, newerForm},
+    {"", "Pad", 1, padV1},
+    {"", "BatchNormalization", 1, batchNormV1},
+    {"", "Celu", 12, celu},
+    {"", "MeanVarianceNormalization", 9, meanVarianceNormalization},
+    // Control flow (OnnxControlFlow.cpp).
+    {"", "If", 1, ifOp},
+    {"", "Loop", 1, loopOp},
+    {"", "Scan", 8, scanOp},
+    {"", "Scan", 9, scanOp},
 };
 
 const OpEntry *loom::onnx_import::lookupOp(StringRef domain, StringRef opType,

@@ -45,16 +45,29 @@ static std::pair<Value, int64_t> equalOperandDim(Value v, int64_t dim) {
   // Same shape as operand 0.
   if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
       isa<graph::CastOp, graph::SoftmaxOp, graph::LogSoftmaxOp,
-          graph::LayerNormOp, graph::BatchNormOp>(op))
+          graph::LayerNormOp, graph::BatchNormOp, graph::FillLikeOp,
+          graph::CumSumOp>(op))
     return {op->getOperand(0), dim};
   if (isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::PowOp,
           graph::MaxOp, graph::MinOp, graph::CompareOp, graph::WhereOp>(op))
     return firstAligned(op->getOperands(), rank, /*trailing=*/0);
   if (auto t = dyn_cast<graph::TransposeOp>(op))
     return {t.getX(), t.getPerm()[dim]};
-  if (auto r = dyn_cast<graph::ReshapeOp>(op))
-    return r.getShape()[dim] == 0 ? std::make_pair(r.getX(), dim)
-                                  : std::pair<Value, int64_t>{};
+  if (auto r = dyn_cast<graph::ReshapeOp>(op)) {
+    ArrayRef<int64_t> shape = r.getShape();
+    if (shape[dim] == 0)
+      return {r.getX(), dim};
+    // The one inferred dim of a reshape that keeps every other dim
+    // (`x.view(-1, x.size(-1))` of a 2-D x) equals the input's.
+    auto in = cast<RankedTensorType>(r.getX().getType());
+    if (shape[dim] != -1 || in.getRank() != rank)
+      return {};
+    for (int64_t j = 0; j < rank; ++j)
+      if (j != dim && shape[j] != 0 &&
+          (in.isDynamicDim(j) || shape[j] != in.getDimSize(j)))
+        return {};
+    return {r.getX(), dim};
+  }
   if (auto e = dyn_cast<graph::EmbeddingOp>(op))
     return dim < rank - 1 ? std::make_pair(e.getIds(), dim)
                           : std::pair<Value, int64_t>{};
@@ -103,9 +116,12 @@ static std::pair<Value, int64_t> equalOperandDim(Value v, int64_t dim) {
 }
 
 /// The earliest dim that dynamic dim `dim` of `v` provably equals.
-static std::pair<Value, int64_t> rootDim(Value v, int64_t dim) {
+static std::pair<Value, int64_t> rootDim(const ImportContext &c, Value v,
+                                         int64_t dim) {
   for (int steps = 0; steps < 10000; ++steps) {
-    auto next = equalOperandDim(v, dim);
+    auto alias = c.dimAliases.find({v, dim});
+    auto next =
+        alias != c.dimAliases.end() ? alias->second : equalOperandDim(v, dim);
     if (!next.first)
       break;
     std::tie(v, dim) = next;
@@ -113,9 +129,14 @@ static std::pair<Value, int64_t> rootDim(Value v, int64_t dim) {
   return {v, dim};
 }
 
-bool loom::onnx_import::sameDynamicDim(Value a, int64_t da, Value b,
-                                       int64_t db) {
-  return rootDim(a, da) == rootDim(b, db);
+bool loom::onnx_import::sameDynamicDim(const ImportContext &c, Value a,
+                                       int64_t da, Value b, int64_t db) {
+  auto ra = rootDim(c, a, da), rb = rootDim(c, b, db);
+  if (ra == rb)
+    return true;
+  // Two inputs' dims with one dim_param are equal (the runtime checks it).
+  StringRef name = c.b.argumentDimName(ra.first, ra.second);
+  return !name.empty() && name == c.b.argumentDimName(rb.first, rb.second);
 }
 
 std::optional<SymShape> ImportContext::symbolicInput(int i) const {
@@ -201,6 +222,70 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
     return true;
   }
 
+  // PyTorch's Expand export on a vector with dynamic dims: Reshape of the
+  // vector to [-1], its Shape, Equal to a vector of -1s and a Where. A
+  // dynamic dim is never negative, so it differs from any negative value.
+  if (op == "Equal" || op == "Where" || op == "Shape" || op == "Reshape") {
+    auto sym = [&](int i) -> std::optional<SymShape> {
+      return c.symbolic.count(c.node->input(i)) ? c.symbolicInput(i)
+                                                : std::nullopt;
+    };
+    if (op == "Shape" || op == "Reshape") {
+      auto x = sym(0);
+      if (!x || x->scalar)
+        return false;
+      if (op == "Shape") {
+        SymShape s;
+        s.dims.push_back({(int64_t)x->dims.size(), {}, -1, false});
+        setSymbolicOutput(c, s);
+        return true;
+      }
+      auto target = c.knownInput(1);
+      if (!target || target->getNumElements() != 1)
+        return false;
+      int64_t n = (*target->value_begin<APInt>()).getSExtValue();
+      if (n != -1 && n != (int64_t)x->dims.size())
+        return false;
+      setSymbolicOutput(c, *x);
+      return true;
+    }
+    if (op == "Equal") {
+      auto a = sym(0);
+      auto b = c.knownInput(1);
+      if (!a || a->scalar || !b || b->getType().getRank() != 1 ||
+          b->getNumElements() != (int64_t)a->dims.size() ||
+          !isa<IntegerType>(b->getElementType()))
+        return false;
+      SmallVector<bool> out;
+      for (auto [d, v] : llvm::zip(a->dims, b->getValues<APInt>())) {
+        int64_t w = v.getSExtValue();
+        if (d.isStatic())
+          out.push_back(d.value == w);
+        else if (w < 0)
+          out.push_back(false);
+        else
+          return false;
+      }
+      c.known[c.node->output(0)] = DenseElementsAttr::get(
+          RankedTensorType::get({(int64_t)out.size()},
+                                IntegerType::get(&c.ctx, 1)),
+          ArrayRef(out));
+      return true;
+    }
+    // Where(known condition, x, y), x or y symbolic, the other known.
+    auto cond = c.knownInput(0);
+    auto x = c.symbolicInput(1), y = c.symbolicInput(2);
+    if (!cond || !x || !y || x->scalar || y->scalar ||
+        cond->getType().getRank() != 1 || x->dims.size() != y->dims.size() ||
+        cond->getNumElements() != (int64_t)x->dims.size())
+      return false;
+    SymShape s;
+    for (auto [i, pick] : llvm::enumerate(cond->getValues<bool>()))
+      s.dims.push_back(pick ? x->dims[i] : y->dims[i]);
+    setSymbolicOutput(c, s);
+    return true;
+  }
+
   // The remaining ops fold when an input is symbolic, or when every input
   // is a known integer vector (exporters' shape arithmetic on constants).
   bool anySymbolic = false, allKnownInts = c.node->input_size() > 0;
@@ -280,6 +365,21 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
     setSymbolicOutput(c, s);
     return true;
   }
+  if (op == "Neg") {
+    // LayerNormalization's function body negates its axis to count the
+    // reduced axes.
+    auto x = c.symbolicInput(0);
+    if (!x)
+      return false;
+    SymShape s = *x;
+    for (SymDim &d : s.dims) {
+      if (!d.isStatic() || d.value == INT64_MIN)
+        return false;
+      d.value = -d.value;
+    }
+    setSymbolicOutput(c, s);
+    return true;
+  }
   if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") {
     auto a = c.symbolicInput(0), b = c.symbolicInput(1);
     if (!a || !b)
@@ -296,6 +396,12 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
     SymShape s;
     s.scalar = a->scalar && b->scalar;
     for (auto [x, y] : llvm::zip(a->dims, b->dims)) {
+      // A dynamic dim minus itself (GPT-2's `key_length - query_length`).
+      if (op == "Sub" && !x.unknown && !y.unknown && x.source && y.source &&
+          sameDynamicDim(c, x.source, x.dim, y.source, y.dim)) {
+        s.dims.push_back({0, {}, -1, false});
+        continue;
+      }
       if (!x.isStatic() || !y.isStatic()) {
         // A multiple of a dynamic dim: unknown, but still one dim.
         s.dims.push_back({0, {}, -1, /*unknown=*/true});
@@ -318,4 +424,47 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
     return true;
   }
   return false;
+}
+
+Value loom::onnx_import::dimSize(ImportContext &c, Value x, int64_t dim) {
+  // Only the shape of `x` is read: a slice one element wide on every other
+  // dim, filled with ones and summed.
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> starts(rank, 0), ends(rank, 1);
+  ends[dim] = INT64_MAX;
+  Value line = c.b.slice(x, starts, ends);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  return c.b.reduceSum(c.b.fillLike(line, 1, DType::i64), axes);
+}
+
+bool loom::onnx_import::canMaterialize(const SymShape &s) {
+  return llvm::all_of(s.dims, [](const SymDim &d) {
+    return d.isStatic() || (!d.unknown && d.source);
+  });
+}
+
+Value loom::onnx_import::materializeSymbolic(ImportContext &c,
+                                             const SymShape &s) {
+  SmallVector<Value> parts;
+  SmallVector<int64_t> run;
+  auto flush = [&] {
+    if (run.empty())
+      return;
+    auto type = RankedTensorType::get({(int64_t)run.size()},
+                                      IntegerType::get(&c.ctx, 64));
+    parts.push_back(c.b.constant(DenseElementsAttr::get(type, ArrayRef(run))));
+    run.clear();
+  };
+  for (const SymDim &d : s.dims) {
+    if (d.isStatic()) {
+      run.push_back(d.value);
+      continue;
+    }
+    flush();
+    parts.push_back(c.b.reshape(dimSize(c, d.source, d.dim), {1}));
+  }
+  flush();
+  Value v = parts.size() == 1 ? parts.front() : c.b.concat(parts, 0);
+  return s.scalar ? c.b.reshape(v, {}) : v;
 }

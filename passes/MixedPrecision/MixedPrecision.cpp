@@ -157,6 +157,12 @@ struct Rewriter {
                                   "its type");
       return success();
     }
+    // graph.if, graph.loop: their regions stay as imported.
+    if (op->getNumRegions() > 0) {
+      restoreOperands(op, where + " holds regions (control flow): its "
+                                  "operand keeps its type");
+      return success();
+    }
     auto allWeak = [&] {
       return llvm::all_of(op->getOperands(),
                           [&](Value v) { return isWeak(v); });

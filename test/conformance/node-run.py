@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""ONNX conformance on the CPU: every ONNX backend node test whose ops are
-in the core set (test/tools/core-ops.txt) is compiled with loomc and run
-with loom-run on each of its test_data_set_*, outputs compared with the
-expected ones (rtol 1e-4, atol 1e-5; integers and booleans exactly).
+"""ONNX conformance on the CPU: every case of ONNX 1.12's backend test data
+that has a model (node, simple, pytorch-converted, pytorch-operator; 1072
+cases) is compiled with loomc and run with loom-run on each of its
+test_data_set_*, outputs compared with the expected ones (rtol 1e-4, atol
+1e-5; integers and booleans exactly). Node tests are named as their
+directory (test_abs), the others with their group (simple/test_...). The
+summary also counts the core set: node tests whose ops are all in
+test/tools/core-ops.txt.
 
 A test whose model takes a parameter the compiler needs (Reshape's shape,
 Unsqueeze's axes, ...) as a graph input gets loomc's hint "--bind NAME=";
 it is then compiled once per data set with those inputs frozen to the
 data set's values and counted apart, as "passed with bound inputs".
 
-Prints "N passed, M failed". Fails when a test fails that
+Prints "N passed, M failed". Fails when a case fails that
 node-run-failures.txt does not list (a regression), or when a listed test
 passes (the list must stay exact; --update rewrites it with each failure's
 stage and reason).
@@ -28,7 +32,9 @@ import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
-DATA = "/usr/share/libonnx-testdata/data/node"
+ROOT = "/usr/share/libonnx-testdata/data"
+DATA = os.path.join(ROOT, "node")
+GROUPS = ("node", "simple", "pytorch-converted", "pytorch-operator")
 FAILURES = os.path.join(HERE, "node-run-failures.txt")
 
 sys.path.insert(0, TOOLS)
@@ -63,6 +69,20 @@ def core_tests():
         if ops is not None and set(ops) <= core:
             tests.append(name)
     return tests
+
+
+def all_cases():
+    """(name, directory) of every backend case with a model."""
+    cases = []
+    for group in GROUPS:
+        d = os.path.join(ROOT, group)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if os.path.exists(os.path.join(d, name, "model.onnx")):
+                key = name if group == "node" else f"{group}/{name}"
+                cases.append((key, os.path.join(d, name)))
+    return cases
 
 
 def first_line(text, marker):
@@ -107,10 +127,9 @@ def run_data_set(loom_run, artifact, ds):
     return "run", first_line(out, "error: ")
 
 
-def run_test(name, loomc, loom_run, tmp):
-    d = os.path.join(DATA, name)
+def run_test(name, d, loomc, loom_run, tmp):
     model = os.path.join(d, "model.onnx")
-    artifact = os.path.join(tmp, name + ".loom")
+    artifact = os.path.join(tmp, name.replace("/", "_") + ".loom")
     sets = sorted(os.path.join(d, s) for s in os.listdir(d)
                   if s.startswith("test_data_set_"))
     p = compile_model(loomc, model, artifact, {})
@@ -160,12 +179,14 @@ def main():
     a = ap.parse_args()
     if not os.path.isdir(DATA):
         sys.exit(f"node-run: {DATA} missing (apt-get install libonnx-testdata)")
-    tests = [t for t in core_tests() if a.filter in t]
+    cases = [(n, d) for n, d in all_cases() if a.filter in n]
+    core = set(core_tests())
     results = {}
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         for name, stage, reason in pool.map(
-                lambda t: run_test(t, a.loomc, a.loom_run, tmp), tests):
+                lambda c: run_test(c[0], c[1], a.loomc, a.loom_run, tmp),
+                cases):
             results[name] = (stage, reason)
 
     listed = {}
@@ -192,7 +213,7 @@ def main():
             status = 1
     if a.update and not a.filter:
         with open(FAILURES, "w") as f:
-            f.write("# Core-set ONNX node tests that do not pass on the CPU, "
+            f.write("# ONNX backend test cases that do not pass on the CPU, "
                     "with the stage\n# (import, lower, codegen, run, wrong) and the "
                     "reason. Rewritten by node-run.py --update.\n")
             for n, (stage, reason) in sorted(failed.items()):
@@ -203,10 +224,12 @@ def main():
         by_stage[stage] = by_stage.get(stage, 0) + 1
     passed = len(results) - len(failed)
     detail = ", ".join(f"{k} {v}" for k, v in sorted(by_stage.items()))
+    in_core = [n for n in results if n in core]
+    core_passed = sum(1 for n in in_core if n not in failed)
     print(f"node-run: {passed} passed ({len(bound)} of them with parameter "
           f"inputs bound at compile time), {len(failed)} failed"
           f"{' (' + detail + ')' if detail else ''} of {len(results)} "
-          f"core-set node tests")
+          f"backend test cases; core set: {core_passed} of {len(in_core)}")
     sys.exit(status)
 
 

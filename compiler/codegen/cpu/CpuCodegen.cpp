@@ -115,6 +115,10 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
+  // A graph.loop body (scf.while) yields new tensors as its carried
+  // values: each iteration's is a fresh buffer, freed by the deallocation
+  // pipeline below.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCpuDropInPlaceResultsPass());
   pm.addPass(createCpuLibraryCallsPass());

@@ -12,6 +12,11 @@
 //  * Dynamic-size buffers (a dynamic batch) get slots: buffers with
 //    disjoint live ranges share a slot, whose size at run time is the
 //    largest of them.
+//  * Buffers allocated inside a region (a graph.loop body, now an
+//    scf.while) are not planned: they live for one iteration or are
+//    carried to the next, and stay with malloc and the deallocation
+//    pipeline. A planned buffer used inside a region is live over the
+//    whole region op.
 //
 // The arena is slot 0. The plan becomes IR: `exec.plan @f_plan` declares
 // the slots and each planned alloc becomes an `exec.buffer` at its place

@@ -62,9 +62,12 @@ Attribute widenedAttr(Attribute attr) {
 
 /// Whether `op` computes on a 16-bit float, so that it is rebuilt in f32.
 bool computesOnNarrowFloats(Operation *op) {
+  // graph.if and graph.loop only pass values in and out of their regions,
+  // whose ops are widened one by one.
   if (!isa<graph::GraphDialect>(op->getDialect()) || isa<graph::CastOp>(op) ||
       op->hasTrait<OpTrait::ConstantLike>() ||
-      op->hasTrait<graph::GraphTrait::DataMovement>())
+      op->hasTrait<graph::GraphTrait::DataMovement>() ||
+      op->getNumRegions() > 0 || op->hasTrait<OpTrait::IsTerminator>())
     return false;
   auto narrow = [](Value v) { return isNarrowFloat(v.getType()); };
   return llvm::any_of(op->getOperands(), narrow) ||

@@ -156,6 +156,13 @@ LogicalResult RegionEmitter::emit() {
   auto yield = cast<kernel::YieldOp>(body.getTerminator());
   // An op that takes the whole region (a matmul, a scatter) decides it.
   for (Operation &op : body.without_terminator()) {
+    // ONNX If, Loop and Scan: no kernel runs a region op yet.
+    if (isa<graph::IfOp, graph::LoopOp>(op))
+      return op.emitError("CUDA codegen: ")
+             << op.getName()
+             << " (control flow) is not supported on the CUDA target yet; "
+                "compile for the CPU (--target cpu) ["
+             << locationString(op.getLoc()) << "]";
     for (Value result : op.getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type || !type.hasStaticShape() ||

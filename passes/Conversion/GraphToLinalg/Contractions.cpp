@@ -2,8 +2,8 @@
 //
 // NumPy matmul is one contraction generic (batch dims broadcast, 1-D
 // operands as a row or column vector); convolution uses upstream's named
-// NCHW conv ops; max and average pooling are one window generic over the
-// padded input.
+// NCHW conv ops (a 3-D one as 2-D convs, or a generic when grouped); max and
+// average pooling are one window generic over the padded input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,9 +149,115 @@ static FailureOr<Value> lowerProduct(OpBuilder &builder, OpT o) {
   return generic.getResult(0);
 }
 
-/// Convolution with upstream's named ops on NCHW: a 1-D conv is a 2-D
-/// one over a unit height; groups split the channels into a G dim for
-/// linalg.conv_2d_ngchw_gfchw. Pads are a zero tensor.pad; the bias, when
+/// A grouped 3-D convolution as one generic, upstream having no grouped 3-D
+/// named op: in [N, G, C/G, D, H, W] (padded), filter [G, O/G, C/G, kd, kh,
+/// kw], accumulated into [N, G, O/G, Do, Ho, Wo]; loops n, g, o, do, ho,
+/// wo, then the reductions c, kd, kh, kw.
+static Value conv3d(OpBuilder &builder, Location loc, Value in, Value filter,
+                    Value acc, ArrayRef<int64_t> strides,
+                    ArrayRef<int64_t> dilations) {
+  MLIRContext *ctx = builder.getContext();
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inExprs = {d(0), d(1), d(6)};
+  for (int64_t i = 0; i < 3; ++i)
+    inExprs.push_back(d(3 + i) * strides[i] + d(7 + i) * dilations[i]);
+  SmallVector<AffineMap> maps = {AffineMap::get(10, 0, inExprs, ctx),
+                                 projection(ctx, 10, {1, 2, 6, 7, 8, 9}),
+                                 projection(ctx, 10, dimRange(0, 6))};
+  SmallVector<utils::IteratorType> iterators(6, utils::IteratorType::parallel);
+  iterators.append(4, utils::IteratorType::reduction);
+  return generic(builder, loc, acc, ValueRange{in, filter}, maps, iterators,
+                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value p = b.create<arith::MulFOp>(l, a[0], a[1]);
+                   return b.create<arith::AddFOp>(l, a[2], p);
+                 });
+}
+
+/// `v` with its dims permuted (linalg.transpose).
+static Value permuted(OpBuilder &builder, Location loc, Value v,
+                      ArrayRef<int64_t> perm) {
+  RankedTensorType t = tensorType(v);
+  SmallVector<int64_t> shape;
+  SmallVector<Value> sizes;
+  for (int64_t p : perm) {
+    shape.push_back(t.getDimSize(p));
+    if (t.isDynamicDim(p))
+      sizes.push_back(dimOf(builder, loc, v, p));
+  }
+  return builder
+      .create<linalg::TransposeOp>(
+          loc, v, emptyOf(builder, loc, t.clone(shape), sizes), perm)
+      .getResult()[0];
+}
+
+/// An ungrouped 3-D convolution as one 2-D convolution per kernel depth
+/// offset kd, accumulated, so that the CPU code calls its 2-D convolution
+/// kernel (oneDNN) instead of running a loop nest: the padded input's
+/// depths od * stride + kd * dilation moved next to the batch
+/// ([N * Do, C, H, W]), convolved with the filter's [O, C, kh, kw] at kd
+/// into the accumulator [N * Do, O, Ho, Wo] (`acc`, [N, O, Do, Ho, Wo],
+/// transposed in and out).
+static Value conv3dBy2d(OpBuilder &builder, Location loc, Value in,
+                        Value filter, Value acc, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> dilations) {
+  SmallVector<OpFoldResult> accSizes = tensor::getMixedSizes(builder, loc, acc);
+  SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(builder, loc, in);
+  SmallVector<OpFoldResult> wSizes =
+      tensor::getMixedSizes(builder, loc, filter);
+  SmallVector<ReassociationIndices> batchDepth = {{0, 1}, {2}, {3}, {4}};
+  // [N, O, Do, Ho, Wo] -> [N * Do, O, Ho, Wo].
+  Value out = builder.create<tensor::CollapseShapeOp>(
+      loc, permuted(builder, loc, acc, {0, 2, 1, 3, 4}), batchDepth);
+  SmallVector<int64_t> strides2 = {strides[1], strides[2]},
+                       dilations2 = {dilations[1], dilations[2]};
+  SmallVector<NamedAttribute> attrs = {
+      builder.getNamedAttr("strides", builder.getI64TensorAttr(strides2)),
+      builder.getNamedAttr("dilations", builder.getI64TensorAttr(dilations2))};
+  auto index = [&](int64_t v) { return builder.getIndexAttr(v); };
+  int64_t depth = tensorType(filter).getDimSize(2);
+  for (int64_t kd = 0; kd < depth; ++kd) {
+    SmallVector<OpFoldResult> offsets = {
+        index(0), index(0), index(kd * dilations[0]), index(0), index(0)};
+    SmallVector<OpFoldResult> sizes = {inSizes[0], inSizes[1], accSizes[2],
+                                       inSizes[3], inSizes[4]};
+    SmallVector<OpFoldResult> steps = {index(1), index(1), index(strides[0]),
+                                       index(1), index(1)};
+    Value x =
+        builder.create<tensor::ExtractSliceOp>(loc, in, offsets, sizes, steps);
+    x = builder.create<tensor::CollapseShapeOp>(
+        loc, permuted(builder, loc, x, {0, 2, 1, 3, 4}), batchDepth);
+    SmallVector<OpFoldResult> wOffsets = {index(0), index(0), index(kd),
+                                          index(0), index(0)};
+    SmallVector<OpFoldResult> wSlice = {wSizes[0], wSizes[1], index(1),
+                                        wSizes[3], wSizes[4]};
+    SmallVector<OpFoldResult> ones(5, index(1));
+    Value w = builder.create<tensor::ExtractSliceOp>(loc, filter, wOffsets,
+                                                     wSlice, ones);
+    w = builder.create<tensor::CollapseShapeOp>(
+        loc, w, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    out = builder
+              .create<linalg::Conv2DNchwFchwOp>(loc, TypeRange{out.getType()},
+                                                ValueRange{x, w},
+                                                ValueRange{out}, attrs)
+              .getResult(0);
+  }
+  // [N * Do, O, Ho, Wo] -> [N, Do, O, Ho, Wo] -> [N, O, Do, Ho, Wo].
+  RankedTensorType accType = tensorType(acc);
+  SmallVector<int64_t> split = {accType.getDimSize(0), accType.getDimSize(2),
+                                accType.getDimSize(1), accType.getDimSize(3),
+                                accType.getDimSize(4)};
+  Value expanded = builder.create<tensor::ExpandShapeOp>(
+      loc, accType.clone(split), out, batchDepth,
+      SmallVector<OpFoldResult>{accSizes[0], accSizes[2], accSizes[1],
+                                accSizes[3], accSizes[4]});
+  return permuted(builder, loc, expanded, {0, 2, 1, 3, 4});
+}
+
+/// Convolution on NCHW with upstream's named ops: a 1-D conv is a 2-D one
+/// over a unit height; groups split the channels into a G dim for
+/// linalg.conv_2d_ngchw_gfchw. An ungrouped 3-D conv is 2-D convs
+/// (conv3dBy2d); a grouped one is split into groups the same way and
+/// computed by conv3d's generic. Pads are a zero tensor.pad; the bias, when
 /// there is one, is broadcast into the accumulator.
 static FailureOr<Value> lowerConv(OpBuilder &builder, ConvOp o) {
   Location loc = o.getLoc();
@@ -171,26 +277,28 @@ static FailureOr<Value> lowerConv(OpBuilder &builder, ConvOp o) {
       *v = builder.create<tensor::ExpandShapeOp>(loc, t, *v, unitH, sizes);
     }
   }
+  // Spatial dims from here on: 2, or 3 for a 3-D conv.
+  int64_t spatial = tensorType(input).getRank() - 2, rank = spatial + 2;
   if (llvm::any_of(padding, [](int64_t p) { return p != 0; })) {
     SmallVector<OpFoldResult> low(2, builder.getIndexAttr(0)), high = low;
     SmallVector<int64_t> shape(tensorType(input).getShape());
-    for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t i = 0; i < spatial; ++i) {
       low.push_back(builder.getIndexAttr(padding[i]));
-      high.push_back(builder.getIndexAttr(padding[2 + i]));
+      high.push_back(builder.getIndexAttr(padding[spatial + i]));
       if (!ShapedType::isDynamic(shape[2 + i]))
-        shape[2 + i] += padding[i] + padding[2 + i];
+        shape[2 + i] += padding[i] + padding[spatial + i];
     }
     input = builder.create<tensor::PadOp>(loc, tensorType(input).clone(shape),
                                           input, low, high,
                                           scalarConst(builder, loc, elem, 0));
   }
-  // The 2-D result: [N, O, Ho, Wo].
+  // The 2-D result [N, O, Ho, Wo] (or 3-D [N, O, Do, Ho, Wo]).
   SmallVector<int64_t> shape(type.getShape());
   if (oneD)
     shape.insert(shape.begin() + 2, 1);
   auto outType = type.clone(shape);
   SmallVector<Value> sizes;
-  for (int64_t d = 0; d < 4; ++d) {
+  for (int64_t d = 0; d < rank; ++d) {
     if (!outType.isDynamicDim(d))
       continue;
     if (d < 2) {
@@ -209,9 +317,9 @@ static FailureOr<Value> lowerConv(OpBuilder &builder, ConvOp o) {
   if (Value bias = o.getBias())
     init = generic(
         builder, loc, emptyOf(builder, loc, outType, sizes), bias,
-        {projection(builder.getContext(), 4, {1}),
-         builder.getMultiDimIdentityMap(4)},
-        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        {projection(builder.getContext(), rank, {1}),
+         builder.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   else
     init = filled(builder, loc, outType, sizes,
@@ -221,15 +329,18 @@ static FailureOr<Value> lowerConv(OpBuilder &builder, ConvOp o) {
       builder.getNamedAttr("dilations", builder.getI64TensorAttr(dilations))};
   Value result;
   int64_t groups = o.getGroups();
-  if (groups == 1) {
+  if (groups == 1 && spatial == 2) {
     result = builder
                  .create<linalg::Conv2DNchwFchwOp>(loc, TypeRange{outType},
                                                    ValueRange{input, filter},
                                                    ValueRange{init}, attrs)
                  .getResult(0);
+  } else if (groups == 1) {
+    result = conv3dBy2d(builder, loc, input, filter, init, strides, dilations);
   } else {
     // [N, C, H, W] -> [N, G, C/G, H, W]; [O, C/G, kh, kw] ->
-    // [G, O/G, C/G, kh, kw]; the accumulator [N, G, O/G, Ho, Wo].
+    // [G, O/G, C/G, kh, kw]; the accumulator [N, G, O/G, Ho, Wo] (and the
+    // same with a D dim in 3-D).
     auto split = [&](Value v, int64_t at) {
       SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, v);
       SmallVector<int64_t> shape(tensorType(v).getShape());
@@ -265,11 +376,13 @@ static FailureOr<Value> lowerConv(OpBuilder &builder, ConvOp o) {
     };
     Value in = split(input, 1).first, w = split(filter, 0).first;
     auto [acc, re] = split(init, 1);
-    Value r = builder
-                  .create<linalg::Conv2DNgchwGfchwOp>(
-                      loc, TypeRange{acc.getType()}, ValueRange{in, w},
-                      ValueRange{acc}, attrs)
-                  .getResult(0);
+    Value r = spatial == 3
+                  ? conv3d(builder, loc, in, w, acc, strides, dilations)
+                  : builder
+                        .create<linalg::Conv2DNgchwGfchwOp>(
+                            loc, TypeRange{acc.getType()}, ValueRange{in, w},
+                            ValueRange{acc}, attrs)
+                        .getResult(0);
     result = builder.create<tensor::CollapseShapeOp>(loc, outType, r, re);
   }
   if (oneD)

@@ -105,10 +105,14 @@ static FailureOr<Value> reshape(OpBuilder &builder, Operation *op, Value x) {
     return n;
   };
   // Squeeze and unsqueeze only drop or add size-1 dims: the dynamic dims
-  // of the result are those of the operand, in order.
+  // of the result are those of the operand, in order, less the squeezed
+  // ones (a dynamic dim squeezed is 1 at run time).
   SmallVector<int64_t> operandDynamic;
+  ArrayRef<int64_t> squeezed;
+  if (auto sq = dyn_cast<SqueezeOp>(op))
+    squeezed = sq.getAxes();
   for (int64_t i = 0; i < xt.getRank(); ++i)
-    if (xt.isDynamicDim(i))
+    if (xt.isDynamicDim(i) && !llvm::is_contained(squeezed, i))
       operandDynamic.push_back(i);
   int64_t nextDynamic = 0;
   bool ok = true;

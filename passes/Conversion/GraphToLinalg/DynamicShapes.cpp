@@ -147,7 +147,10 @@ static Value lowerDynamicSlice(OpBuilder &builder, DynamicSliceOp o) {
                ix.add(ix.div(ix.sub(span, ix.c(1)), absK), ix.c(1)), ix.c(0));
     first.push_back(ix.sel(forward, sf, sb));
     step.push_back(k);
-    sizes.push_back(ix.sel(ok, len, ix.c(0)));
+    // A dim the (constant) axes do not list is static in the result type,
+    // taken whole.
+    if (o.getType().isDynamicDim(d))
+      sizes.push_back(ix.sel(ok, len, ix.c(0)));
   }
   return tabulate(builder, loc, o.getType(), sizes,
                   [&](OpBuilder &b, Location l, ValueRange i) -> Value {

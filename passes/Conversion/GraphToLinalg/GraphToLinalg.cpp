@@ -57,13 +57,16 @@ ConversionTarget loweringTarget(MLIRContext &ctx) {
 /// (walkAndApplyPatterns): MLIR 19's dialect conversion folds each illegal
 /// op before its patterns run, which would turn small graph.iota and
 /// static graph.fill_like into constants and drop graph.grad_all_reduce,
-/// changing what this pass emits.
+/// changing what this pass emits. The walk is post-order: the ops in a
+/// region (graph.if, graph.loop) are lowered before the op that holds it,
+/// whose pattern replaces the region's terminator (graph.yield, skipped
+/// here).
 LogicalResult applyLoweringPatterns(Operation *root,
                                     const ConversionTarget &target,
                                     const FrozenRewritePatternSet &patterns) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (target.isIllegal(op))
+    if (target.isIllegal(op) && !op->hasTrait<OpTrait::IsTerminator>())
       ops.push_back(op);
   });
   PatternApplicator applicator(patterns);
@@ -133,6 +136,7 @@ struct GraphToLinalgPass
     loom::populateGraphToLinalgDataMovementPatterns(set);
     loom::populateGraphToLinalgResizePatterns(set);
     loom::populateGraphToLinalgDynamicShapePatterns(set);
+    loom::populateGraphToLinalgControlFlowPatterns(set);
     patterns = std::move(set);
     return success();
   }

@@ -68,6 +68,72 @@ FailureOr<Value> elementwise(OpBuilder &b, Location loc, RankedTensorType type,
   auto sizes = dynamicSizes(b, loc, type, operands);
   if (failed(sizes))
     return failure();
+  // Two operands' dynamic dims at one position must agree at run time
+  // (graph IR broadcasts only a static 1): checked, and each operand then
+  // viewed at the smaller size, so that a failed check keeps the loops in
+  // bounds until the run returns its error.
+  SmallVector<Value> checkedSize(type.getRank());
+  for (int64_t i = 0, k = 0; i < type.getRank(); ++i) {
+    if (!type.isDynamicDim(i))
+      continue;
+    Value &size = (*sizes)[k++];
+    Value ok, first;
+    for (Value v : operands) {
+      RankedTensorType t = tensorType(v);
+      int64_t j = i - (type.getRank() - t.getRank());
+      if (j < 0 || !t.isDynamicDim(j))
+        continue;
+      // The first such operand gave `size`; the same value again agrees.
+      if (!first || v == first) {
+        first = v;
+        continue;
+      }
+      Value dim = b.create<tensor::DimOp>(loc, v, j);
+      Value same =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, dim, size);
+      ok = ok ? b.create<arith::AndIOp>(loc, ok, same) : same;
+      size = b.create<arith::MinUIOp>(loc, size, dim);
+    }
+    if (!ok)
+      continue;
+    checkedSize[i] = size;
+    std::string where = "elementwise op";
+    Location named = loc;
+    if (auto fused = dyn_cast<FusedLoc>(loc);
+        fused && !fused.getLocations().empty())
+      named = fused.getLocations().front();
+    if (auto name = dyn_cast<NameLoc>(named))
+      where += " (node '" + name.getName().str() + "')";
+    b.create<cf::AssertOp>(loc, ok,
+                           where + ": operands' sizes of dim " +
+                               std::to_string(i) +
+                               " differ at run time (only a size fixed at 1 "
+                               "broadcasts)");
+  }
+  SmallVector<Value> viewed(operands.begin(), operands.end());
+  for (Value &v : viewed) {
+    RankedTensorType t = tensorType(v);
+    int64_t offset = type.getRank() - t.getRank();
+    bool cut = false;
+    SmallVector<OpFoldResult> offsets, sizesOf, strides;
+    for (int64_t j = 0; j < t.getRank(); ++j) {
+      offsets.push_back(b.getIndexAttr(0));
+      strides.push_back(b.getIndexAttr(1));
+      Value checked = checkedSize[j + offset];
+      if (t.isDynamicDim(j) && checked) {
+        sizesOf.push_back(checked);
+        cut = true;
+      } else if (t.isDynamicDim(j)) {
+        sizesOf.push_back(b.create<tensor::DimOp>(loc, v, j).getResult());
+      } else {
+        sizesOf.push_back(b.getIndexAttr(t.getDimSize(j)));
+      }
+    }
+    if (cut)
+      v = b.create<tensor::ExtractSliceOp>(loc, t, v, offsets, sizesOf,
+                                           strides);
+  }
+  operands = viewed;
   Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
                                          type.getElementType(), *sizes);
   SmallVector<AffineMap> maps;

@@ -48,6 +48,10 @@ void populateGraphToLinalgResizePatterns(mlir::RewritePatternSet &patterns);
 void populateGraphToLinalgDynamicShapePatterns(
     mlir::RewritePatternSet &patterns);
 
+/// graph.if and graph.loop: scf.if and scf.while on tensors (ControlFlow.cpp).
+void populateGraphToLinalgControlFlowPatterns(
+    mlir::RewritePatternSet &patterns);
+
 namespace graph_to_linalg {
 
 using graph::CompareDirection;

@@ -430,12 +430,12 @@ func.func @matmul_c4(%a: tensor<2x3x4xf32>, %b: tensor<3x4x5xf32>) {
 
 // -----
 
-// conv_c1: 1-D or 2-D convolution only.
-func.func @conv_c1(%x: tensor<1x3x8x8x8xf32>, %w: tensor<4x3x3x3x3xf32>) {
-  // expected-error @+2 {{'graph.conv' op input must have rank 3 (1-D) or 4 (2-D), got 5}}
+// conv_c1: 1-D, 2-D or 3-D convolution only.
+func.func @conv_c1(%x: tensor<1x3x8x8x8x8xf32>, %w: tensor<4x3x3x3x3x3xf32>) {
+  // expected-error @+2 {{'graph.conv' op input must have rank 3 (1-D), 4 (2-D) or 5 (3-D), got 6}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = graph.conv %x, %w strides = [1, 1, 1] padding = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1] groups = 1
-      : (tensor<1x3x8x8x8xf32>, tensor<4x3x3x3x3xf32>) -> tensor<1x4x6x6x6xf32>
+  %0 = graph.conv %x, %w strides = [1, 1, 1, 1] padding = [0, 0, 0, 0, 0, 0, 0, 0] dilations = [1, 1, 1, 1] groups = 1
+      : (tensor<1x3x8x8x8x8xf32>, tensor<4x3x3x3x3x3xf32>) -> tensor<1x4x6x6x6x6xf32>
   return
 }
 

@@ -32,3 +32,20 @@ func.func @no_params(%x: tensor<3xf32> {graph.input = "x"}) -> tensor<f32> {
   %s = graph.reduce_sum %x axes = [0] : (tensor<3xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// ONNX control flow (graph.loop, graph.if) is not differentiated yet.
+func.func @control_flow(%x: tensor<3xf32> {graph.input = "x"},
+                        %w: tensor<3xf32> {graph.param = "w"}) -> tensor<f32> {
+  %n = graph.constant dense<2> : tensor<i64>
+  // expected-error @+1 {{'graph.loop' has no VJP rule: the loss cannot be differentiated through it}}
+  %y = graph.loop trip_count %n : tensor<i64> inits(%x : tensor<3xf32>)
+      captures(%w : tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %a: tensor<3xf32>, %ww: tensor<3xf32>):
+    %m = graph.mul %a, %ww : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    graph.yield %c, %m : tensor<i1>, tensor<3xf32>
+  }
+  %s = graph.reduce_sum %y axes = [0] : (tensor<3xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}

@@ -247,6 +247,49 @@ func.func @conv(%x: tensor<?x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf
 
 // -----
 
+// A grouped 3-D conv: groups through a G dim (upstream has no grouped 3-D
+// named op), then one generic over (n, g, o, do, ho, wo, c, kd, kh, kw)
+// reading the padded input at o * stride + k * dilation.
+// CHECK-DAG: #[[IN3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d6, d3 * 2 + d7, d4 + d8 * 2, d5 + d9)>
+// CHECK-DAG: #[[W3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d1, d2, d6, d7, d8, d9)>
+// CHECK-LABEL: func.func @conv3d
+func.func @conv3d(%x: tensor<?x4x5x6x?xf32>, %w: tensor<6x2x2x3x2xf32>, %b: tensor<6xf32>)
+    -> tensor<?x6x3x2x?xf32> {
+  // CHECK: tensor.pad %{{.*}} low[0, 0, 1, 0, 1] high[0, 0, 0, 0, 1]
+  // CHECK: tensor.expand_shape {{.*}} into tensor<?x2x2x6x6x?xf32>
+  // CHECK: tensor.expand_shape {{.*}} into tensor<2x3x2x2x3x2xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[IN3]], #[[W3]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+  // CHECK: tensor.collapse_shape {{.*}} into tensor<?x6x3x2x?xf32>
+  %0 = graph.conv %x, %w, %b strides = [2, 1, 1] padding = [1, 0, 1, 0, 0, 1] dilations = [1, 2, 1] groups = 2
+      : (tensor<?x4x5x6x?xf32>, tensor<6x2x2x3x2xf32>, tensor<6xf32>) -> tensor<?x6x3x2x?xf32>
+  return %0 : tensor<?x6x3x2x?xf32>
+}
+
+// -----
+
+// An ungrouped 3-D conv: one 2-D conv per kernel depth offset, the input's
+// depths od * stride + kd * dilation next to the batch, accumulated in
+// [N * Do, O, Ho, Wo].
+// CHECK-LABEL: func.func @conv3d_2d
+func.func @conv3d_2d(%x: tensor<?x4x5x6x7xf32>, %w: tensor<6x4x2x3x2xf32>)
+    -> tensor<?x6x2x2x6xf32> {
+  // CHECK: linalg.transpose ins(%{{.*}} : tensor<?x6x2x2x6xf32>) outs(%{{.*}} : tensor<?x2x6x2x6xf32>) permutation = [0, 2, 1, 3, 4]
+  // CHECK: tensor.collapse_shape {{.*}} into tensor<?x6x2x6xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [%{{.*}}, 4, 2, 6, 7] [1, 1, 2, 1, 1]
+  // CHECK: linalg.transpose
+  // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [6, 4, 1, 3, 2] [1, 1, 1, 1, 1]
+  // CHECK: %[[FIRST:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+  // CHECK: tensor.extract_slice %{{.*}}[0, 0, 1, 0, 0] [%{{.*}}, 4, 2, 6, 7] [1, 1, 2, 1, 1]
+  // CHECK: linalg.conv_2d_nchw_fchw {{.*}} outs(%[[FIRST]] : tensor<?x6x2x6xf32>)
+  // CHECK: tensor.expand_shape {{.*}} into tensor<?x2x6x2x6xf32>
+  // CHECK: linalg.transpose {{.*}} permutation = [0, 2, 1, 3, 4]
+  %0 = graph.conv %x, %w strides = [2, 1, 1] padding = [0, 0, 0, 0, 0, 0] dilations = [1, 2, 1] groups = 1
+      : (tensor<?x4x5x6x7xf32>, tensor<6x4x2x3x2xf32>) -> tensor<?x6x2x2x6xf32>
+  return %0 : tensor<?x6x2x2x6xf32>
+}
+
+// -----
+
 // Pooling: one generic over (n, c, outputs, window) reading the padded
 // input at o * stride + k * dilation.
 // CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>

@@ -1,0 +1,763 @@
+//===- OnnxControlFlow.cpp - ONNX If, Loop and Scan -----------------------===//
+//
+// The subgraphs of If (`then_branch`, `else_branch`), Loop and Scan (`body`)
+// are imported node by node (importNode, as the main graph) into the
+// regions of graph.if and graph.loop. A body reads values of the enclosing
+// graphs by name: the importer's value map stays visible while it is
+// imported, and what the body used from outside becomes the op's captures
+// afterwards (constants are cloned in instead), so the ops are isolated
+// from above.
+//
+// An If whose condition is known at import is the branch it takes, in line.
+// Types: an If's results join its branches' types (a dim the branches
+// disagree on is dynamic). A Loop's carried value starts with its initial
+// value's type; when the body yields another shape the body is imported
+// again with the dims that differ made dynamic (shape inference of
+// loop-carried values). A dim the body computes as dynamic is taken from
+// the body's declared output shape where it has one (the lowering checks
+// it when the code runs). A scan output's length is the trip count when it
+// is known at import and the loop cannot stop early, else dynamic.
+//
+// Scan is a graph.loop over the sequence axis whose body first takes each
+// scan input's slice at the iteration (reversed for a reverse direction);
+// scan outputs stacked along another axis or in reverse are transposed or
+// reversed after the loop. Scan-8's batch axis runs one loop per batch
+// element. Sequences and optionals are not tensors in Loom: a subgraph that
+// takes or returns one is refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/onnx/OnnxImporterImpl.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::onnx_import;
+
+namespace {
+
+/// The largest known trip count of a Loop with scan outputs (the CPU
+/// lowering allocates that many rows before the loop).
+constexpr int64_t kMaxScanTrips = int64_t(1) << 24;
+
+/// The subgraph attribute `name` of the node, or null.
+const onnx::GraphProto *graphAttr(ImportContext &c, StringRef name) {
+  for (const auto &a : c.node->attribute())
+    if (a.name() == name && a.has_g())
+      return &a.g();
+  return nullptr;
+}
+
+/// ONNX's kind of a non-tensor type, or "" for a tensor (or no type).
+StringRef nonTensorKind(const onnx::TypeProto &t) {
+  if (t.has_sequence_type())
+    return "a sequence";
+  if (t.has_optional_type())
+    return "an optional";
+  if (t.has_map_type())
+    return "a map";
+  return "";
+}
+
+/// Refuses a subgraph that takes or returns a sequence, optional or map.
+LogicalResult checkTensorsOnly(ImportContext &c, const onnx::GraphProto &g,
+                               StringRef what) {
+  for (const auto *list : {&g.input(), &g.output()})
+    for (const auto &v : *list) {
+      StringRef kind = nonTensorKind(v.type());
+      if (!kind.empty())
+        return c.error(Twine(what) + "'s " +
+                       (list == &g.input() ? "input" : "output") + " '" +
+                       v.name() + "' is " + kind +
+                       "; sequences and optionals are not tensors in Loom");
+    }
+  return success();
+}
+
+/// The importer's state around a subgraph: its values, names and the
+/// insertion point are put back when the subgraph is done, so that nothing
+/// defined in a region is seen outside it.
+class SubgraphScope {
+public:
+  explicit SubgraphScope(ImportContext &c)
+      : c(c), node(c.node), values(c.values), known(c.known),
+        materialized(c.materialized), symbolic(c.symbolic),
+        unknownAsked(c.unknownAsked), ip(c.b.opBuilder().saveInsertionPoint()) {
+  }
+  ~SubgraphScope() {
+    c.node = node;
+    c.values = std::move(values);
+    c.known = std::move(known);
+    c.materialized = std::move(materialized);
+    c.symbolic = std::move(symbolic);
+    c.unknownAsked = std::move(unknownAsked);
+    c.b.opBuilder().restoreInsertionPoint(ip);
+  }
+
+private:
+  ImportContext &c;
+  const onnx::NodeProto *node;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<ElementsAttr> known;
+  llvm::DenseMap<Attribute, Value> materialized;
+  llvm::StringMap<SymShape> symbolic;
+  SmallVector<int, 4> unknownAsked;
+  OpBuilder::InsertPoint ip;
+};
+
+/// Builds the values of a subgraph's inputs at the start of its block (the
+/// block arguments, or slices of them).
+using InputBuilder = function_ref<FailureOr<SmallVector<Value>>(Block &)>;
+
+/// Imports subgraph `g` (`what`, for messages) into a new block of `region`
+/// with arguments `argTypes`; `inputs` gives the values of g's inputs. Ends
+/// the block with graph.yield of g's outputs and returns them.
+FailureOr<SmallVector<Value>>
+importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
+           Region &region, ArrayRef<Type> argTypes, InputBuilder inputs) {
+  const onnx::NodeProto *owner = c.node;
+  std::string ownerName = owner->name().empty()
+                              ? "producing '" + owner->output(0) + "'"
+                              : "'" + owner->name() + "'";
+  SubgraphScope scope(c);
+  Block *block = new Block();
+  region.push_back(block);
+  Location loc = c.nodeLoc();
+  for (Type t : argTypes)
+    block->addArgument(t, loc);
+  OpBuilder &ob = c.b.opBuilder();
+  ob.setInsertionPointToEnd(block);
+  auto values = inputs(*block);
+  if (failed(values))
+    return failure();
+  if (static_cast<int>(values->size()) != g.input_size())
+    return c.error(Twine(what) + " takes " + Twine(g.input_size()) +
+                   " inputs, expected " + Twine(values->size()));
+  // A body's names shadow the enclosing graphs'.
+  for (auto [info, v] : llvm::zip(g.input(), *values)) {
+    c.values[info.name()] = v;
+    c.known.erase(info.name());
+    c.symbolic.erase(info.name());
+  }
+  for (const auto &init : g.initializer()) {
+    auto value = c.convertTensor(
+        init, NameLoc::get(StringAttr::get(&c.ctx, init.name())));
+    if (failed(value))
+      return failure();
+    c.values.erase(init.name());
+    c.known[init.name()] = *value;
+  }
+  for (const auto &node : g.node()) {
+    c.node = &node;
+    StringRef domain = node.domain();
+    const OpEntry *entry = domain.empty() || domain == "ai.onnx"
+                               ? lookupOp("", node.op_type(), c.opset)
+                               : nullptr;
+    if (!entry)
+      return c.error("unsupported ONNX op '" + node.op_type() + "' (" +
+                     (domain.empty() ? StringRef("ai.onnx") : domain) +
+                     ") in the " + what + " of " + owner->op_type() + " " +
+                     ownerName);
+    if (node.output_size() == 0)
+      return c.error("the node lists no outputs (every ONNX op has one)");
+    std::string reason = checkNodeSchema(node, c.opset);
+    if (!reason.empty())
+      return c.error(reason);
+    if (failed(importNode(c, node, entry)))
+      return failure();
+  }
+  SmallVector<Value> outputs;
+  for (const auto &out : g.output()) {
+    auto it = c.values.find(out.name());
+    Value v = it != c.values.end() ? it->second : Value();
+    if (!v && c.known.count(out.name()))
+      v = c.b.constant(c.known[out.name()]);
+    if (!v) {
+      c.node = owner;
+      return c.error(Twine(what) + "'s output '" + out.name() +
+                     "' is never produced");
+    }
+    outputs.push_back(v);
+  }
+  ob.create<graph::YieldOp>(c.b.locationOf("yield"), outputs);
+  return outputs;
+}
+
+/// Whether `region` is `r` or nested in it. (Region::isAncestor would walk
+/// past a detached region, which has no parent.)
+bool within(Region *region, Region *r) {
+  while (region) {
+    if (region == r)
+      return true;
+    Operation *parent = region->getParentOp();
+    region = parent ? parent->getParentRegion() : nullptr;
+  }
+  return false;
+}
+
+/// Makes `regions` (detached, of one op to be built) isolated from above:
+/// a constant defined outside that they use is cloned into each; any other
+/// value becomes a capture, an argument appended to each region's block.
+/// Returns the captures, in order.
+SmallVector<Value> isolate(ArrayRef<Region *> regions) {
+  llvm::SetVector<Value> outside;
+  for (Region *r : regions)
+    r->walk([&](Operation *op) {
+      for (Value v : op->getOperands())
+        if (!within(v.getParentRegion(), r))
+          outside.insert(v);
+    });
+  SmallVector<Value> captures;
+  for (Value v : outside) {
+    auto constant = v.getDefiningOp<graph::ConstantOp>();
+    if (!constant)
+      captures.push_back(v);
+    for (Region *r : regions) {
+      Block &block = r->front();
+      Value inside;
+      if (constant) {
+        OpBuilder b = OpBuilder::atBlockBegin(&block);
+        inside = b.clone(*constant)->getResult(0);
+      } else {
+        inside = block.addArgument(v.getType(), v.getLoc());
+      }
+      v.replaceUsesWithIf(inside, [&](OpOperand &use) {
+        return within(use.getOwner()->getParentRegion(), r);
+      });
+    }
+  }
+  return captures;
+}
+
+/// `v` as a rank-0 tensor (ONNX gives some scalars as one-element 1-D
+/// tensors); null with an error when it holds more than one element.
+Value asScalar(ImportContext &c, Value v, StringRef what) {
+  if (!v)
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() == 0)
+    return v;
+  if (!type.hasStaticShape() || type.getNumElements() != 1) {
+    (void)c.error(Twine(what) + " must hold one element, got " +
+                  Twine(type.getNumElements()) + " (" + Twine(type.getRank()) +
+                  "-D)");
+    return {};
+  }
+  return c.b.reshape(v, {});
+}
+
+/// The declared shape of value info `info` (-1 for an unknown dim), or
+/// nothing when it declares none.
+std::optional<SmallVector<int64_t>>
+declaredShape(const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
+    return std::nullopt;
+  SmallVector<int64_t> shape;
+  for (const auto &d : info.type().tensor_type().shape().dim())
+    shape.push_back(d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic);
+  return shape;
+}
+
+/// `computed` with its dynamic dims taken from `declared` where that is
+/// static (same rank only).
+RankedTensorType refine(RankedTensorType computed,
+                        std::optional<SmallVector<int64_t>> declared) {
+  if (!declared || static_cast<int64_t>(declared->size()) != computed.getRank())
+    return computed;
+  SmallVector<int64_t> shape(computed.getShape());
+  for (auto [s, d] : llvm::zip(shape, *declared))
+    if (ShapedType::isDynamic(s))
+      s = d;
+  return computed.clone(shape);
+}
+
+/// The type both `a` and `b` fit: dims they disagree on dynamic. Null when
+/// the element types or ranks differ.
+RankedTensorType join(RankedTensorType a, RankedTensorType b) {
+  if (a.getElementType() != b.getElementType() || a.getRank() != b.getRank())
+    return {};
+  SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape()))
+    shape.push_back(x == y ? x : ShapedType::kDynamic);
+  return a.clone(shape);
+}
+
+/// `t` as text, for messages.
+std::string str(Type t) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << t;
+  return text;
+}
+
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Whether `v` is the block argument `arg` or a constant true.
+bool isTrueOr(Value v, Value arg) {
+  if (v == arg)
+    return true;
+  auto constant = v.getDefiningOp<graph::ConstantOp>();
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return dense && dense.isSplat() && dense.getSplatValue<bool>();
+}
+
+/// The results of a graph.loop: the carried values, then the scan stacks.
+struct LoopResults {
+  SmallVector<Value> carried, scans;
+};
+
+/// Builds a graph.loop of body `g` (`what`, for messages) with `inputs`
+/// giving the values of g's inputs from the block (iteration, condition,
+/// carried...). `staticTrips` is the number of iterations when known at
+/// import and the loop cannot stop early through `cond`. `condOutput`: g
+/// returns the next condition first (Loop); else (Scan) the condition
+/// stays as it is.
+FailureOr<LoopResults> buildLoop(
+    ImportContext &c, const onnx::GraphProto &g, StringRef what,
+    bool condOutput, Value tripCount, Value cond, ArrayRef<Value> inits,
+    std::optional<int64_t> staticTrips,
+    function_ref<FailureOr<SmallVector<Value>>(Block &, ArrayRef<Value> args)>
+        inputs) {
+  MLIRContext *ctx = &c.ctx;
+  Type i64 = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+  Type i1 = RankedTensorType::get({}, IntegerType::get(ctx, 1));
+  size_t numInits = inits.size();
+  int first = condOutput ? 1 : 0;
+  if (g.output_size() < static_cast<int>(first + numInits))
+    return c.error(Twine(what) + " returns " + Twine(g.output_size()) +
+                   " values, expected " +
+                   (condOutput ? "the condition and " : "") + Twine(numInits) +
+                   " loop-carried values first");
+  SmallVector<RankedTensorType> carried;
+  for (Value v : inits)
+    carried.push_back(tensorOf(v));
+  // Shape inference of the carried values: import, join what the body
+  // yields with what it was given, and import again if that changed. Each
+  // round makes a static dim dynamic, so the rounds end.
+  for (;;) {
+    auto region = std::make_unique<Region>();
+    SmallVector<Type> argTypes = {i64, i1};
+    llvm::append_range(argTypes, carried);
+    auto outputs =
+        importBody(c, g, what, *region, argTypes,
+                   [&](Block &block) -> FailureOr<SmallVector<Value>> {
+                     return inputs(block, SmallVector<Value>(block.args_begin(),
+                                                             block.args_end()));
+                   });
+    if (failed(outputs))
+      return failure();
+    Block &block = region->front();
+    Operation *yield = block.getTerminator();
+    if (!condOutput) {
+      yield->insertOperands(0, block.getArgument(1));
+      outputs->insert(outputs->begin(), block.getArgument(1));
+    }
+    SmallVector<RankedTensorType> joined;
+    for (size_t k = 0; k < numInits; ++k) {
+      RankedTensorType yielded = tensorOf((*outputs)[1 + k]);
+      yielded = refine(yielded, declaredShape(g.output(first + k)));
+      RankedTensorType both = join(carried[k], yielded);
+      if (!both)
+        return c.error(Twine(what) + " yields " + str(yielded) +
+                       " for loop-carried value " + Twine(k) + " of type " +
+                       str(carried[k]) + " (another element type or rank)");
+      joined.push_back(both);
+    }
+    if (joined != carried) {
+      carried = joined;
+      continue;
+    }
+    RankedTensorType condType = tensorOf((*outputs)[0]);
+    if (condType.getElementType() != IntegerType::get(ctx, 1) ||
+        !condType.hasStaticShape() || condType.getNumElements() != 1)
+      return c.error(Twine(what) + "'s first output must be the condition, "
+                                   "one boolean");
+    if (condType.getRank() != 0) {
+      OpBuilder &ob = c.b.opBuilder();
+      auto ip = ob.saveInsertionPoint();
+      ob.setInsertionPoint(yield);
+      yield->setOperand(0, c.b.reshape((*outputs)[0], {}));
+      ob.restoreInsertionPoint(ip);
+    }
+    bool neverStops = isTrueOr(yield->getOperand(0), block.getArgument(1));
+    SmallVector<Type> resultTypes(carried.begin(), carried.end());
+    for (size_t s = 1 + numInits; s < outputs->size(); ++s) {
+      RankedTensorType value = refine(tensorOf((*outputs)[s]),
+                                      declaredShape(g.output(s - 1 + first)));
+      SmallVector<int64_t> shape = {
+          staticTrips && neverStops ? *staticTrips : ShapedType::kDynamic};
+      llvm::append_range(shape, value.getShape());
+      resultTypes.push_back(value.clone(shape));
+    }
+    SmallVector<Value> captures = isolate({region.get()});
+    auto loop = c.b.opBuilder().create<graph::LoopOp>(
+        c.b.locationOf("loop"), resultTypes, tripCount, cond, inits, captures);
+    loop.getBody().takeBody(*region);
+    LoopResults results;
+    for (size_t k = 0; k < numInits; ++k)
+      results.carried.push_back(loop.getResult(k));
+    for (unsigned s = numInits; s < loop.getNumResults(); ++s)
+      results.scans.push_back(loop.getResult(s));
+    return results;
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// If
+//===----------------------------------------------------------------------===//
+
+LogicalResult loom::onnx_import::ifOp(ImportContext &c) {
+  const onnx::GraphProto *thenG = graphAttr(c, "then_branch");
+  const onnx::GraphProto *elseG = graphAttr(c, "else_branch");
+  if (!thenG || !elseG)
+    return c.error("then_branch and else_branch must be graphs");
+  if (failed(checkTensorsOnly(c, *thenG, "then_branch")) ||
+      failed(checkTensorsOnly(c, *elseG, "else_branch")))
+    return failure();
+  Value cond = asScalar(c, c.input(0), "the condition");
+  if (!cond)
+    return failure();
+  auto noInputs = [](Block &) -> FailureOr<SmallVector<Value>> {
+    return SmallVector<Value>();
+  };
+  Region thenRegion, elseRegion;
+  auto thenOut = importBody(c, *thenG, "then_branch", thenRegion, {}, noInputs);
+  if (failed(thenOut))
+    return failure();
+  auto elseOut = importBody(c, *elseG, "else_branch", elseRegion, {}, noInputs);
+  if (failed(elseOut))
+    return failure();
+  if (thenOut->size() != elseOut->size())
+    return c.error("then_branch returns " + Twine(thenOut->size()) +
+                   " values, else_branch " + Twine(elseOut->size()));
+  if (static_cast<int>(thenOut->size()) < c.node->output_size())
+    return c.error("the node has " + Twine(c.node->output_size()) +
+                   " outputs, the branches return " + Twine(thenOut->size()));
+  SmallVector<Type> types;
+  for (auto [i, t, e] : llvm::enumerate(*thenOut, *elseOut)) {
+    RankedTensorType both = join(tensorOf(t), tensorOf(e));
+    if (!both)
+      return c.error("output " + Twine(i) + ": then_branch returns " +
+                     str(t.getType()) + ", else_branch " + str(e.getType()) +
+                     " (another element type or rank)");
+    types.push_back(both);
+  }
+  // A condition known at import: the branch taken, in line.
+  if (auto known = c.knownInput(0)) {
+    Region &taken = *known->getValues<bool>().begin() ? thenRegion : elseRegion;
+    Block &block = taken.front();
+    Operation *yield = block.getTerminator();
+    SmallVector<Value> results(yield->getOperands());
+    yield->erase();
+    OpBuilder &ob = c.b.opBuilder();
+    ob.getInsertionBlock()->getOperations().splice(ob.getInsertionPoint(),
+                                                   block.getOperations());
+    for (auto [i, v] : llvm::enumerate(results))
+      c.setOutput(i, v);
+    return success();
+  }
+  SmallVector<Value> captures = isolate({&thenRegion, &elseRegion});
+  auto op = c.b.opBuilder().create<graph::IfOp>(c.b.locationOf("if"), types,
+                                                cond, captures);
+  op.getThenRegion().takeBody(thenRegion);
+  op.getElseRegion().takeBody(elseRegion);
+  for (unsigned i = 0; i < op.getNumResults(); ++i)
+    c.setOutput(i, op.getResult(i));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loop
+//===----------------------------------------------------------------------===//
+
+LogicalResult loom::onnx_import::loopOp(ImportContext &c) {
+  const onnx::GraphProto *body = graphAttr(c, "body");
+  if (!body)
+    return c.error("body must be a graph");
+  if (failed(checkTensorsOnly(c, *body, "body")))
+    return failure();
+  Value tripCount, cond;
+  std::optional<int64_t> staticTrips;
+  if (c.hasInput(0)) {
+    tripCount = asScalar(c, c.input(0), "the trip count M");
+    if (!tripCount)
+      return failure();
+    if (!tensorOf(tripCount).getElementType().isInteger(64))
+      return c.error("the trip count M must be int64");
+    if (auto known = c.knownInput(0))
+      staticTrips = std::max<int64_t>(
+          0, (*known->getValues<APInt>().begin()).getSExtValue());
+  }
+  bool mayStop = false;
+  if (c.hasInput(1)) {
+    cond = asScalar(c, c.input(1), "the condition");
+    if (!cond)
+      return failure();
+    auto known = c.knownInput(1);
+    mayStop = !known || !*known->getValues<bool>().begin();
+  }
+  SmallVector<Value> inits;
+  for (int i = 2; i < c.node->input_size(); ++i) {
+    Value v = c.input(i);
+    if (!v)
+      return failure();
+    inits.push_back(v);
+  }
+  if (body->input_size() != static_cast<int>(2 + inits.size()))
+    return c.error("the body takes " + Twine(body->input_size()) +
+                   " inputs, expected the iteration, the condition and " +
+                   Twine(inits.size()) + " loop-carried values");
+  // The CPU lowering sizes scan outputs by M before the loop: a while-loop
+  // (no M, or INT64_MAX) with scan outputs is refused.
+  bool scans = body->output_size() > static_cast<int>(1 + inits.size());
+  if (scans && !tripCount)
+    return c.error("a Loop with scan outputs needs the trip count M (it "
+                   "sizes the outputs)");
+  if (scans && staticTrips && *staticTrips > kMaxScanTrips)
+    return c.error("a Loop with scan outputs and a trip count M of " +
+                   Twine(*staticTrips) + " (over " + Twine(kMaxScanTrips) +
+                   ") is not supported: M sizes the outputs");
+  auto results = buildLoop(
+      c, *body, "body", /*condOutput=*/true, tripCount, cond, inits,
+      mayStop ? std::nullopt : staticTrips,
+      [](Block &, ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        return SmallVector<Value>(args);
+      });
+  if (failed(results))
+    return failure();
+  int i = 0;
+  for (Value v : results->carried)
+    c.setOutput(i++, v);
+  for (Value v : results->scans)
+    c.setOutput(i++, v);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Scan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One Scan without a batch axis: `states` carried, `scans` sliced along
+/// `inputAxes` (reversed where `inputReverse`); returns the final states
+/// and the scan outputs stacked along `outputAxes` (reversed where
+/// `outputReverse`).
+FailureOr<SmallVector<Value>>
+scanLoop(ImportContext &c, const onnx::GraphProto &body, ArrayRef<Value> states,
+         ArrayRef<Value> scans, ArrayRef<int64_t> inputAxes,
+         ArrayRef<bool> inputReverse, ArrayRef<int64_t> outputAxes,
+         ArrayRef<bool> outputReverse) {
+  GraphBuilder &b = c.b;
+  int64_t length = -1;
+  for (auto [x, axis] : llvm::zip(scans, inputAxes)) {
+    int64_t n = tensorOf(x).getDimSize(axis);
+    if (ShapedType::isDynamic(n))
+      return c.error("scan input of type " + str(x.getType()) +
+                     " has a dynamic sequence axis; Scan takes a static "
+                     "sequence length");
+    if (length >= 0 && n != length)
+      return c.error("scan inputs have sequence lengths " + Twine(length) +
+                     " and " + Twine(n));
+    length = n;
+  }
+  if (length < 0)
+    return c.error("Scan needs at least one scan input");
+  Value tripCount = b.scalar(length, DType::i64);
+  auto results = buildLoop(
+      c, body, "body", /*condOutput=*/false, tripCount, Value(), states, length,
+      [&](Block &block, ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        // The body's inputs: the states, then each scan input's slice.
+        SmallVector<Value> inputs(args.begin() + 2, args.end());
+        Value reversed;
+        for (auto [x, axis, reverse] :
+             llvm::zip(scans, inputAxes, inputReverse)) {
+          if (reverse && !reversed)
+            reversed = b.sub(b.scalar(length - 1, DType::i64), args[0]);
+          inputs.push_back(b.gather(x, reverse ? reversed : args[0], axis));
+        }
+        if (!b.ok())
+          return c.error(b.error());
+        return inputs;
+      });
+  if (failed(results))
+    return failure();
+  if (results->scans.size() != outputAxes.size())
+    return c.error("the body returns " + Twine(results->scans.size()) +
+                   " scan outputs, the node's attributes describe " +
+                   Twine(outputAxes.size()));
+  SmallVector<Value> out(results->carried);
+  for (auto [y, outputAxis, reverse] :
+       llvm::zip(results->scans, outputAxes, outputReverse)) {
+    int64_t rank = tensorOf(y).getRank();
+    int64_t axis = outputAxis < 0 ? outputAxis + rank : outputAxis;
+    if (axis < 0 || axis >= rank)
+      return c.error("scan_output_axes entry " + Twine(outputAxis) +
+                     " is out of range for a stacked output of rank " +
+                     Twine(rank));
+    if (reverse)
+      y = b.slice(y, {-1}, {std::numeric_limits<int64_t>::min()}, {0}, {-1});
+    if (axis != 0) {
+      // The stacking dim moves to `axis`.
+      SmallVector<int64_t> perm;
+      for (int64_t d = 1; d < rank; ++d) {
+        if (d - 1 == axis)
+          perm.push_back(0);
+        perm.push_back(d);
+      }
+      if (axis == rank - 1)
+        perm.push_back(0);
+      y = b.transpose(y, perm);
+    }
+    out.push_back(y);
+  }
+  if (!b.ok())
+    return c.error(b.error());
+  return out;
+}
+
+/// Axes (normalized against the ranks `ranks`) and directions of Scan's
+/// inputs or outputs: attributes `axesName` and `directionsName`, default 0.
+/// A rank of -1 (unknown yet) leaves the axis as given.
+LogicalResult axesAndDirections(ImportContext &c, StringRef axesName,
+                                StringRef directionsName,
+                                ArrayRef<int64_t> ranks,
+                                SmallVectorImpl<int64_t> &axes,
+                                SmallVectorImpl<bool> &reverse) {
+  SmallVector<int64_t> a = c.attrInts(axesName);
+  SmallVector<int64_t> d = c.attrInts(directionsName);
+  if ((!a.empty() && a.size() != ranks.size()) ||
+      (!d.empty() && d.size() != ranks.size()))
+    return c.error(Twine(axesName) + " and " + directionsName +
+                   " must have one entry per scan value (" +
+                   Twine(ranks.size()) + ")");
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    int64_t axis = a.empty() ? 0 : a[i];
+    if (ranks[i] >= 0 && (axis < -ranks[i] || axis >= ranks[i]))
+      return c.error(Twine(axesName) + "[" + Twine(i) + "] = " + Twine(axis) +
+                     " is out of range for rank " + Twine(ranks[i]));
+    axes.push_back(axis < 0 && ranks[i] >= 0 ? axis + ranks[i] : axis);
+    int64_t dir = d.empty() ? 0 : d[i];
+    if (dir != 0 && dir != 1)
+      return c.error(Twine(directionsName) + "[" + Twine(i) + "] = " +
+                     Twine(dir) + " is not 0 (forward) or 1 (reverse)");
+    reverse.push_back(dir == 1);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult loom::onnx_import::scanOp(ImportContext &c) {
+  const onnx::GraphProto *body = graphAttr(c, "body");
+  if (!body)
+    return c.error("body must be a graph");
+  if (failed(checkTensorsOnly(c, *body, "body")))
+    return failure();
+  GraphBuilder &b = c.b;
+  bool batched = c.opset < 9;
+  // Scan-8 takes sequence_lens first (all sequences full when empty).
+  int first = batched ? 1 : 0;
+  if (batched && c.hasInput(0))
+    return c.error("sequence_lens is not supported (sequences of different "
+                   "lengths); leave it empty");
+  int64_t numScans = c.attrInt("num_scan_inputs", 0);
+  int64_t numInputs = c.node->input_size() - first;
+  if (numScans < 1 || numScans > numInputs)
+    return c.error("num_scan_inputs = " + Twine(numScans) + " for " +
+                   Twine(numInputs) + " inputs");
+  SmallVector<Value> states, scans;
+  for (int i = first; i < c.node->input_size(); ++i) {
+    Value v = c.input(i);
+    if (!v)
+      return failure();
+    (i - first < numInputs - numScans ? states : scans).push_back(v);
+  }
+  int64_t numOutputs = body->output_size() - states.size();
+  if (numOutputs < 0 ||
+      body->input_size() != static_cast<int>(states.size() + scans.size()))
+    return c.error("the body takes " + Twine(body->input_size()) +
+                   " inputs and returns " + Twine(body->output_size()) +
+                   " values for " + Twine(states.size()) + " states and " +
+                   Twine(scans.size()) + " scan inputs");
+
+  // Per batch element (Scan-8), the ranks without the batch axis.
+  int64_t drop = batched ? 1 : 0;
+  SmallVector<int64_t> inRanks, outRanks;
+  for (Value x : scans)
+    inRanks.push_back(tensorOf(x).getRank() - drop);
+  // An output's rank is known here only where the body declares it (-1:
+  // checked against the stacked result).
+  for (int64_t s = 0; s < numOutputs; ++s) {
+    auto shape = declaredShape(body->output(states.size() + s));
+    outRanks.push_back(shape ? static_cast<int64_t>(shape->size()) + 1 : -1);
+  }
+  SmallVector<int64_t> inAxes, outAxes;
+  SmallVector<bool> inReverse, outReverse;
+  if (batched) {
+    if (failed(
+            axesAndDirections(c, "", "directions", inRanks, inAxes, inReverse)))
+      return failure();
+    outAxes.assign(numOutputs, 0);
+    outReverse.assign(numOutputs, false);
+  } else if (failed(axesAndDirections(c, "scan_input_axes",
+                                      "scan_input_directions", inRanks, inAxes,
+                                      inReverse)) ||
+             failed(axesAndDirections(c, "scan_output_axes",
+                                      "scan_output_directions", outRanks,
+                                      outAxes, outReverse))) {
+    return failure();
+  }
+  for (int64_t r : inRanks)
+    if (r < 1)
+      return c.error("a scan input must have a sequence axis");
+
+  if (!batched) {
+    auto out = scanLoop(c, *body, states, scans, inAxes, inReverse, outAxes,
+                        outReverse);
+    if (failed(out))
+      return failure();
+    for (auto [i, v] : llvm::enumerate(*out))
+      c.setOutput(i, v);
+    return success();
+  }
+  // Scan-8: one loop per batch element, the results stacked again.
+  int64_t batch = -1;
+  for (Value v : llvm::concat<Value>(states, scans)) {
+    int64_t n = tensorOf(v).getRank() ? tensorOf(v).getDimSize(0) : -1;
+    if (n < 0 || (batch >= 0 && n != batch))
+      return c.error("Scan-8 takes a static batch axis of one size in every "
+                     "input");
+    batch = n;
+  }
+  SmallVector<SmallVector<Value>> perOutput;
+  for (int64_t n = 0; n < batch; ++n) {
+    Value index = b.scalar(n, DType::i64);
+    SmallVector<Value> s, x;
+    for (Value v : states)
+      s.push_back(b.gather(v, index, 0));
+    for (Value v : scans)
+      x.push_back(b.gather(v, index, 0));
+    if (!b.ok())
+      return c.error(b.error());
+    auto out = scanLoop(c, *body, s, x, inAxes, inReverse, outAxes, outReverse);
+    if (failed(out))
+      return failure();
+    perOutput.resize(out->size());
+    for (auto [i, v] : llvm::enumerate(*out))
+      perOutput[i].push_back(b.unsqueeze(v, {0}));
+  }
+  for (auto [i, parts] : llvm::enumerate(perOutput))
+    c.setOutput(i, parts.size() == 1 ? parts[0] : b.concat(parts, 0));
+  if (!b.ok())
+    return c.error(b.error());
+  return success();
+}
