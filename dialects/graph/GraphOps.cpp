@@ -1690,6 +1690,17 @@ LogicalResult DynamicResizeOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  // One row of coordinates per true element; the count is the data's.
+  int64_t rank = tensorOf(adaptor.getMask()).getRank();
+  types.push_back(
+      RankedTensorType::get({kDyn, rank}, IntegerType::get(ctx, 64)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Custom assembly
 //===----------------------------------------------------------------------===//

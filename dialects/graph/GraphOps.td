@@ -1652,6 +1652,28 @@ def Graph_DynamicTopKOp : Graph_DynamicOp<"dynamic_top_k"> {
   }];
 }
 
+def Graph_NonZeroOp : Graph_DynamicOp<"nonzero"> {
+  let summary = "the coordinates of the true elements of a boolean tensor";
+  let description = [{
+    One row per true element of `mask`, in row-major order, holding that
+    element's coordinates: the result is `[count, rank(mask)]` of i64,
+    where `count`, the number of true elements, is known only when the
+    code runs (the result size depends on the data, not on shapes). ONNX
+    `NonZero` is its transpose; `Compress` and `Unique` gather with its
+    rows. Lowered on the CPU as a count, then one sequential pass that
+    writes the rows; the CUDA target refuses it by name, and it has no
+    gradient (its operand is boolean, its result integer).
+
+    ```mlir
+    %i = graph.nonzero %mask : (tensor<2x3xi1>) -> tensor<?x2xi64>
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$mask);
+  let results = (outs Graph_IndexTensor:$result);
+  let assemblyFormat =
+      "$mask attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Control flow (ONNX If, Loop and Scan)
 //===----------------------------------------------------------------------===//

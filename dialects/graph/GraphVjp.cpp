@@ -1122,6 +1122,10 @@ template <typename... Ops> void attach(MLIRContext &ctx) {
 
 } // namespace
 
+/// Not registered, so autodiff refuses them by name should a gradient ever
+/// reach one: ops whose results are integer indices (arg_max, arg_min,
+/// nonzero), which no float gradient flows through. nonzero's result size
+/// is also the data's, which autodiff's static-shape check refuses first.
 void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, CosOp, SinOp,
          AtanOp, SigmoidOp, ReluOp, ErfOp, FloorOp, CeilOp, RoundOp, GeluOp,

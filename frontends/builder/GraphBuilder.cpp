@@ -960,6 +960,8 @@ Value GraphBuilder::range(Value start, Value limit, Value delta) {
   return build<RangeOp>({start, limit, delta});
 }
 
+Value GraphBuilder::nonzero(Value mask) { return build<NonZeroOp>({mask}); }
+
 Value GraphBuilder::dynamicTile(Value x, Value repeats) {
   return build<DynamicTileOp>({x, repeats});
 }

@@ -294,6 +294,10 @@ public:
                 graph::CoordinateMode coordinates, graph::NearestMode nearest,
                 double cubicCoeffA = -0.75, bool excludeOutside = false);
 
+  /// The coordinates of `mask`'s true elements, one row each in row-major
+  /// order: [count, rank] of i64, the count known at run time.
+  mlir::Value nonzero(mlir::Value mask);
+
   mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels,
                            graph::Reduction reduction = graph::Reduction::mean,
                            std::optional<int64_t> ignoreIndex = std::nullopt);

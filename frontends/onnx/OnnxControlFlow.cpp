@@ -25,6 +25,9 @@
 // element. Sequences and optionals are not tensors in Loom: a subgraph that
 // takes or returns one is refused.
 //
+// SequenceMap (OnnxSequence.cpp) imports its body in line once per element
+// (importInline), as an If whose condition is known at import does.
+//
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/OnnxImporterImpl.h"
@@ -84,14 +87,15 @@ public:
   explicit SubgraphScope(ImportContext &c)
       : c(c), node(c.node), values(c.values), known(c.known),
         materialized(c.materialized), symbolic(c.symbolic),
-        unknownAsked(c.unknownAsked), ip(c.b.opBuilder().saveInsertionPoint()) {
-  }
+        sequences(c.sequences), unknownAsked(c.unknownAsked),
+        ip(c.b.opBuilder().saveInsertionPoint()) {}
   ~SubgraphScope() {
     c.node = node;
     c.values = std::move(values);
     c.known = std::move(known);
     c.materialized = std::move(materialized);
     c.symbolic = std::move(symbolic);
+    c.sequences = std::move(sequences);
     c.unknownAsked = std::move(unknownAsked);
     c.b.opBuilder().restoreInsertionPoint(ip);
   }
@@ -103,6 +107,7 @@ private:
   llvm::StringMap<ElementsAttr> known;
   llvm::DenseMap<Attribute, Value> materialized;
   llvm::StringMap<SymShape> symbolic;
+  llvm::StringMap<std::vector<Value>> sequences;
   SmallVector<int, 4> unknownAsked;
   OpBuilder::InsertPoint ip;
 };
@@ -140,6 +145,7 @@ importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
     c.values[info.name()] = v;
     c.known.erase(info.name());
     c.symbolic.erase(info.name());
+    c.sequences.erase(info.name());
   }
   for (const auto &init : g.initializer()) {
     auto value = c.convertTensor(
@@ -174,6 +180,12 @@ importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
     Value v = it != c.values.end() ? it->second : Value();
     if (!v && c.known.count(out.name()))
       v = c.b.constant(c.known[out.name()]);
+    if (!v && c.sequences.count(out.name())) {
+      c.node = owner;
+      return c.error(Twine(what) + "'s output '" + out.name() +
+                     "' is a sequence; sequences and optionals are not "
+                     "tensors in Loom");
+    }
     if (!v) {
       c.node = owner;
       return c.error(Twine(what) + "'s output '" + out.name() +
@@ -183,6 +195,20 @@ importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
   }
   ob.create<graph::YieldOp>(c.b.locationOf("yield"), outputs);
   return outputs;
+}
+
+/// Moves the ops of `region` (a subgraph imported by importBody) to the
+/// builder's insertion point, without their graph.yield; returns the
+/// values it yielded.
+SmallVector<Value> inlineBody(ImportContext &c, Region &region) {
+  Block &block = region.front();
+  Operation *yield = block.getTerminator();
+  SmallVector<Value> results(yield->getOperands());
+  yield->erase();
+  OpBuilder &ob = c.b.opBuilder();
+  ob.getInsertionBlock()->getOperations().splice(ob.getInsertionPoint(),
+                                                 block.getOperations());
+  return results;
 }
 
 /// Whether `region` is `r` or nested in it. (Region::isAncestor would walk
@@ -410,6 +436,21 @@ FailureOr<LoopResults> buildLoop(
 
 } // namespace
 
+FailureOr<SmallVector<Value>>
+loom::onnx_import::importInline(ImportContext &c, const onnx::GraphProto &g,
+                                StringRef what, ArrayRef<Value> inputs) {
+  if (failed(checkTensorsOnly(c, g, what)))
+    return failure();
+  Region region;
+  auto outputs = importBody(c, g, what, region, {},
+                            [&](Block &) -> FailureOr<SmallVector<Value>> {
+                              return SmallVector<Value>(inputs);
+                            });
+  if (failed(outputs))
+    return failure();
+  return inlineBody(c, region);
+}
+
 //===----------------------------------------------------------------------===//
 // If
 //===----------------------------------------------------------------------===//
@@ -453,14 +494,7 @@ LogicalResult loom::onnx_import::ifOp(ImportContext &c) {
   // A condition known at import: the branch taken, in line.
   if (auto known = c.knownInput(0)) {
     Region &taken = *known->getValues<bool>().begin() ? thenRegion : elseRegion;
-    Block &block = taken.front();
-    Operation *yield = block.getTerminator();
-    SmallVector<Value> results(yield->getOperands());
-    yield->erase();
-    OpBuilder &ob = c.b.opBuilder();
-    ob.getInsertionBlock()->getOperations().splice(ob.getInsertionPoint(),
-                                                   block.getOperations());
-    for (auto [i, v] : llvm::enumerate(results))
+    for (auto [i, v] : llvm::enumerate(inlineBody(c, taken)))
       c.setOutput(i, v);
     return success();
   }

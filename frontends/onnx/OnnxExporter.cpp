@@ -841,6 +841,12 @@ LogicalResult Exporter::emit(Operation *op) {
         node("Tile", {in(0), int64In(1)}, {out()});
         return success();
       })
+      .Case([&](NonZeroOp) {
+        // ONNX's NonZero is [rank, count], graph.nonzero's transpose.
+        n = node("Transpose", {tmp("NonZero", {in(0)})}, {out()});
+        setInts(n, "perm", {1, 0});
+        return success();
+      })
       .Case([&](DynamicPadOp o) {
         n = node("Pad", {in(0), int64In(1), in(2)}, {out()});
         setString(n, "mode", stringifyPadMode(o.getMode()));

@@ -112,6 +112,11 @@ Value ImportContext::input(int i) {
   auto it = values.find(name);
   if (it != values.end())
     return it->second;
+  if (sequences.count(name)) {
+    (void)error("input '" + name +
+                "' is a sequence; a tensor is expected there");
+    return {};
+  }
   auto k = known.find(name);
   if (k == known.end()) {
     // A shape vector with dynamic dims taken as data: computed at run time
@@ -482,10 +487,17 @@ LogicalResult loom::onnx_import::importNode(ImportContext &ic,
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &name = node.input(i);
     if (!name.empty() && !ic.values.count(name) && !ic.known.count(name) &&
-        !ic.symbolic.count(name))
+        !ic.symbolic.count(name) && !ic.sequences.count(name))
       return ic.error("input " + Twine(i) + " ('" + name +
                       "') is not produced by any node, input or "
                       "initializer");
+    // A sequence is a list known at import (OnnxSequence.cpp): only the
+    // sequence ops read one.
+    if (!entry->takesSequences && ic.sequences.count(name))
+      return ic.error("input " + Twine(i) + " ('" + name +
+                      "') is a sequence; " + node.op_type() +
+                      " takes tensors (sequences are lists known at import "
+                      "in Loom, read only by the sequence ops)");
   }
   if (foldShapeArithmetic(ic))
     return success();
@@ -513,7 +525,8 @@ LogicalResult loom::onnx_import::importNode(ImportContext &ic,
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
-        !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)))
+        !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)) &&
+        !ic.sequences.count(node.output(i)))
       return ic.error("output " + Twine(i) + " ('" + node.output(i) +
                       "') is not supported");
   return success();
@@ -705,6 +718,11 @@ importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
       auto s = b.scope(out.name());
       v = b.constant(ic.known[out.name()]);
     }
+    if (!v && ic.sequences.count(out.name()))
+      return emitError(modelLoc)
+             << "graph output '" << out.name()
+             << "' is a sequence; sequences and optionals are not tensors in "
+                "Loom";
     if (!v)
       return emitError(modelLoc)
              << "graph output '" << out.name() << "' is never produced";

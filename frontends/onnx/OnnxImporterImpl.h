@@ -75,6 +75,9 @@ public:
   llvm::DenseMap<mlir::Attribute, mlir::Value> materialized;
   /// Integer tensors known up to dynamic dims (see OnnxShapes.cpp).
   llvm::StringMap<SymShape> symbolic;
+  /// ONNX sequences: lists of graph values whose length is known at import
+  /// (OnnxSequence.cpp). Only ops marked takesSequences may read one.
+  llvm::StringMap<std::vector<mlir::Value>> sequences;
 
   /// Input `i` as a shape vector: symbolic, or a known integer tensor.
   std::optional<SymShape> symbolicInput(int i) const;
@@ -126,6 +129,9 @@ struct OpEntry {
   /// The input that may be a shape vector with dynamic dims (Reshape's
   /// shape); -1 when none. No other input of the node may be one.
   int shapeInput = -1;
+  /// Whether the op's inputs may be sequences (ImportContext::sequences);
+  /// any other op given one is refused before its converter runs.
+  bool takesSequences = false;
 };
 
 /// Stores `s` as the node's output 0: as a known tensor when every entry
@@ -258,6 +264,42 @@ mlir::LogicalResult importNode(ImportContext &ic, const onnx::NodeProto &node,
 mlir::LogicalResult ifOp(ImportContext &c);
 mlir::LogicalResult loopOp(ImportContext &c);
 mlir::LogicalResult scanOp(ImportContext &c);
+
+/// The ai.onnx.preview.training optimizers, OneHot with a run-time depth
+/// and TfIdfVectorizer (OnnxMisc.cpp).
+mlir::LogicalResult adam(ImportContext &c);
+mlir::LogicalResult adagrad(ImportContext &c);
+mlir::LogicalResult momentum(ImportContext &c);
+mlir::LogicalResult oneHotAnyDepth(ImportContext &c);
+mlir::LogicalResult tfIdfVectorizer(ImportContext &c);
+/// Resize with coordinate mode tf_crop_and_resize or tf_half_pixel_for_nn.
+mlir::LogicalResult resizeTf(ImportContext &c);
+
+/// Imports subgraph `g` (`what`, for messages) in line at the builder's
+/// insertion point, with `inputs` as the values of g's inputs; returns its
+/// outputs (OnnxControlFlow.cpp).
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+importInline(ImportContext &c, const onnx::GraphProto &g, llvm::StringRef what,
+             llvm::ArrayRef<mlir::Value> inputs);
+
+/// ONNX sequences as lists of graph values known at import
+/// (OnnxSequence.cpp).
+mlir::LogicalResult sequenceEmpty(ImportContext &c);
+mlir::LogicalResult sequenceConstruct(ImportContext &c);
+mlir::LogicalResult sequenceInsert(ImportContext &c);
+mlir::LogicalResult sequenceErase(ImportContext &c);
+mlir::LogicalResult sequenceAt(ImportContext &c);
+mlir::LogicalResult sequenceLength(ImportContext &c);
+mlir::LogicalResult splitToSequence(ImportContext &c);
+mlir::LogicalResult concatFromSequence(ImportContext &c);
+mlir::LogicalResult sequenceMap(ImportContext &c);
+
+/// Ops whose output size is the data's, around graph.nonzero
+/// (OnnxDataDependent.cpp).
+mlir::LogicalResult nonZero(ImportContext &c);
+mlir::LogicalResult compress(ImportContext &c);
+mlir::LogicalResult unique(ImportContext &c);
+mlir::LogicalResult nonMaxSuppression(ImportContext &c);
 
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.

@@ -1334,10 +1334,16 @@ LogicalResult tile(ImportContext &c) {
                    " entries for rank " + Twine(rank));
   SmallVector<int64_t> axes, target, merged;
   for (int64_t i = 0; i < rank; ++i) {
+    int64_t n = 0;
+    if ((*repeats)[i] < 0 ||
+        llvm::MulOverflow((*repeats)[i], type.getDimSize(i), n))
+      return c.error("repeats[" + Twine(i) + "] = " + Twine((*repeats)[i]) +
+                     " is negative or overflows the dim of size " +
+                     Twine(type.getDimSize(i)));
     axes.push_back(2 * i);
     target.push_back((*repeats)[i]);
     target.push_back(type.getDimSize(i));
-    merged.push_back((*repeats)[i] * type.getDimSize(i));
+    merged.push_back(n);
   }
   Value y = c.b.broadcastTo(c.b.unsqueeze(x, axes), target);
   c.setOutput(0, c.b.reshape(y, merged));
@@ -1561,9 +1567,9 @@ template <int version> LogicalResult resize(ImportContext &c) {
           : c.attrString("coordinate_transformation_mode", "half_pixel");
   std::string nearest =
       old ? "floor" : c.attrString("nearest_mode", "round_prefer_floor");
-  if (coord == "tf_crop_and_resize")
-    return c.error("coordinate_transformation_mode 'tf_crop_and_resize' is "
-                   "not supported");
+  // The tf_* coordinate modes as gathers (OnnxMisc.cpp).
+  if (coord == "tf_crop_and_resize" || coord == "tf_half_pixel_for_nn")
+    return resizeTf(c);
   if (c.attrInt("antialias", 0))
     return c.error("antialias is not supported");
   auto m = graph::symbolizeResizeMode(mode == "bilinear" ? "linear" : mode);
@@ -1888,8 +1894,8 @@ static const OpEntry kOps[] = {
     {"", "IsNaN", 9, isNaN},
     {"", "IsNaN", 13, isNaN},
     {"", "EyeLike", 9, eyeLike},
-    {"", "OneHot", 9, oneHot},
-    {"", "OneHot", 11, oneHot},
+    {"", "OneHot", 9, oneHotAnyDepth},
+    {"", "OneHot", 11, oneHotAnyDepth},
     {"", "Hardmax", 1, hardmax},
     {"", "Hardmax", 11, hardmax},
     {"", "Hardmax", 13, hardmax},
@@ -1959,6 +1965,30 @@ static const OpEntry kOps[] = {
     {"", "Loop", 1, loopOp},
     {"", "Scan", 8, scanOp},
     {"", "Scan", 9, scanOp},
+    // Sequences as lists known at import (OnnxSequence.cpp).
+    {"", "SequenceEmpty", 11, sequenceEmpty},
+    {"", "SequenceConstruct", 11, sequenceConstruct},
+    {"", "SequenceInsert", 11, sequenceInsert, -1, /*takesSequences=*/true},
+    {"", "SequenceErase", 11, sequenceErase, -1, /*takesSequences=*/true},
+    {"", "SequenceAt", 11, sequenceAt, -1, /*takesSequences=*/true},
+    {"", "SequenceLength", 11, sequenceLength, -1, /*takesSequences=*/true},
+    {"", "SplitToSequence", 11, splitToSequence},
+    {"", "ConcatFromSequence", 11, concatFromSequence, -1,
+     /*takesSequences=*/true},
+    {"", "SequenceMap", 17, sequenceMap, -1, /*takesSequences=*/true},
+    // Training optimizers, TfIdfVectorizer (OnnxMisc.cpp).
+    {"ai.onnx.preview.training", "Adam", 1, adam},
+    {"ai.onnx.preview.training", "Adagrad", 1, adagrad},
+    {"ai.onnx.preview.training", "Momentum", 1, momentum},
+    {"", "TfIdfVectorizer", 9, tfIdfVectorizer},
+    // Output sizes the data's, around graph.nonzero (OnnxDataDependent.cpp).
+    {"", "NonZero", 9, nonZero},
+    {"", "NonZero", 13, nonZero},
+    {"", "Compress", 9, compress},
+    {"", "Compress", 11, compress},
+    {"", "Unique", 11, unique},
+    {"", "NonMaxSuppression", 10, nonMaxSuppression},
+    {"", "NonMaxSuppression", 11, nonMaxSuppression},
 };
 
 const OpEntry *loom::onnx_import::lookupOp(StringRef domain, StringRef opType,

@@ -352,8 +352,21 @@ bool loom::onnx_import::foldShapeArithmetic(ImportContext &c) {
   if (op == "Slice" && c.opset >= 10) {
     auto x = c.symbolicInput(0);
     auto starts = c.knownInput(1), ends = c.knownInput(2);
-    if (!x || x->scalar || !starts || !ends || c.hasInput(4))
+    if (!x || x->scalar || !starts || !ends || c.hasInput(4) ||
+        starts->getNumElements() != 1 || ends->getNumElements() != 1 ||
+        !isa<IntegerType>(starts->getElementType()) ||
+        !isa<IntegerType>(ends->getElementType()))
       return false;
+    // The vector's one axis: axes, when given, must say so.
+    if (c.hasInput(3)) {
+      auto axes = c.knownInput(3);
+      if (!axes || axes->getNumElements() != 1 ||
+          !isa<IntegerType>(axes->getElementType()))
+        return false;
+      int64_t axis = (*axes->value_begin<APInt>()).getSExtValue();
+      if (axis != 0 && axis != -1)
+        return false;
+    }
     int64_t n = x->dims.size();
     int64_t b = (*starts->value_begin<APInt>()).getSExtValue();
     int64_t e = (*ends->value_begin<APInt>()).getSExtValue();

@@ -2,8 +2,10 @@
 """ONNX conformance on the CPU: every case of ONNX 1.12's backend test data
 that has a model (node, simple, pytorch-converted, pytorch-operator; 1072
 cases) is compiled with loomc and run with loom-run on each of its
-test_data_set_*, outputs compared with the expected ones (rtol 1e-4, atol
-1e-5; integers and booleans exactly). Node tests are named as their
+test_data_set_*, outputs compared with the expected ones within the ONNX
+backend test runner's own tolerance (rtol 1e-3, atol 1e-7; integers and
+booleans exactly: the test data of the window functions, RoiAlign and
+GridSample's bicubic mode is accurate to about 1e-4). Node tests are named as their
 directory (test_abs), the others with their group (simple/test_...). The
 summary also counts the core set: node tests whose ops are all in
 test/tools/core-ops.txt.
@@ -36,6 +38,8 @@ ROOT = "/usr/share/libonnx-testdata/data"
 DATA = os.path.join(ROOT, "node")
 GROUPS = ("node", "simple", "pytorch-converted", "pytorch-operator")
 FAILURES = os.path.join(HERE, "node-run-failures.txt")
+# onnx.backend.test.runner's default comparison.
+RTOL, ATOL = "1e-3", "1e-7"
 
 sys.path.insert(0, TOOLS)
 import onnx_node_ops  # noqa: E402
@@ -52,6 +56,8 @@ EXPLAINED = {
     "test_castlike_BFLOAT16_to_FLOAT_expanded": "the model declares input "
     "'like' as [3, 4] but the test data gives [1]; Loom checks inputs "
     "against the declared shape",
+    "test_adam_multiple": "the expected outputs were made with epsilon 1e-2, "
+    "which the node does not carry; Loom uses the schema's default, 1e-6",
 }
 for _t in ("test_training_dropout", "test_training_dropout_default",
            "test_training_dropout_default_mask", "test_training_dropout_mask"):
@@ -115,7 +121,8 @@ def compile_failure(p):
 
 def run_data_set(loom_run, artifact, ds):
     """None when the outputs match, else (stage, reason)."""
-    p = subprocess.run([loom_run, artifact, "--in-pb", ds, "--check-pb", ds],
+    p = subprocess.run([loom_run, artifact, "--in-pb", ds, "--check-pb", ds,
+                        "--rtol", RTOL, "--atol", ATOL],
                        capture_output=True, text=True, timeout=300)
     if p.returncode == 0:
         return None

@@ -163,6 +163,14 @@ LogicalResult RegionEmitter::emit() {
              << " (control flow) is not supported on the CUDA target yet; "
                 "compile for the CPU (--target cpu) ["
              << locationString(op.getLoc()) << "]";
+    // nonzero (ONNX NonZero, Compress, Unique): its result size is the
+    // data's, which no launch here can size.
+    if (isa<graph::NonZeroOp>(op))
+      return op.emitError("CUDA codegen: ")
+             << op.getName()
+             << " (a result size that depends on the data) is not supported "
+                "on the CUDA target yet; compile for the CPU (--target cpu) ["
+             << locationString(op.getLoc()) << "]";
     for (Value result : op.getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type || !type.hasStaticShape() ||

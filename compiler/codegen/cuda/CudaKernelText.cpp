@@ -285,6 +285,8 @@ FailureOr<std::string> KernelText::evalOp(Operation *op, Value value,
   if (op->getName().getStringRef().starts_with("graph.dynamic_") ||
       isa<graph::RangeOp>(op))
     return emitUnsupported(op, "run-time shape parameters");
+  if (isa<graph::NonZeroOp>(op))
+    return emitUnsupported(op, "a result size that depends on the data");
   return emitUnsupported(op);
 }
 

@@ -296,8 +296,9 @@ static Value lowerSlice(OpBuilder &builder, SliceOp o) {
 
 /// ONNX Gather: a generic over the result that reads the index (negative
 /// ones counted from the end) and extracts the element of `data`.
-static Value gather(OpBuilder &builder, Location loc, Value data, Value indices,
-                    int64_t axis, RankedTensorType type) {
+static Value gather(OpBuilder &builder, Operation *op, Value data,
+                    Value indices, int64_t axis, RankedTensorType type) {
+  Location loc = op->getLoc();
   int64_t ri = tensorType(indices).getRank();
   int64_t rank = type.getRank();
   SmallVector<Value> sizes;
@@ -312,6 +313,7 @@ static Value gather(OpBuilder &builder, Location loc, Value data, Value indices,
       sizes.push_back(builder.create<tensor::DimOp>(loc, data, d - ri + 1));
   }
   Value n = dimOf(builder, loc, data, axis);
+  checkIndices(builder, op, indices, n);
   Value init = emptyOf(builder, loc, type, sizes);
   SmallVector<AffineMap> maps = {
       projection(builder.getContext(), rank, dimRange(axis, axis + ri)),
@@ -335,6 +337,7 @@ static Value lowerGatherElements(OpBuilder &builder, GatherElementsOp o) {
   Value data = o.getData();
   int64_t axis = o.getAxis();
   Value n = dimOf(builder, loc, data, axis);
+  checkIndices(builder, o, o.getIndices(), n);
   return mapLike(builder, loc, o.getIndices(), o.getType().getElementType(), {},
                  {}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                    SmallVector<Value> at =
@@ -458,6 +461,7 @@ static Value lowerScatterElements(OpBuilder &builder, ScatterElementsOp o) {
     break;
   }
   Value n = dimOf(builder, loc, data, axis);
+  checkIndices(builder, o, indices, n);
   SmallVector<Value> lbs(rank, indexConst(builder, loc, 0)),
       steps(rank, indexConst(builder, loc, 1)), ubs;
   for (int64_t d = 0; d < rank; ++d)
@@ -486,13 +490,13 @@ static FailureOr<Value> lowerReshapeLike(OpBuilder &builder, OpT o) {
 
 /// gather: the elements of data at the indices along the axis.
 static Value lowerGather(OpBuilder &builder, GatherOp o) {
-  return gather(builder, o.getLoc(), o.getData(), o.getIndices(), o.getAxis(),
+  return gather(builder, o, o.getData(), o.getIndices(), o.getAxis(),
                 o.getType());
 }
 
 /// An embedding lookup: a gather of table rows.
 static Value lowerEmbedding(OpBuilder &builder, EmbeddingOp o) {
-  return gather(builder, o.getLoc(), o.getTable(), o.getIds(), 0, o.getType());
+  return gather(builder, o, o.getTable(), o.getIds(), 0, o.getType());
 }
 
 void loom::populateGraphToLinalgDataMovementPatterns(

@@ -5,7 +5,8 @@
 // fails a cf.assert naming the op (LoweringUtils.h, "Run-time shape
 // parameters") and the code goes on with sizes clamped to zero. A
 // reduction or cumsum over run-time axes switches over every possible
-// axis set with scf.index_switch.
+// axis set with scf.index_switch. graph.nonzero's result size is the
+// data's: counted first, then filled by a sequential loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -474,6 +475,59 @@ static SmallVector<Value> lowerDynamicTopK(OpBuilder &builder,
                   ix.sel(ok, k, ix.c(0)));
 }
 
+/// nonzero: the count of true elements (a sum reduction), then one
+/// sequential pass over the mask in row-major order (an scf.for nest that
+/// carries the result and its next row) writing each true element's
+/// coordinates. The result's size is the count, known only here: its
+/// buffer is dynamic (a run-time slot of the CPU memory plan).
+static Value lowerNonZero(OpBuilder &builder, NonZeroOp o) {
+  Location loc = o.getLoc();
+  Value mask = o.getMask();
+  RankedTensorType maskType = tensorType(mask), type = o.getType();
+  int64_t rank = maskType.getRank();
+  Type i64 = builder.getI64Type();
+  Value ones = mapLike(builder, loc, mask, i64, {}, {},
+                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                         return b.create<arith::ExtUIOp>(l, i64, a[0]);
+                       });
+  Value total = reduce(builder, loc, ReduceKind::Sum, ones, dimRange(0, rank),
+                       false, RankedTensorType::get({}, i64));
+  Value count = builder.create<arith::IndexCastOp>(
+      loc, builder.getIndexType(),
+      builder.create<tensor::ExtractOp>(loc, total, ValueRange{}));
+  Value rows = emptyOf(builder, loc, type, {count});
+  SmallVector<Value> lbs(rank, indexConst(builder, loc, 0)),
+      steps(rank, indexConst(builder, loc, 1)),
+      ubs = dimsOf(builder, loc, mask);
+  scf::LoopNest nest = scf::buildLoopNest(
+      builder, loc, lbs, ubs, steps,
+      ValueRange{rows, indexConst(builder, loc, 0)},
+      [&](OpBuilder &b, Location l, ValueRange ivs,
+          ValueRange acc) -> scf::ValueVector {
+        Value bit = b.create<tensor::ExtractOp>(l, mask, ivs);
+        auto write = b.create<scf::IfOp>(
+            l, bit,
+            [&](OpBuilder &tb, Location tl) {
+              IndexBuilder tx{tb, tl};
+              Value r = acc[0];
+              for (int64_t d = 0; d < rank; ++d) {
+                Value coord = tb.create<arith::IndexCastOp>(
+                    tl, type.getElementType(), ivs[d]);
+                r = tb.create<tensor::InsertOp>(tl, coord, r,
+                                                ValueRange{acc[1], tx.c(d)});
+              }
+              tb.create<scf::YieldOp>(tl,
+                                      ValueRange{r, tx.add(acc[1], tx.c(1))});
+            },
+            [&](OpBuilder &eb, Location el) {
+              eb.create<scf::YieldOp>(el, acc);
+            });
+        return {write.getResult(0), write.getResult(1)};
+      });
+  // (A scalar mask has no loop: the body runs once.)
+  return nest.results[0];
+}
+
 void loom::populateGraphToLinalgDynamicShapePatterns(
     RewritePatternSet &patterns) {
   patterns.add<LowerOpPattern<DynamicReshapeOp, lowerDynamicReshape>,
@@ -487,6 +541,6 @@ void loom::populateGraphToLinalgDynamicShapePatterns(
                LowerOpPattern<RangeOp, lowerRange>,
                LowerOpPattern<DynamicTileOp, lowerDynamicTile>,
                LowerOpPattern<DynamicPadOp, lowerDynamicPad>,
-               LowerOpPattern<DynamicTopKOp, lowerDynamicTopK>>(
-      patterns.getContext());
+               LowerOpPattern<DynamicTopKOp, lowerDynamicTopK>,
+               LowerOpPattern<NonZeroOp, lowerNonZero>>(patterns.getContext());
 }

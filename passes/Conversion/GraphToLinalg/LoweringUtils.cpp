@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -430,10 +431,45 @@ Value indexValue(OpBuilder &b, Location loc, OpFoldResult v) {
 
 Value normalizeIndex(OpBuilder &b, Location loc, Value i, Value n) {
   Value idx = b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
-  Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx,
-                                      indexConst(b, loc, 0));
-  return b.create<arith::SelectOp>(loc, neg,
-                                   b.create<arith::AddIOp>(loc, idx, n), idx);
+  Value zero = indexConst(b, loc, 0);
+  Value neg =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx, zero);
+  Value wrapped = b.create<arith::SelectOp>(
+      loc, neg, b.create<arith::AddIOp>(loc, idx, n), idx);
+  Value last = b.create<arith::SubIOp>(loc, n, indexConst(b, loc, 1));
+  return b.create<arith::MaxSIOp>(
+      loc, b.create<arith::MinSIOp>(loc, wrapped, last), zero);
+}
+
+void checkIndices(OpBuilder &b, Operation *op, Value indices, Value n) {
+  Location loc = op->getLoc();
+  RankedTensorType t = tensorType(indices);
+  Type i1 = b.getI1Type();
+  Value init = b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{}, i1);
+  init = b.create<linalg::FillOp>(loc, scalarConst(b, loc, i1, 1), init)
+             .getResult(0);
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(t.getRank()),
+      AffineMap::get(t.getRank(), 0, {}, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(t.getRank(),
+                                             utils::IteratorType::reduction);
+  Value bound =
+      b.create<arith::IndexCastOp>(loc, t.getElementType(), n).getResult();
+  auto all = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, ValueRange{indices}, ValueRange{init},
+      maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value low = nb.create<arith::SubIOp>(
+            nl, scalarConst(nb, nl, t.getElementType(), 0), bound);
+        Value in = nb.create<arith::AndIOp>(
+            nl,
+            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, a[0], low),
+            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, a[0],
+                                     bound));
+        nb.create<linalg::YieldOp>(
+            nl, nb.create<arith::AndIOp>(nl, in, a[1]).getResult());
+      });
+  Value ok = b.create<tensor::ExtractOp>(loc, all.getResult(0), ValueRange{});
+  runtimeCheck(b, op, ok, "an index is out of range for its dim");
 }
 
 SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank) {

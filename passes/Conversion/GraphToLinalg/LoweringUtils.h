@@ -250,8 +250,15 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v);
 Value indexValue(OpBuilder &b, Location loc, OpFoldResult v);
 
 /// An index `i` (from a tensor of indices, any integer type) counted from
-/// the end of a dim of size `n` when negative, as an index value.
+/// the end of a dim of size `n` when negative, as an index value, clamped
+/// to [0, n - 1] so that an index out of range (which checkIndices
+/// reports) never reads or writes outside the data.
 Value normalizeIndex(OpBuilder &b, Location loc, Value i, Value n);
+
+/// A run-time check (runtimeCheck) that every element of `indices` is in
+/// [-n, n), the range ONNX's Gather, GatherElements and ScatterElements
+/// accept for a dim of size `n`.
+void checkIndices(OpBuilder &b, Operation *op, Value indices, Value n);
 
 /// The linalg.index of every dim of a rank-`rank` generic.
 SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank);

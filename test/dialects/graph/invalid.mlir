@@ -1654,3 +1654,22 @@ func.func @matmul_integer_contracting(%a: tensor<4x8xui8>, %b: tensor<7x2xi8>, %
   %0 = graph.matmul_integer %a, %b, %za, %zb : (tensor<4x8xui8>, tensor<7x2xi8>, tensor<ui8>, tensor<i8>) -> tensor<4x2xi32>
   return
 }
+
+// -----
+
+// nonzero: the mask is boolean.
+func.func @nonzero_mask(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'graph.nonzero' op operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = graph.nonzero %x : (tensor<2x3xf32>) -> tensor<?x2xi64>
+  return
+}
+
+// -----
+
+// nonzero: one column per dim of the mask; the row count is the data's.
+func.func @nonzero_result(%m: tensor<2x3xi1>) {
+  // expected-error @+2 {{'graph.nonzero' op inferred type(s) 'tensor<?x2xi64>' are incompatible with return type(s) of operation 'tensor<6x2xi64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.nonzero %m : (tensor<2x3xi1>) -> tensor<6x2xi64>
+  return
+}

@@ -817,3 +817,12 @@ func.func @dynamic_top_k(%x: tensor<3x4xf32>, %k: tensor<1xi64>) {
   %v, %i = graph.dynamic_top_k %x, %k axis = 1 smallest : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
   return
 }
+
+// CHECK-LABEL: func.func @nonzero
+func.func @nonzero(%m: tensor<2x3xi1>, %s: tensor<i1>) {
+  // CHECK: graph.nonzero %{{.*}} : (tensor<2x3xi1>) -> tensor<?x2xi64>
+  %0 = graph.nonzero %m : (tensor<2x3xi1>) -> tensor<?x2xi64>
+  // CHECK: graph.nonzero %{{.*}} : (tensor<i1>) -> tensor<?x0xi64>
+  %1 = graph.nonzero %s : (tensor<i1>) -> tensor<?x0xi64>
+  return
+}

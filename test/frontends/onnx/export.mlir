@@ -5,6 +5,8 @@
 // RUN: loomc import %t/model.onnx | FileCheck %s
 // RUN: loomc export %t/logic.mlir -o %t/logic.onnx
 // RUN: loomc import %t/logic.onnx | FileCheck %s --check-prefix=LOGIC
+// RUN: loomc export %t/nonzero.mlir -o %t/nonzero.onnx
+// RUN: loomc import %t/nonzero.onnx | FileCheck %s --check-prefix=NONZERO
 // RUN: not loomc export %t/scatter-max.mlir -o %t/bad.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
 // RUN: not loomc export %t/model.mlir 2>&1 | FileCheck %s --check-prefix=NOOUT
 // RUN: not loomc export %t/missing.mlir -o %t/x.onnx 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -78,3 +80,15 @@ func.func @logic(%a: tensor<2x3xi1> {graph.input = "a"}, %b: tensor<3xi1> {graph
 // LOGIC: %[[NAC:.*]] = graph.where %[[NA]], %arg2, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xi1>, tensor<i1>)
 // LOGIC: %[[SEL:.*]] = graph.where %[[AB]], %{{.*}}, %[[NAC]]
 // LOGIC: return %[[AND]], %[[OR]], %[[SEL]]
+
+//--- nonzero.mlir
+// graph.nonzero goes out as ONNX NonZero ([rank, count]) and a Transpose;
+// NonZero imports back as graph.nonzero and the transpose.
+func.func @nonzero(%x: tensor<2x3xi1> {graph.input = "x"})
+    -> (tensor<?x2xi64> {graph.output = "y"}) {
+  %0 = graph.nonzero %x : (tensor<2x3xi1>) -> tensor<?x2xi64>
+  return %0 : tensor<?x2xi64>
+}
+// NONZERO: %[[NZ:.*]] = graph.nonzero %arg0 : (tensor<2x3xi1>) -> tensor<?x2xi64>
+// NONZERO: %[[T:.*]] = graph.transpose %[[NZ]] [1, 0] : (tensor<?x2xi64>) -> tensor<2x?xi64>
+// NONZERO: graph.transpose %[[T]] [1, 0] : (tensor<2x?xi64>) -> tensor<?x2xi64>

@@ -42,3 +42,21 @@ func.func @slice(%x: tensor<4x8xf32>, %b: tensor<1xi64>) -> tensor<?x?xf32> {
   %0 = graph.dynamic_slice %x, %b, %b, %b, %b : (tensor<4x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// nonzero: the count of true elements (a sum of the mask as i64), the
+// result allocated with that many rows, then one sequential pass over the
+// mask that writes each true element's coordinates into the next row.
+// CHECK-LABEL: func.func @nonzero
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// CHECK: %[[COUNT:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[ROWS:.*]] = tensor.empty(%[[COUNT]]) : tensor<?x2xi64>
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = {{.*}} iter_args(%{{.*}} = %[[ROWS]], %{{.*}} = %{{.*}}) -> (tensor<?x2xi64>, index)
+// CHECK: scf.for %[[J:[a-z0-9_]+]] = {{.*}} -> (tensor<?x2xi64>, index)
+// CHECK: %[[BIT:.*]] = tensor.extract %{{.*}}[%[[I]], %[[J]]] : tensor<2x3xi1>
+// CHECK: scf.if %[[BIT]] -> (tensor<?x2xi64>, index)
+// CHECK: tensor.insert
+// CHECK: tensor.insert
+func.func @nonzero(%m: tensor<2x3xi1>) -> tensor<?x2xi64> {
+  %0 = graph.nonzero %m : (tensor<2x3xi1>) -> tensor<?x2xi64>
+  return %0 : tensor<?x2xi64>
+}

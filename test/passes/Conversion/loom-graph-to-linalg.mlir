@@ -366,17 +366,22 @@ func.func @top_k(%x: tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
 
 // -----
 
-// scatter_elements: a copy of data, then a loop nest over the updates
-// that inserts each one (added to the element there) at its index.
+// scatter_elements: a copy of data, a run-time check that every index is
+// in range, then a loop nest over the updates that inserts each one (added
+// to the element there) at its index, clamped into the dim.
 // CHECK-LABEL: func.func @scatter_elements
 // CHECK-SAME: (%[[D:.*]]: tensor<3x?xf32>, %[[I:.*]]: tensor<2x?xi64>, %[[U:.*]]: tensor<2x?xf32>)
 func.func @scatter_elements(%d: tensor<3x?xf32>, %i: tensor<2x?xi64>, %u: tensor<2x?xf32>) -> tensor<3x?xf32> {
   // CHECK: %[[COPY:.*]] = linalg.copy ins(%[[D]] : tensor<3x?xf32>)
+  // CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<2x?xi64>)
+  // CHECK: cf.assert {{.*}} "graph.scatter_elements: an index is out of range for its dim"
   // CHECK: scf.for %[[A:.*]] = {{.*}} iter_args(%{{.*}} = %[[COPY]])
   // CHECK: scf.for %[[B:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
   // CHECK: %[[V:.*]] = tensor.extract %[[U]][%[[A]], %[[B]]]
   // CHECK: %[[IDX:.*]] = tensor.extract %[[I]][%[[A]], %[[B]]]
-  // CHECK: %[[POS:.*]] = arith.select
+  // CHECK: arith.select
+  // CHECK: arith.minsi
+  // CHECK: %[[POS:.*]] = arith.maxsi
   // CHECK: %[[OLD:.*]] = tensor.extract %[[ACC]][%[[POS]], %[[B]]]
   // CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[V]]
   // CHECK: tensor.insert %[[SUM]] into %[[ACC]][%[[POS]], %[[B]]]
