@@ -112,7 +112,8 @@ def compile_failure(p):
         return "crash", f"loomc exit {p.returncode}"
     if "has no lowering" in p.stderr:
         stage = "lower"
-    elif "(at node" in p.stderr or "graph input" in p.stderr:
+    elif ("(at node" in p.stderr or "graph input" in p.stderr or
+          "unsupported ONNX op" in p.stderr):
         stage = "import"
     else:
         stage = "codegen"
