@@ -52,6 +52,15 @@ def load(name, file):
     return module
 
 
+# Cases the CUDA code computes wrongly, found and not yet fixed: listed
+# here so that the suite guards the rest (docs/cuda.md, "Not yet").
+KNOWN_WRONG = {
+    "test_maxpool_with_argmax_2d_precomputed_pads":
+        "MaxPool's Indices output with pads: 16 of 25 indices differ from "
+        "the CPU's (which match ONNX) in the CUDA simulator",
+}
+
+
 def listed(path):
     names = set()
     if os.path.exists(path):
@@ -147,7 +156,9 @@ def first_error(text):
 def prepare(loomc, loom_run, root, jobs, filt):
     node_run = load("cuda_nvrtc", "cuda-nvrtc.py").node_run
     skip = listed(node_run.FAILURES) | listed(
-        os.path.join(HERE, "cuda-emit-failures.txt"))
+        os.path.join(HERE, "cuda-emit-failures.txt")) | set(KNOWN_WRONG)
+    for t, why in sorted(KNOWN_WRONG.items()):
+        print(f"known wrong on the CUDA target, not run: {t}: {why}")
     work = []
     if os.path.isdir(node_run.DATA):
         for t in node_run.core_tests():
