@@ -310,18 +310,6 @@ RankedTensorType join(RankedTensorType a, RankedTensorType b) {
   return a.clone(shape);
 }
 
-/// `t` as text, for messages.
-std::string str(Type t) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << t;
-  return text;
-}
-
-RankedTensorType tensorOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 /// Whether `v` is the block argument `arg` or a constant true.
 bool isTrueOr(Value v, Value arg) {
   if (v == arg)

@@ -23,6 +23,17 @@ DType loom::onnx_import::dtypeOf(Value v) {
       .value_or(DType::f32);
 }
 
+std::string loom::onnx_import::str(Type t) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << t;
+  return text;
+}
+
+RankedTensorType loom::onnx_import::tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
 FailureOr<SmallVector<int64_t>>
 loom::onnx_import::staticShape(ImportContext &c, Value x, const Twine &what) {
   if (!x)

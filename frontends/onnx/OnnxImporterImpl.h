@@ -246,6 +246,12 @@ mlir::LogicalResult convTranspose(ImportContext &c);
 /// The graph element type of `v` (f32 when it has none).
 DType dtypeOf(mlir::Value v);
 
+/// `t` as text, for messages.
+std::string str(mlir::Type t);
+
+/// The ranked tensor type of `v`.
+mlir::RankedTensorType tensorOf(mlir::Value v);
+
 /// `x`'s static shape, or an error saying `what` needs one.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 staticShape(ImportContext &c, mlir::Value x, const llvm::Twine &what);

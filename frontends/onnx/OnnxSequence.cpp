@@ -30,18 +30,6 @@ namespace {
 
 using List = std::vector<Value>;
 
-/// `t` as text, for messages.
-std::string str(Type t) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << t;
-  return text;
-}
-
-RankedTensorType tensorOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 /// The list input `i` names; an error when it is a tensor.
 FailureOr<List> listInput(ImportContext &c, int i) {
   if (!c.hasInput(i))
