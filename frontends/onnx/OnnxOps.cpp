@@ -665,7 +665,11 @@ LogicalResult dynamicSlice(ImportContext &c) {
   Value x = c.input(0), starts = c.input(1), ends = c.input(2);
   if (!x || !starts || !ends)
     return failure();
-  int64_t k = cast<RankedTensorType>(starts.getType()).getDimSize(0);
+  auto startsType = cast<RankedTensorType>(starts.getType());
+  if (startsType.getRank() != 1)
+    return c.error("the starts of Slice must be a 1-D tensor, not rank " +
+                   Twine(startsType.getRank()));
+  int64_t k = startsType.getDimSize(0);
   if (ShapedType::isDynamic(k))
     return c.error("the starts of Slice must have a static length");
   auto i64s = [&](ArrayRef<int64_t> values) {
