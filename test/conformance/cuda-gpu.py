@@ -54,11 +54,7 @@ def load(name, file):
 
 # Cases the CUDA code computes wrongly, found and not yet fixed: listed
 # here so that the suite guards the rest (docs/cuda.md, "Not yet").
-KNOWN_WRONG = {
-    "test_maxpool_with_argmax_2d_precomputed_pads":
-        "MaxPool's Indices output with pads: 16 of 25 indices differ from "
-        "the CPU's (which match ONNX) in the CUDA simulator",
-}
+KNOWN_WRONG = {}
 
 
 def listed(path):

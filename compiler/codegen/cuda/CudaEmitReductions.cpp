@@ -216,7 +216,9 @@ FailureOr<std::string> emitArgExtreme(KernelText &kernel, Operation *op,
       if (keepdims)
         ++kept;
     } else {
-      inputIndex.push_back(inputShape[dim] == 1 ? "0" : index[kept++]);
+      // Every kept dim takes its place in `index`, a unit one too.
+      inputIndex.push_back(inputShape[dim] == 1 ? "0" : index[kept]);
+      ++kept;
     }
   }
   FailureOr<std::string> element = kernel.eval(input, inputIndex);
