@@ -244,7 +244,10 @@ SmallVector<Value> isolate(ArrayRef<Region *> regions) {
       Block &block = r->front();
       Value inside;
       if (constant) {
-        OpBuilder b = OpBuilder::atBlockBegin(&block);
+        // Not OpBuilder::atBlockBegin: it takes the context from the
+        // region's parent op, which a detached region has not.
+        OpBuilder b(constant->getContext());
+        b.setInsertionPointToStart(&block);
         inside = b.clone(*constant)->getResult(0);
       } else {
         inside = block.addArgument(v.getType(), v.getLoc());

@@ -82,18 +82,36 @@ void fillTensor(onnx::TensorProto &t, ElementsAttr value) {
 
 class Exporter {
 public:
-  Exporter(onnx::GraphProto &g) : g(g) {}
+  Exporter(onnx::GraphProto &g) : g(g), used(ownUsed), counter(ownCounter) {}
 
   LogicalResult run(func::FuncOp func);
   bool paramsAsInitializers = false;
 
 private:
+  /// The exporter of a subgraph (an If branch, a Loop body) of `parent`'s
+  /// graph: names are unique over the whole model, as ONNX wants, and the
+  /// subgraph reads the outer graph's constants by their names.
+  Exporter(onnx::GraphProto &g, Exporter &parent)
+      : g(g), used(parent.used), counter(parent.counter), parent(&parent),
+        ctx(parent.ctx) {}
+
   onnx::GraphProto &g;
   DenseMap<Value, std::string> names;
   /// The initializer of each distinct constant value.
   DenseMap<Attribute, std::string> constants;
-  llvm::StringSet<> used;
-  int counter = 0;
+  llvm::StringSet<> ownUsed;
+  int ownCounter = 0;
+  llvm::StringSet<> &used;
+  int &counter;
+  Exporter *parent = nullptr;
+
+  /// The initializer of `value` in this graph or an enclosing one.
+  std::string *findConstant(Attribute value) {
+    for (Exporter *e = this; e; e = e->parent)
+      if (auto it = e->constants.find(value); it != e->constants.end())
+        return &it->second;
+    return nullptr;
+  }
 
   std::string unique(StringRef base) {
     std::string n = base.str();
@@ -184,6 +202,14 @@ private:
                     ArrayAttr dimNames);
 
   LogicalResult emit(Operation *op);
+  /// The single block of `region` as the subgraph `out`: its first
+  /// `numInputs` arguments are the subgraph's inputs, the others stand for
+  /// `captures` (read from the outer graph by name); the values its
+  /// graph.yield yields are the outputs, declared with `outputTypes` (the
+  /// op's result types, which may be more static than the yielded values').
+  LogicalResult subgraph(Region &region, unsigned numInputs,
+                         ValueRange captures, StringRef graphName,
+                         ArrayRef<Type> outputTypes, onnx::GraphProto &out);
   LogicalResult emitReduce(Operation *op, StringRef onnxOp, Value x,
                            ArrayRef<int64_t> axes, bool keepdims);
 
@@ -268,6 +294,38 @@ LogicalResult Exporter::emitReduce(Operation *op, StringRef onnxOp, Value x,
     setInts(n, "axes", axes);
   }
   setInt(n, "keepdims", keepdims);
+  return success();
+}
+
+LogicalResult Exporter::subgraph(Region &region, unsigned numInputs,
+                                 ValueRange captures, StringRef graphName,
+                                 ArrayRef<Type> outputTypes,
+                                 onnx::GraphProto &out) {
+  Exporter child(out, *this);
+  child.paramsAsInitializers = paramsAsInitializers;
+  out.set_name(unique(graphName));
+  Block &block = region.front();
+  for (BlockArgument arg : block.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (i >= numInputs) {
+      child.names[arg] = name(captures[i - numInputs]);
+      continue;
+    }
+    std::string n = child.fresh();
+    child.names[arg] = n;
+    setValueInfo(out.add_input(), n, arg.getType(), nullptr);
+  }
+  for (Operation &op : block.without_terminator())
+    if (failed(child.emit(&op)))
+      return failure();
+  // Each output gets a name of its own: a yielded value may be an input
+  // or an outer value, which a graph output cannot name.
+  for (auto [v, type] : llvm::zip_equal(
+           cast<YieldOp>(block.getTerminator()).getValues(), outputTypes)) {
+    std::string o = child.fresh();
+    child.node("Identity", {child.name(v)}, {o});
+    setValueInfo(out.add_output(), o, type, nullptr);
+  }
   return success();
 }
 
@@ -422,7 +480,8 @@ LogicalResult Exporter::emit(Operation *op) {
         std::string base = "const";
         if (auto r = dyn_cast<DenseResourceElementsAttr>(c.getValue()))
           base = r.getRawHandle().getKey().str();
-        std::string &init = constants[c.getValue()];
+        std::string *outer = findConstant(c.getValue());
+        std::string &init = outer ? *outer : constants[c.getValue()];
         if (init.empty())
           init = initializer(base, c.getValue());
         if (names.count(c.getResult()))
@@ -856,6 +915,53 @@ LogicalResult Exporter::emit(Operation *op) {
         n = node("Gather", {in(0), in(1)}, {out()});
         setInt(n, "axis", 0);
         return success();
+      })
+      .Case([&](IfOp o) {
+        SmallVector<std::string> outs;
+        for (unsigned i = 0; i < o.getNumResults(); ++i)
+          outs.push_back(out(i));
+        n = node("If", {in(0)}, outs);
+        for (auto [key, region] :
+             {std::pair<StringRef, Region *>{"then_branch", &o.getThenRegion()},
+              {"else_branch", &o.getElseRegion()}}) {
+          auto *a = n->add_attribute();
+          a->set_name(key.str());
+          a->set_type(onnx::AttributeProto::GRAPH);
+          if (failed(subgraph(*region, 0, o.getCaptures(), key,
+                              llvm::to_vector(o.getResultTypes()),
+                              *a->mutable_g())))
+            return failure();
+        }
+        return success();
+      })
+      .Case([&](LoopOp o) {
+        // Loop(M, cond, v_initial...): an absent trip count or condition
+        // is an empty name.
+        SmallVector<std::string> ins = {
+            o.getTripCount() ? name(o.getTripCount()) : "",
+            o.getCond() ? name(o.getCond()) : ""};
+        for (Value v : o.getInits())
+          ins.push_back(name(v));
+        SmallVector<std::string> outs;
+        for (unsigned i = 0; i < o.getNumResults(); ++i)
+          outs.push_back(out(i));
+        n = node("Loop", ins, outs);
+        auto *a = n->add_attribute();
+        a->set_name("body");
+        a->set_type(onnx::AttributeProto::GRAPH);
+        // The body's inputs: the iteration number, the condition and the
+        // carried values; its outputs: the condition, the carried values
+        // and the scan values, as graph.loop's.
+        SmallVector<Type> types = {o.getBody().getArgument(1).getType()};
+        for (auto [i, t] : llvm::enumerate(o.getResultTypes())) {
+          auto r = cast<RankedTensorType>(t);
+          types.push_back(i < o.getInits().size()
+                              ? r
+                              : RankedTensorType::get(r.getShape().drop_front(),
+                                                      r.getElementType()));
+        }
+        return subgraph(o.getBody(), 2 + o.getInits().size(), o.getCaptures(),
+                        "body", types, *a->mutable_g());
       })
       .Case([&](CrossEntropyOp o) {
         // ONNX wants classes at dim 1: [N, C, d...].

@@ -22,19 +22,22 @@ struct SortConstantsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    SmallVector<std::pair<std::string, loom::graph::ConstantOp>> constants;
-    func.walk([&](loom::graph::ConstantOp c) {
-      std::string key;
-      llvm::raw_string_ostream os(key);
-      os << c.getType() << " " << c.getValue();
-      constants.push_back({os.str(), c});
+    // Each block's own constants at its start (a graph.if branch or a
+    // graph.loop body is isolated from above: its constants stay in it).
+    func.walk([](Block *block) {
+      SmallVector<std::pair<std::string, loom::graph::ConstantOp>> constants;
+      for (auto c : block->getOps<loom::graph::ConstantOp>()) {
+        std::string key;
+        llvm::raw_string_ostream os(key);
+        os << c.getType() << " " << c.getValue();
+        constants.push_back({os.str(), c});
+      }
+      llvm::stable_sort(constants, [](const auto &a, const auto &b) {
+        return a.first < b.first;
+      });
+      for (auto &[key, c] : llvm::reverse(constants))
+        c->moveBefore(block, block->begin());
     });
-    llvm::stable_sort(constants, [](const auto &a, const auto &b) {
-      return a.first < b.first;
-    });
-    Block &entry = func.getBody().front();
-    for (auto &[key, c] : llvm::reverse(constants))
-      c->moveBefore(&entry, entry.begin());
   }
 };
 
