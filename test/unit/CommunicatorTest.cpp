@@ -12,6 +12,10 @@
 #include "runtime/src/RunContext.h"
 #include "runtime/src/collectives/GlooCommunicator.h"
 #include "runtime/src/collectives/NcclCommunicator.h"
+#include "runtime/src/cuda/CudaApi.h"
+#include "runtime/src/pipeline/Executor.h"
+
+#include "loom/common/DynamicLibrary.h"
 
 #include <gtest/gtest.h>
 
@@ -23,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <thread>
 
 using namespace loom::runtime::collectives;
@@ -158,6 +163,42 @@ void checkAllReduce(int n, size_t count) {
 }
 
 TEST(GlooCommunicator, AllReduceEveryOpAndDtype2) { checkAllReduce(2, 1000); }
+
+// orderedCollective's default (Gloo's): the plain operation, its handle
+// both the issue's and the completion's; every kind through
+// issueCollective, against the values each rank computes alone.
+TEST(GlooCommunicator, OrderedCollectiveDefaultIsThePlainOperation) {
+  runRanks(2, [](int r, Communicator &comm) {
+    std::vector<float> in = {float(r + 1), float(10 * (r + 1)), 3, 4};
+    std::vector<float> sum(4), gathered(8), scattered(2), root(4);
+    struct Case {
+      CollectiveCall::Kind kind;
+      void *out;
+      size_t count;
+    } cases[] = {{CollectiveCall::AllReduce, sum.data(), 4},
+                 {CollectiveCall::AllGather, gathered.data(), 4},
+                 {CollectiveCall::ReduceScatter, scattered.data(), 2},
+                 {CollectiveCall::Broadcast, root.data(), 4}};
+    for (const Case &c : cases) {
+      CollectiveCall call;
+      call.kind = c.kind;
+      call.in = in.data();
+      call.out = c.out;
+      call.count = c.count;
+      call.dtype = LOOM_DTYPE_F32;
+      call.root = 1;
+      OrderedWork w = comm.orderedCollective(call, StreamOrder{});
+      ASSERT_TRUE(w.issued && w.completed);
+      EXPECT_EQ(w.issued, w.completed);
+      EXPECT_EQ(w.completed->wait(), "") << "kind " << c.kind;
+    }
+    EXPECT_EQ(sum, (std::vector<float>{3, 30, 6, 8}));
+    EXPECT_EQ(gathered, (std::vector<float>{1, 10, 3, 4, 2, 20, 3, 4}));
+    EXPECT_EQ(scattered, r == 0 ? (std::vector<float>{3, 30})
+                                : (std::vector<float>{6, 8}));
+    EXPECT_EQ(root, (std::vector<float>{2, 20, 3, 4}));
+  });
+}
 TEST(GlooCommunicator, AllReduceEveryOpAndDtype4) { checkAllReduce(4, 1000); }
 // Past 1 MiB: Gloo's segmented ring instead of AllreduceRing.
 TEST(GlooCommunicator, LargeAllReduce) { checkAllReduce(2, 300000); }
@@ -304,8 +345,9 @@ TEST(GlooCommunicator, TransfersBetweenSomeRanksKeepTheWorldsCollectives) {
   runRanks(3, [](int r, Communicator &comm) {
     float x = static_cast<float>(r);
     for (int k = 0; k < 3; ++k) {
-      if (r == 0)
+      if (r == 0) {
         ASSERT_EQ(comm.send(&x, 1, LOOM_DTYPE_F32, 1, k)->wait(), "");
+      }
       if (r == 1) {
         float got = -1;
         ASSERT_EQ(comm.recv(&got, 1, LOOM_DTYPE_F32, 0, k)->wait(), "");
@@ -340,6 +382,225 @@ TEST(GlooCommunicator, AReceiveFromADeadRankFails) {
         EXPECT_FALSE(comm.error().empty());
       },
       std::chrono::seconds(20));
+}
+
+//===----------------------------------------------------------------------===//
+// The pipeline's transfers (runtime/src/pipeline/Executor.h): one step's
+// sends and receives as one group, matched by the signatures' indices.
+//===----------------------------------------------------------------------===//
+
+/// NCCL's point-to-point semantics over Gloo: no tags (a pair's messages
+/// meet in issue order), and an operation completes before the next is
+/// issued (NCCL runs them in order on one stream: a send ends once its
+/// receive has the data, a group once all of it has).
+class RendezvousCommunicator : public Communicator {
+public:
+  explicit RendezvousCommunicator(Communicator &inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  const char *backend() const override { return "rendezvous"; }
+  WorkPtr allReduce(const void *in, void *out, size_t count, loom_dtype dtype,
+                    ReduceOp op, const Group &group) override {
+    return done(inner_.allReduce(in, out, count, dtype, op, group));
+  }
+  WorkPtr allGather(const void *in, void *out, size_t count, loom_dtype dtype,
+                    const Group &group) override {
+    return done(inner_.allGather(in, out, count, dtype, group));
+  }
+  WorkPtr reduceScatter(const void *in, void *out, size_t count,
+                        loom_dtype dtype, ReduceOp op,
+                        const Group &group) override {
+    return done(inner_.reduceScatter(in, out, count, dtype, op, group));
+  }
+  WorkPtr broadcast(const void *in, void *out, size_t count, loom_dtype dtype,
+                    int root, const Group &group) override {
+    return done(inner_.broadcast(in, out, count, dtype, root, group));
+  }
+  WorkPtr send(const void *data, size_t count, loom_dtype dtype, int peer,
+               uint32_t) override {
+    return done(inner_.send(data, count, dtype, peer, 0));
+  }
+  WorkPtr recv(void *data, size_t count, loom_dtype dtype, int peer,
+               uint32_t) override {
+    return done(inner_.recv(data, count, dtype, peer, 0));
+  }
+  std::vector<WorkPtr>
+  sendRecvGroup(const std::vector<Transfer> &transfers) override {
+    std::vector<Transfer> untagged = transfers;
+    for (Transfer &t : untagged)
+      t.tag = 0;
+    std::string first;
+    for (const WorkPtr &w : inner_.sendRecvGroup(untagged))
+      if (std::string e = w->wait(); !e.empty() && first.empty())
+        first = e;
+    return std::vector<WorkPtr>(transfers.size(), completedWork(first));
+  }
+  WorkPtr barrier(const Group &group) override {
+    return done(inner_.barrier(group));
+  }
+  std::string error() const override { return inner_.error(); }
+  void abort(const std::string &reason) override { inner_.abort(reason); }
+
+private:
+  static WorkPtr done(const WorkPtr &w) { return completedWork(w->wait()); }
+  Communicator &inner_;
+};
+
+/// A signature of `names`, tensor I of `count(I)` f32 (the infos point
+/// into `dims`, which must outlive them).
+std::vector<loom_tensor_info>
+signatureOf(const std::vector<std::string> &names,
+            std::vector<std::vector<int64_t>> &dims) {
+  std::vector<loom_tensor_info> list;
+  dims.reserve(names.size());
+  for (const std::string &n : names) {
+    int index = std::atoi(n.substr(n.find(':') + 1).c_str());
+    dims.push_back({index + 1, 2});
+    list.push_back({n.c_str(), LOOM_DTYPE_F32, 2, dims.back().data(), nullptr});
+  }
+  return list;
+}
+
+/// What rank `r` of a two-stage pipeline sends and receives in one step of
+/// 1F1B's steady state: rank 0 (stage 0) sends its 12 activations out:I
+/// and receives their gradients; rank 1 (stage 1) sends its 12 input
+/// gradients din:I and receives the activations as in:I: crossing sends.
+/// The signatures list the names as a std::map would ("out:10" before
+/// "out:2") or backwards; tensor I holds 2 * (I + 1) values that say
+/// which it is. Checks that every tensor lands at its own name.
+void exchangeTwelveEachWay(int r, Communicator &comm) {
+  const int n = 12, micro = 3;
+  std::vector<std::string> outs, ins, dins;
+  for (int i = 0; i < n; ++i) {
+    outs.push_back("out:" + std::to_string(i));
+    ins.push_back("in:" + std::to_string(n - 1 - i));
+    dins.push_back("din:" + std::to_string(i));
+  }
+  std::sort(outs.begin(), outs.end()); // out:0 out:1 out:10 out:11 out:2 ..
+  std::sort(dins.begin(), dins.end());
+  std::vector<std::vector<int64_t>> dims0, dims1, dims2;
+  std::vector<loom_tensor_info> stage0Out = signatureOf(outs, dims0);
+  std::vector<loom_tensor_info> stage1In = signatureOf(ins, dims1);
+  std::vector<loom_tensor_info> stage1Din = signatureOf(dins, dims2);
+  // Activation I is 1000 + 10 I + k, the gradient of I is -(10 I + k).
+  auto value = [](bool gradient, int index, int k) {
+    return gradient ? -(10.0f * index + k) : 1000 + 10.0f * index + k;
+  };
+  std::vector<std::shared_ptr<loom_tensor>> keep;
+  auto tensorFor = [&](const loom_tensor_info &info, bool gradient, bool fill) {
+    loom_tensor *t = nullptr;
+    EXPECT_EQ(loom_tensor_create(info.dtype, info.rank, info.dims, &t),
+              nullptr);
+    keep.emplace_back(t, loom_tensor_release);
+    float *data = static_cast<float *>(loom_tensor_data(t));
+    int index = std::atoi(std::strchr(info.name, ':') + 1);
+    for (size_t k = 0; k < loom_tensor_element_count(t); ++k)
+      data[k] = fill ? value(gradient, index, static_cast<int>(k)) : -1e9f;
+    return t;
+  };
+  using loom::pipeline::boundaryTensors;
+  using loom::pipeline::StepMessage;
+  std::vector<StepMessage> messages;
+  std::map<std::string, loom_tensor *> received;
+  bool first = r == 0;
+  int peer = 1 - r;
+  // Rank 0: its sends, then its receives; rank 1 the other way round.
+  for (int half = 0; half < 2; ++half) {
+    bool sending = (half == 0) == first;
+    bool gradient = first ? !sending : sending;
+    const auto &signature =
+        first ? stage0Out : (gradient ? stage1Din : stage1In);
+    for (const auto &b : boundaryTensors(signature, gradient, sending,
+                                         gradient ? 0 : 1, micro)) {
+      loom_tensor *t = tensorFor(*b.info, gradient, sending);
+      std::string name = b.info->name;
+      if (!sending)
+        received[gradient ? "dout:" + name.substr(4) : name] = t;
+      messages.push_back({sending, peer, b.tag, t, name});
+    }
+  }
+  ASSERT_EQ(messages.size(), 2u * n);
+  std::vector<WorkPtr> sends;
+  ASSERT_EQ(loom::pipeline::exchangeStep(comm, messages, sends), "");
+  ASSERT_EQ(sends.size(), static_cast<size_t>(n));
+  for (const WorkPtr &w : sends)
+    EXPECT_EQ(w->wait(), "");
+  ASSERT_EQ(received.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    std::string name = (first ? "dout:" : "in:") + std::to_string(i);
+    ASSERT_TRUE(received.count(name)) << name;
+    const loom_tensor *t = received[name];
+    ASSERT_EQ(loom_tensor_element_count(t), 2u * (i + 1)) << name;
+    const float *data = static_cast<const float *>(loom_tensor_data_const(t));
+    for (int k = 0; k < 2 * (i + 1); ++k)
+      ASSERT_EQ(data[k], value(first, i, k)) << name << " element " << k;
+  }
+}
+
+TEST(PipelineTransfers, TwelveTensorsCrossBothWaysInOneStepOverGloo) {
+  runRanks(2,
+           [](int r, Communicator &comm) { exchangeTwelveEachWay(r, comm); });
+}
+
+TEST(PipelineTransfers, TwelveTensorsCrossBothWaysWithNcclsPairing) {
+  // No tags, and an operation ends before the next starts: what NCCL
+  // does. Matching by the signatures' index order on both sides, in one
+  // group, is all that pairs them right and keeps it from deadlocking.
+  runRanks(2, [](int r, Communicator &comm) {
+    RendezvousCommunicator nccl(comm);
+    exchangeTwelveEachWay(r, nccl);
+  });
+}
+
+TEST(PipelineTransfers, CrossingSendsOneAtATimeDeadlockWithNcclsSemantics) {
+  // What the executor did before its steps became groups: each send
+  // issued alone. With sends that end only when received (NCCL), two
+  // ranks that send to each other first both wait until the timeout.
+  runRanks(
+      2,
+      [](int r, Communicator &comm) {
+        RendezvousCommunicator nccl(comm);
+        // Large enough that a send cannot complete from socket buffers.
+        std::vector<float> out(4 << 20, static_cast<float>(r)), in(4 << 20);
+        std::string error =
+            nccl.send(out.data(), out.size(), LOOM_DTYPE_F32, 1 - r, 0)->wait();
+        EXPECT_NE(error, "");
+      },
+      std::chrono::seconds(2));
+}
+
+TEST(PipelineTransfers, EveryScheduleButInterleavedRunsOnRendezvousGroups) {
+  using namespace loom::pipeline;
+  for (const std::string &name : scheduleNames())
+    for (int S : {2, 3, 4})
+      for (int m : {1, 2, 4, 5, 8})
+        for (int v : {1, 2}) {
+          if (v == 2 && name != "interleaved")
+            continue;
+          std::string error;
+          Schedule s = makeSchedule(name, S, m, v, error);
+          if (!error.empty())
+            continue; // a count the schedule does not take
+          bool runs = groupedStepsRunOnRendezvous(s, error);
+          if (name != "interleaved" || v == 1) {
+            EXPECT_TRUE(runs)
+                << name << " S=" << S << " m=" << m << ": " << error;
+          } else if (S == 2 && m == 4) {
+            // Interleaved sends run ahead of their receives: over NCCL
+            // the executor refuses it, naming the stuck ranks.
+            EXPECT_FALSE(runs);
+            EXPECT_NE(error.find("rank 0 waits in the step of"),
+                      std::string::npos)
+                << error;
+          } else if (S == 2 && m == 5) {
+            // ... and with m not a multiple of S it sends in another order
+            // than it receives, which tags sort out and NCCL would not.
+            EXPECT_FALSE(runs);
+            EXPECT_NE(error.find("in another order than the receiver"),
+                      std::string::npos)
+                << error;
+          }
+        }
 }
 
 TEST(GlooCommunicator, GroupsOfA2x2Mesh) {
@@ -566,6 +827,32 @@ TEST(GlooCommunicator, BadArgumentsAreStatuses) {
   });
 }
 
+TEST(GlooCommunicator, AGroupWithABadTransferFailsWhole) {
+  runRanks(2, [](int r, Communicator &comm) {
+    float x = 1, y = 0;
+    // Empty transfers complete at once; a peer outside the job fails
+    // every handle of its group, naming it, and breaks the communicator.
+    std::vector<WorkPtr> empty =
+        comm.sendRecvGroup({{true, &x, 0, LOOM_DTYPE_F32, 1 - r, 1},
+                            {false, &y, 0, LOOM_DTYPE_F32, 1 - r, 1}});
+    ASSERT_EQ(empty.size(), 2u);
+    for (const WorkPtr &w : empty)
+      EXPECT_EQ(w->wait(), "");
+    std::vector<WorkPtr> bad =
+        comm.sendRecvGroup({{true, &x, 1, LOOM_DTYPE_F32, 1 - r, 2},
+                            {false, &y, 1, LOOM_DTYPE_F32, 7, 2}});
+    ASSERT_EQ(bad.size(), 2u);
+    for (const WorkPtr &w : bad) {
+      std::string error = w->wait();
+      EXPECT_NE(error.find("recv of 1 f32 from rank 7 (tag 2)"),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("not another rank"), std::string::npos) << error;
+    }
+    EXPECT_FALSE(comm.error().empty());
+  });
+}
+
 TEST(RankEnvironment, Launchers) {
   const char *vars[] = {"RANK",
                         "WORLD_SIZE",
@@ -719,6 +1006,104 @@ TEST(NcclCommunicator, OneRankCollectivesOnTheGpu) {
             "");
   EXPECT_EQ(b, in);
   EXPECT_EQ(comm->barrier()->wait(), "");
+  // A step's sends and receives as one group (ncclGroupStart/End): one
+  // rank sends to itself, which NCCL pairs only inside a group. More than
+  // ten tensors of different sizes, each received at its own place (a
+  // pair's messages meet in issue order), the last one empty.
+  {
+    const int n = 12;
+    std::vector<std::vector<float>> sent(n), got(n);
+    std::vector<Transfer> transfers;
+    for (int i = 0; i < n; ++i) {
+      size_t count = i == n - 1 ? 0 : static_cast<size_t>(1000 * (i + 1));
+      sent[i].assign(count, static_cast<float>(i + 1));
+      got[i].assign(count, -1.0f);
+      transfers.push_back(
+          {true, sent[i].data(), count, LOOM_DTYPE_F32, 0, uint32_t(i)});
+    }
+    for (int i = 0; i < n; ++i)
+      transfers.push_back({false, got[i].data(), got[i].size(), LOOM_DTYPE_F32,
+                           0, uint32_t(i)});
+    std::vector<WorkPtr> works = comm->sendRecvGroup(transfers);
+    ASSERT_EQ(works.size(), transfers.size());
+    for (const WorkPtr &w : works)
+      EXPECT_EQ(w->wait(), "");
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(got[i], sent[i]) << "tensor " << i;
+  }
+  // Ordered on the device (orderedCollective): a stream of this GPU's
+  // primary context writes the input and records `ready`; NCCL's stream
+  // waits for it, runs the all-reduce and records `done`, which the
+  // stream waits for before it reads the output back. The host waits only
+  // for the issue, then for the completion at the end. The input is large
+  // and written on the stream right before, so a missing wait would read
+  // the zeros the buffer held before.
+  {
+    using namespace loom::cuda;
+    std::string e;
+    const Driver *cu = driver(e);
+    ASSERT_TRUE(cu) << e;
+    CUresult (*waitEvent)(CUstream, CUevent, unsigned) = nullptr;
+    ASSERT_TRUE(loom::dl::lookup(cu->handle, "cuStreamWaitEvent", waitEvent,
+                                 "libcuda.so.1", e))
+        << e;
+    CUdevice dev = 0;
+    CUcontext ctx = nullptr;
+    ASSERT_EQ(cu->cuDeviceGet(&dev, 0), 0);
+    ASSERT_EQ(cu->cuDevicePrimaryCtxRetain(&ctx, dev), 0);
+    ASSERT_EQ(cu->cuCtxSetCurrent(ctx), 0);
+    const size_t n = 8 << 20; // 32 MiB of f32
+    CUstream stream = nullptr;
+    CUevent ready = nullptr, done = nullptr;
+    CUdeviceptr din = 0, dout = 0;
+    void *host = nullptr;
+    ASSERT_EQ(cu->cuStreamCreate(&stream, api::kStreamNonBlocking), 0);
+    ASSERT_EQ(cu->cuEventCreate(&ready, api::kEventDefault), 0);
+    ASSERT_EQ(cu->cuEventCreate(&done, api::kEventDefault), 0);
+    ASSERT_EQ(cu->cuMemAlloc(&din, n * 4), 0);
+    ASSERT_EQ(cu->cuMemAlloc(&dout, n * 4), 0);
+    ASSERT_EQ(cu->cuMemAllocHost(&host, n * 4), 0);
+    float *h = static_cast<float *>(host);
+    ASSERT_EQ(cu->cuMemsetD8Async(din, 0, n * 4, stream), 0);
+    ASSERT_EQ(cu->cuMemsetD8Async(dout, 0xff, n * 4, stream), 0);
+    ASSERT_EQ(cu->cuStreamSynchronize(stream), 0);
+    for (size_t i = 0; i < n; ++i)
+      h[i] = static_cast<float>(i % 1000) + 0.5f;
+    ASSERT_EQ(cu->cuMemcpyHtoDAsync(din, host, n * 4, stream), 0);
+    ASSERT_EQ(cu->cuEventRecord(ready, stream), 0);
+    CollectiveCall call;
+    call.kind = CollectiveCall::AllReduce;
+    call.in = reinterpret_cast<const void *>(din);
+    call.out = reinterpret_cast<void *>(dout);
+    call.count = n;
+    call.dtype = LOOM_DTYPE_F32;
+    OrderedWork w = comm->orderedCollective(call, {0, ready, done});
+    ASSERT_EQ(w.issued->wait(), "");
+    EXPECT_NE(w.issued, w.completed); // issued, not necessarily complete
+    ASSERT_EQ(waitEvent(stream, done, 0), 0);
+    ASSERT_EQ(cu->cuMemcpyDtoHAsync(host, dout, n * 4, stream), 0);
+    ASSERT_EQ(cu->cuStreamSynchronize(stream), 0);
+    EXPECT_EQ(w.completed->wait(), "");
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; ++i)
+      wrong += h[i] != static_cast<float>(i % 1000) + 0.5f;
+    EXPECT_EQ(wrong, 0u);
+    // Another GPU than the communicator's is refused, naming both.
+    OrderedWork other = comm->orderedCollective(call, {7, ready, done});
+    std::string refused = other.issued->wait();
+    EXPECT_NE(refused.find("the CUDA program runs on GPU 7 but this rank's "
+                           "NCCL communicator on GPU 0"),
+              std::string::npos)
+        << refused;
+    EXPECT_EQ(other.completed->wait(), refused);
+    cu->cuMemFreeHost(host);
+    cu->cuMemFree(din);
+    cu->cuMemFree(dout);
+    cu->cuEventDestroy(ready);
+    cu->cuEventDestroy(done);
+    cu->cuStreamDestroy(stream);
+    cu->cuDevicePrimaryCtxRelease(dev);
+  }
   // A bad argument breaks it, and says what and where.
   std::string bad =
       comm->broadcast(in.data(), b.data(), 3, LOOM_DTYPE_F32, 5)->wait();

@@ -152,6 +152,50 @@ TEST(PipelineArtifact, InconsistentFieldsAreRefused) {
   }
 }
 
+TEST(PipelineArtifact, TensorParallelStagesNeedTheMeshDataTensorPipe) {
+  // T tensor ranks per stage: the mesh [D, T, S] over (data, tensor, pipe).
+  auto withTensor = [] {
+    artifact::Artifact a = pipelineArtifact(2, 1, "x", "u");
+    a.mutable_pipeline()->set_tensor_parallel(2);
+    a.clear_mesh();
+    for (auto [n, axis] : {std::pair<int, const char *>{1, "data"},
+                           {2, "tensor"},
+                           {2, "pipe"}}) {
+      a.mutable_mesh()->add_shape(n);
+      a.mutable_mesh()->add_axes(axis);
+    }
+    return a;
+  };
+  EXPECT_EQ(loadError(withTensor()), "");
+  std::string want =
+      "pipeline: the mesh must be [1, 2, 2] over (data, tensor, pipe)";
+  artifact::Artifact a = pipelineArtifact(2, 1, "x", "u");
+  a.mutable_pipeline()->set_tensor_parallel(2);
+  EXPECT_EQ(loadError(a).rfind(want, 0), 0u) << loadError(a);
+  a = withTensor();
+  a.mutable_mesh()->set_axes(1, "pipe");
+  a.mutable_mesh()->set_axes(2, "tensor");
+  EXPECT_EQ(loadError(a).rfind(want, 0), 0u) << loadError(a);
+  a = withTensor();
+  a.mutable_pipeline()->set_tensor_parallel(-1);
+  EXPECT_EQ(loadError(a).rfind("pipeline: tensor_parallel is -1", 0), 0u)
+      << loadError(a);
+  // Four ranks, no communicator: the trainer names the layout.
+  Instance inst;
+  std::string bytes = bytesOf(withTensor());
+  loom_session *s = nullptr;
+  ASSERT_EQ(loom_session_create_from_memory(inst.instance, bytes.data(),
+                                            bytes.size(), &s),
+            nullptr);
+  loom_trainer *t = nullptr;
+  std::string error = message(loom_trainer_create(s, &t));
+  EXPECT_NE(error.find("runs on 4 ranks (1 data replica(s) x 2 tensor "
+                       "rank(s) x 2 pipe rank(s)); attach a communicator"),
+            std::string::npos)
+      << error;
+  loom_session_release(s);
+}
+
 TEST(PipelineArtifact, ASessionIsQueriedButNotRun) {
   Instance inst;
   std::string bytes = bytesOf(pipelineArtifact(2, 1, "x", "u"));

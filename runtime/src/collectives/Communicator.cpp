@@ -3,6 +3,7 @@
 #include "runtime/src/collectives/Communicator.h"
 
 #include "loom/common/Artifact.h"
+#include "runtime/src/cuda/CudaApi.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -100,6 +101,55 @@ std::string groupString(const Group &group, int worldSize) {
 
 Work::~Work() = default;
 Communicator::~Communicator() = default;
+
+std::vector<WorkPtr>
+Communicator::sendRecvGroup(const std::vector<Transfer> &transfers) {
+  std::vector<WorkPtr> works;
+  works.reserve(transfers.size());
+  for (const Transfer &t : transfers)
+    works.push_back(t.send ? send(t.data, t.count, t.dtype, t.peer, t.tag)
+                           : recv(t.data, t.count, t.dtype, t.peer, t.tag));
+  return works;
+}
+
+WorkPtr issueCollective(Communicator &comm, const CollectiveCall &call) {
+  switch (call.kind) {
+  case CollectiveCall::AllReduce:
+    return comm.allReduce(call.in, call.out, call.count, call.dtype, call.op,
+                          call.group);
+  case CollectiveCall::AllGather:
+    return comm.allGather(call.in, call.out, call.count, call.dtype,
+                          call.group);
+  case CollectiveCall::ReduceScatter:
+    return comm.reduceScatter(call.in, call.out, call.count, call.dtype,
+                              call.op, call.group);
+  case CollectiveCall::Broadcast:
+    return comm.broadcast(call.in, call.out, call.count, call.dtype, call.root,
+                          call.group);
+  }
+  return completedWork("unknown collective kind " +
+                       std::to_string(static_cast<int>(call.kind)));
+}
+
+OrderedWork Communicator::orderedCollective(const CollectiveCall &call,
+                                            const StreamOrder &order) {
+  // The host's ordering: the producers are waited for here, and the
+  // operation's completion is its issue.
+  if (order.ready) {
+    std::string error;
+    const cuda::Driver *cu = cuda::driver(error);
+    if (cu)
+      if (cuda::CUresult r =
+              cu->cuEventSynchronize(static_cast<cuda::CUevent>(order.ready)))
+        error = "the steps before it failed: " + cuda::resultName(*cu, r);
+    if (!error.empty()) {
+      WorkPtr failed = completedWork(error);
+      return {failed, failed};
+    }
+  }
+  WorkPtr work = issueCollective(*this, call);
+  return {work, work};
+}
 
 namespace {
 class DoneWork : public Work {

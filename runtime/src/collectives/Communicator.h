@@ -73,6 +73,73 @@ using WorkPtr = std::shared_ptr<Work>;
 /// A handle that has already completed with `error` ("" for success).
 WorkPtr completedWork(std::string error);
 
+/// One send or receive of a grouped exchange (Communicator::sendRecvGroup).
+struct Transfer {
+  bool send = false;
+  /// Read for a send, written for a receive; alive until its handle's
+  /// wait() returns.
+  void *data = nullptr;
+  size_t count = 0;
+  loom_dtype dtype = LOOM_DTYPE_I8;
+  /// The other world rank.
+  int peer = -1;
+  /// Tells apart the messages between the same pair (Gloo). NCCL has no
+  /// tags: it pairs a pair's messages by their order, so both sides must
+  /// list them in the same order (the tags' order does).
+  uint32_t tag = 0;
+};
+
+/// One collective of the kinds a program's mesh ops become (the CUDA
+/// program's CudaCollective): what issueCollective and
+/// Communicator::orderedCollective take.
+struct CollectiveCall {
+  enum Kind { AllReduce, AllGather, ReduceScatter, Broadcast };
+  Kind kind = AllReduce;
+  const void *in = nullptr;
+  void *out = nullptr;
+  /// As the method of the kind takes it: the elements of each member's
+  /// `in` (all-reduce, all-gather, broadcast) or of `out` (reduce-scatter).
+  size_t count = 0;
+  loom_dtype dtype = LOOM_DTYPE_F32;
+  /// All-reduce and reduce-scatter.
+  ReduceOp op = ReduceOp::Sum;
+  /// Broadcast: the root's index in the group.
+  int root = 0;
+  Group group;
+};
+
+/// How a caller on a CUDA stream orders a collective on the device
+/// (Communicator::orderedCollective). Both events are the caller's, made
+/// in the primary context of GPU `device`, where its stream and the
+/// operation's buffers live too.
+struct StreamOrder {
+  /// The ordinal of the caller's GPU; the communicator refuses another
+  /// than its own.
+  int device = -1;
+  /// A CUevent the caller recorded on its stream after the steps that
+  /// write the input (and the last that read the output): the operation
+  /// starts only after it, on the device.
+  void *ready = nullptr;
+  /// A CUevent the communicator records on its own stream after the
+  /// operation: once `issued` has completed, the caller's
+  /// cuStreamWaitEvent(stream, done) orders the consumers after the
+  /// operation without the host waiting for it.
+  void *done = nullptr;
+};
+
+/// The two handles of an operation ordered on the device.
+struct OrderedWork {
+  /// Completes once the operation is queued on the communicator's stream
+  /// and `done` recorded after it (or once the operation has completed,
+  /// where `done` is left as it is: the default); fails as the operation
+  /// would.
+  WorkPtr issued;
+  /// Completes once the operation has run on the device, or fails naming
+  /// it and the rank (a dead peer, NCCL's error, the timeout). The buffers
+  /// must stay alive until it returns.
+  WorkPtr completed;
+};
+
 /// A handle an engine's worker completes.
 class PendingWork : public Work {
 public:
@@ -156,12 +223,39 @@ public:
   /// send whose peer has not posted its receive yet does not hold up the
   /// operations issued after it (two ranks may each send to the other,
   /// then receive). That is Gloo; NCCL runs a send or receive on its
-  /// stream in issue order like its collectives (a blocking pair there).
+  /// stream in issue order like its collectives (a blocking pair there:
+  /// transfers that cross go through sendRecvGroup).
   virtual WorkPtr send(const void *data, size_t count, loom_dtype dtype,
                        int peer, uint32_t tag = 0) = 0;
   virtual WorkPtr recv(void *data, size_t count, loom_dtype dtype, int peer,
                        uint32_t tag = 0) = 0;
   virtual WorkPtr barrier(const Group &group = {}) = 0;
+  /// The sends and receives of one step, issued together: no transfer of
+  /// the list waits for another of it to complete first, so two ranks
+  /// that each send to the other in one list cannot deadlock. One handle
+  /// per transfer, in list order. NCCL runs the list as one group
+  /// (ncclGroupStart/End): every handle completes when the whole group
+  /// has; Gloo posts every buffer, then each handle waits for its own.
+  /// The default issues send() and recv() in list order (right for a
+  /// backend whose sends are only posted, as Gloo's are).
+  virtual std::vector<WorkPtr>
+  sendRecvGroup(const std::vector<Transfer> &transfers);
+  /// `call` ordered against the caller's CUDA stream on the device (a
+  /// backend whose operations run on a stream of the same GPU: NCCL): the
+  /// communicator's stream waits for `order.ready` before the operation
+  /// (cuStreamWaitEvent) and records `order.done` after it, so the host
+  /// never waits for the producers nor for the operation; the caller
+  /// waits for `issued` (only until the operation is queued), makes its
+  /// stream wait for `done`, and waits for `completed` later (at the end
+  /// of its run), which is where a failure surfaces. The buffers are
+  /// device memory. The default is the host's ordering, as the plain
+  /// methods give it: it waits on the host for `order.ready`
+  /// (cuEventSynchronize, when set), issues `call` (issueCollective) and
+  /// returns its handle as both; `done` is not recorded (a stream that
+  /// waits for an event never recorded, or whose last recording has
+  /// completed, does not wait).
+  virtual OrderedWork orderedCollective(const CollectiveCall &call,
+                                        const StreamOrder &order);
 
   /// The failure that broke the communicator; "" while it works.
   virtual std::string error() const = 0;
@@ -170,6 +264,9 @@ public:
   /// it once it is released, which then closes at once.
   virtual void abort(const std::string &reason) = 0;
 };
+
+/// Issues `call` through the method of its kind (allReduce, ...).
+WorkPtr issueCollective(Communicator &comm, const CollectiveCall &call);
 
 /// A communicator of one rank: every collective is a copy; send and recv
 /// fail (there is no peer).

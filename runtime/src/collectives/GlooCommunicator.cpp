@@ -335,6 +335,9 @@ public:
     return pointToPoint(false, data, count, dtype, peer, tag);
   }
 
+  std::vector<WorkPtr>
+  sendRecvGroup(const std::vector<Transfer> &transfers) override;
+
   WorkPtr barrier(const Group &group) override {
     return enqueue(
         "barrier over " + groupString(group, size_), group, LOOM_DTYPE_I8,
@@ -687,14 +690,68 @@ WorkPtr GlooCommunicator::enqueue(std::string name, Group group,
   return work;
 }
 
+/// "send of 4 f32 to rank 1 (tag 7)".
+std::string transferName(bool sending, size_t count, loom_dtype dtype, int peer,
+                         uint32_t tag) {
+  return std::string(sending ? "send" : "recv") + " of " +
+         std::to_string(count) + " " +
+         (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
+         (sending ? " to rank " : " from rank ") + std::to_string(peer) +
+         " (tag " + std::to_string(tag) + ")";
+}
+
+std::vector<WorkPtr>
+GlooCommunicator::sendRecvGroup(const std::vector<Transfer> &transfers) {
+  // Checked first: a bad transfer fails the whole group before any of it
+  // is posted.
+  std::vector<std::shared_ptr<PointToPointWork>> handles;
+  std::vector<size_t> bytes;
+  for (const Transfer &t : transfers) {
+    std::string name = transferName(t.send, t.count, t.dtype, t.peer, t.tag);
+    std::string why;
+    if (t.peer < 0 || t.peer >= size_ || t.peer == rank_)
+      why = "the peer is not another rank of the " + std::to_string(size_);
+    else if (!isCollectiveDtype(t.dtype))
+      why = "collectives do not take dtype " +
+            std::to_string(static_cast<int>(t.dtype));
+    if (!why.empty())
+      return std::vector<WorkPtr>(transfers.size(), reject(name, why));
+    handles.push_back(std::make_shared<PointToPointWork>(this, name, t.send));
+    bytes.push_back(t.count * collectiveElementSize(t.dtype));
+  }
+  // One task posts every buffer (in list order: Gloo matches a slot's
+  // messages in order), then each handle waits for its own transfer; no
+  // transfer of the list waits for another.
+  std::vector<Transfer> list = transfers;
+  WorkPtr posted = enqueue(
+      "a group of " + std::to_string(transfers.size()) + " sends and receives",
+      {}, LOOM_DTYPE_I8,
+      [list, handles, bytes](const std::shared_ptr<gloo::Context> &ctx,
+                             uint32_t) {
+        for (size_t i = 0; i < list.size(); ++i) {
+          if (bytes[i] == 0)
+            continue; // nothing to move: done once posted
+          auto buffer = ctx->createUnboundBuffer(list[i].data, bytes[i]);
+          if (list[i].send)
+            buffer->send(list[i].peer, kPointToPointSlot | list[i].tag);
+          else
+            buffer->recv(list[i].peer, kPointToPointSlot | list[i].tag);
+          handles[i]->buffer = std::move(buffer);
+        }
+      },
+      transfers.empty(), /*untagged=*/true);
+  std::vector<WorkPtr> works;
+  for (auto &h : handles) {
+    h->posted = posted;
+    works.push_back(h);
+  }
+  return works;
+}
+
 WorkPtr GlooCommunicator::pointToPoint(bool sending, void *data, size_t count,
                                        loom_dtype dtype, int peer,
                                        uint32_t tag) {
-  std::string name =
-      std::string(sending ? "send" : "recv") + " of " + std::to_string(count) +
-      " " + (isCollectiveDtype(dtype) ? loom_dtype_name(dtype) : "?") +
-      (sending ? " to rank " : " from rank ") + std::to_string(peer) +
-      " (tag " + std::to_string(tag) + ")";
+  std::string name = transferName(sending, count, dtype, peer, tag);
   if (peer < 0 || peer >= size_ || peer == rank_)
     return reject(name, "the peer is not another rank of the " +
                             std::to_string(size_));

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -53,6 +55,10 @@ Loaded loadOnce() {
   }
   LOOM_NCCL_SYMBOLS(LOOM_NCCL_RESOLVE)
 #undef LOOM_NCCL_RESOLVE
+#define LOOM_NCCL_RESOLVE_OPTIONAL(name, ret, params)                          \
+  l.library.name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));
+  LOOM_NCCL_OPTIONAL_SYMBOLS(LOOM_NCCL_RESOLVE_OPTIONAL)
+#undef LOOM_NCCL_RESOLVE_OPTIONAL
   if (l.library.ncclGetVersion(&l.library.version) != 0) {
     l.error = "NCCL not available: ncclGetVersion failed";
     return l;
@@ -70,6 +76,29 @@ const Library *load(std::string &error) {
     return nullptr;
   }
   return &loaded.library;
+}
+
+// nccl.h's layout on LP64 (checked against NCCL 2.28.9's nccl.h with
+// offsetof on every field when it was written).
+static_assert(sizeof(Config) == 80 && offsetof(Config, blocking) == 16 &&
+                  offsetof(Config, netName) == 32 &&
+                  offsetof(Config, commName) == 48 &&
+                  offsetof(Config, nvlinkCentricSched) == 76,
+              "ncclConfig_t's layout");
+
+Config configInitializer() {
+  constexpr int undefined = INT_MIN; // NCCL_CONFIG_UNDEF_INT
+  Config c;
+  c.size = sizeof(Config);
+  c.magic = 0xcafebeef;
+  c.version = 22800; // the layout above: NCCL_VERSION(2, 28, 0)
+  c.blocking = c.cgaClusterSize = c.minCTAs = c.maxCTAs = undefined;
+  c.netName = nullptr;
+  c.splitShare = c.trafficClass = undefined;
+  c.commName = nullptr;
+  c.collnetEnable = c.CTAPolicy = c.shrinkShare = c.nvlsCTAs =
+      c.nChannelsPerNetPeer = c.nvlinkCentricSched = undefined;
+  return c;
 }
 
 std::string versionString(int version) {

@@ -5,11 +5,24 @@
 // of its local rank. The ranks meet through the same TCP store as Gloo's
 // (rank 0 serves it); each group's ncclUniqueId goes through it, and the
 // group's NCCL communicator is made on the worker when an operation first
-// names the group. Operations run FIFO on one stream: buffers in device
-// memory are used as they are, host buffers (the CPU backend's) are staged
-// through device scratch buffers. A wait polls the stream and NCCL's
-// asynchronous error; past the timeout it aborts the NCCL communicators, so
-// a dead peer fails the operation instead of hanging it.
+// names the group. With NCCL >= 2.14 communicators are non-blocking
+// (ncclCommInitRankConfig with config.blocking = 0): their creation and
+// every call return at once and the worker polls ncclCommGetAsyncError,
+// the store's dead ranks and the timeout, so a rank that never arrives is
+// named instead of hanging the creation (an older NCCL's blocking
+// ncclCommInitRank is entered only once every member has said it is
+// about to). Operations run FIFO on one stream: buffers in device memory
+// are used as they are, host buffers (the CPU backend's) are staged
+// through device scratch and pinned host memory with copies queued on the
+// stream; the results are read only after the polling says the stream has
+// run them. A step's sends and receives (sendRecvGroup) are one
+// ncclGroupStart/End. orderedCollective orders a collective against a
+// caller's stream of the same GPU on the device: the stream waits for the
+// caller's event before the call (cuStreamWaitEvent) and records the
+// caller's other event after it; the worker then moves on and polls that
+// event (cuEventQuery) between tasks, with the same checks, to complete
+// the operation. Any failure aborts the NCCL communicators
+// (ncclCommAbort) and breaks this one, naming the rank.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,7 @@
 
 #include "runtime/src/Session.h"
 #include "runtime/src/Trainer.h"
+#include "runtime/src/collectives/Communicator.h"
 #include "runtime/src/collectives/CommunicatorApi.h"
 #include "runtime/src/collectives/RunCollectives.h"
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 namespace loom::pipeline {
@@ -102,6 +104,164 @@ std::vector<Shared> *abandoned = new std::vector<Shared>;
 
 } // namespace
 
+std::vector<BoundaryTensor>
+boundaryTensors(const std::vector<loom_tensor_info> &signature, bool gradient,
+                bool sending, int receivingStage, int microBatch) {
+  // A sender's out:I / din:I, a receiver's in:I / the gradient of its
+  // float out:I (only floats have gradients: the compiler's din:I are the
+  // gradients of the float in:I).
+  const char *prefix =
+      sending ? (gradient ? "din:" : "out:") : (gradient ? "out:" : "in:");
+  std::vector<BoundaryTensor> list;
+  for (const loom_tensor_info &info : signature) {
+    std::string n = info.name;
+    if (!startsWith(n, prefix) ||
+        (gradient && !sending && !isFloat(info.dtype)))
+      continue;
+    int index = indexOf(n, n.find(':'), kMaxIndex);
+    if (index < 0)
+      continue;
+    list.push_back(
+        {index, tagOf(gradient, receivingStage, microBatch, index), &info});
+  }
+  std::sort(list.begin(), list.end(),
+            [](const BoundaryTensor &a, const BoundaryTensor &b) {
+              return a.index < b.index;
+            });
+  return list;
+}
+
+std::vector<std::pair<size_t, size_t>>
+communicationSteps(const std::vector<Action> &program) {
+  std::vector<std::pair<size_t, size_t>> steps;
+  for (size_t i = 0; i < program.size();) {
+    if (program[i].isCompute()) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < program.size() && !program[end].isCompute())
+      ++end;
+    steps.push_back({i, end});
+    i = end;
+  }
+  return steps;
+}
+
+bool groupedStepsRunOnRendezvous(const Schedule &s, std::string &error) {
+  using Type = Action::Type;
+  size_t ranks = s.programs.size();
+  // A pair's messages meet by order: the k-th send from a to b must carry
+  // what b's k-th receive from a expects (kind, receiving stage,
+  // micro-batch).
+  {
+    std::map<std::pair<int, int>, std::vector<const Action *>> sends, recvs;
+    for (size_t r = 0; r < ranks; ++r)
+      for (const Action &a : s.programs[r]) {
+        if (a.type == Type::SendActivation || a.type == Type::SendGradient)
+          sends[{int(r), a.peer}].push_back(&a);
+        else if (!a.isCompute())
+          recvs[{a.peer, int(r)}].push_back(&a);
+      }
+    for (const auto &[pair, list] : sends) {
+      const std::vector<const Action *> &other = recvs[pair];
+      for (size_t k = 0; k < list.size() && k < other.size(); ++k) {
+        const Action &x = *list[k], &y = *other[k];
+        bool gradient = x.type == Type::SendGradient;
+        if (gradient == (y.type == Type::RecvGradient) &&
+            (gradient ? x.stage - 1 : x.stage + 1) == y.stage &&
+            x.microBatch == y.microBatch)
+          continue;
+        error = "schedule '" + s.name + "' sends from rank " +
+                std::to_string(pair.first) + " to rank " +
+                std::to_string(pair.second) +
+                " in another order than the receiver receives: transfer " +
+                std::to_string(k) + " is '" + x.str() + "' on rank " +
+                std::to_string(pair.first) + " but '" + y.str() + "' on rank " +
+                std::to_string(pair.second) +
+                " (a transport without tags pairs them by order)";
+        return false;
+      }
+    }
+  }
+  std::vector<std::vector<std::pair<size_t, size_t>>> steps(ranks);
+  for (size_t r = 0; r < ranks; ++r)
+    steps[r] = communicationSteps(s.programs[r]);
+  // Per ordered pair (from, to): the sends and receives posted so far; the
+  // k-th send of a pair meets its k-th receive.
+  std::map<std::pair<int, int>, int> sent, received;
+  struct Open {
+    std::pair<int, int> pair;
+    int k;
+  };
+  std::vector<std::vector<Open>> open(ranks);
+  std::vector<size_t> next(ranks, 0);
+  std::vector<bool> posted(ranks, false);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t r = 0; r < ranks; ++r) {
+      if (next[r] >= steps[r].size())
+        continue;
+      if (!posted[r]) {
+        for (size_t i = steps[r][next[r]].first; i < steps[r][next[r]].second;
+             ++i) {
+          const Action &a = s.programs[r][i];
+          bool sending =
+              a.type == Type::SendActivation || a.type == Type::SendGradient;
+          std::pair<int, int> pair = sending ? std::make_pair(int(r), a.peer)
+                                             : std::make_pair(a.peer, int(r));
+          open[r].push_back({pair, (sending ? sent : received)[pair]++});
+        }
+        posted[r] = true;
+        progress = true;
+      }
+      bool done = true;
+      for (const Open &o : open[r])
+        done = done && sent[o.pair] > o.k && received[o.pair] > o.k;
+      if (done) {
+        open[r].clear();
+        posted[r] = false;
+        ++next[r];
+        progress = true;
+      }
+    }
+  }
+  std::string stuck;
+  for (size_t r = 0; r < ranks; ++r)
+    if (next[r] < steps[r].size())
+      stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") +
+               std::to_string(r) + " waits in the step of '" +
+               s.programs[r][steps[r][next[r]].first].str() + "'";
+  if (stuck.empty())
+    return true;
+  error = "with each step's sends and receives as one group whose sends "
+          "complete only when received, schedule '" +
+          s.name + "' deadlocks: " + stuck;
+  return false;
+}
+
+std::string exchangeStep(runtime::collectives::Communicator &comm,
+                         const std::vector<StepMessage> &messages,
+                         std::vector<WorkPtr> &sends) {
+  std::vector<runtime::collectives::Transfer> transfers;
+  for (const StepMessage &m : messages)
+    transfers.push_back({m.send, loom_tensor_data(m.tensor),
+                         loom_tensor_size_bytes(m.tensor), LOOM_DTYPE_I8,
+                         m.peer, m.tag});
+  std::vector<WorkPtr> works = comm.sendRecvGroup(transfers);
+  std::string first;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (messages[i].send) {
+      sends.push_back(works[i]);
+      continue;
+    }
+    std::string error = works[i]->wait();
+    if (!error.empty() && first.empty())
+      first = messages[i].what + ": " + error;
+  }
+  return first;
+}
+
 struct PipelineTrainer::StepState {
   int64_t step = 0;
   const loom_tensor *const *batch = nullptr;
@@ -157,9 +317,12 @@ loom_status PipelineTrainer::create(loom_session *session,
   t->v_ = pl.virtual_stages();
   t->m_ = pl.micro_batches();
   t->D_ = pl.data_parallel();
-  int world = t->S_ * t->D_;
-  std::string layout = std::to_string(t->D_) + " data replica(s) x " +
-                       std::to_string(t->S_) + " pipe rank(s)";
+  t->T_ = std::max(1, pl.tensor_parallel());
+  int world = t->S_ * t->D_ * t->T_;
+  std::string layout =
+      std::to_string(t->D_) + " data replica(s) x " +
+      (t->T_ > 1 ? std::to_string(t->T_) + " tensor rank(s) x " : "") +
+      std::to_string(t->S_) + " pipe rank(s)";
   t->comm_ = runtime::sessionCommunicator(session);
   if (!t->comm_ && world != 1)
     return makeStatus(LOOM_UNAVAILABLE,
@@ -177,14 +340,16 @@ loom_status PipelineTrainer::create(loom_session *session,
                             std::to_string(t->collectives_->size()));
     t->rank_ = t->collectives_->rank();
   }
-  t->d_ = t->rank_ / t->S_;
+  // World rank (d T + t) S + p on the mesh [D, T, S] (data, tensor,
+  // pipe); T = 1 is the mesh [D, S].
+  t->d_ = t->rank_ / (t->S_ * t->T_);
+  t->t_ = t->rank_ / t->S_ % t->T_;
   t->p_ = t->rank_ % t->S_;
-  // The rank's groups on the mesh [D, S] (data, pipe).
   {
     std::string error;
-    if (!runtime::collectives::meshGroup({t->D_, t->S_}, t->rank_, 0b01,
+    if (!runtime::collectives::meshGroup({t->D_, t->T_, t->S_}, t->rank_, 0b001,
                                          t->dataGroup_, error) ||
-        !runtime::collectives::meshGroup({t->D_, t->S_}, t->rank_, 0b10,
+        !runtime::collectives::meshGroup({t->D_, t->T_, t->S_}, t->rank_, 0b100,
                                          t->pipeGroup_, error))
       return makeStatus(LOOM_INTERNAL, "the pipeline's mesh: " + error);
   }
@@ -211,6 +376,17 @@ loom_status PipelineTrainer::create(loom_session *session,
   if (!verify(t->schedule_, vo, vr, error))
     return makeStatus(LOOM_BAD_ARTIFACT, "pipeline schedule '" + pl.schedule() +
                                              "' does not verify: " + error);
+  // verify() lets a send run ahead of its receive; NCCL's do not (a
+  // group ends when its receives have the data), so a schedule must also
+  // run with each step's transfers as one such group. Refused rather
+  // than left to hang at the timeout.
+  if (t->collectives_ && std::string(t->collectives_->backend()) == "nccl" &&
+      !groupedStepsRunOnRendezvous(t->schedule_, error))
+    return makeStatus(LOOM_INVALID_ARGUMENT,
+                      "pipeline schedule '" + pl.schedule() +
+                          "' cannot run over NCCL: " + error +
+                          " (Gloo runs it; over NCCL use gpipe, 1f1b or "
+                          "zb-h1)");
 
   for (size_t i = 0; i < loom_session_input_count(session); ++i) {
     loom_tensor_info info;
@@ -605,73 +781,97 @@ loom_status PipelineTrainer::run(StepState &st, const Action &a) {
     trace(st.step, "W", s, j, start, nowNs());
     return nullptr;
   case Type::SendActivation:
-  case Type::SendGradient: {
-    bool gradient = a.type == Type::SendGradient;
-    int peer = d_ * S_ + a.peer;
-    const char *prefix = gradient ? "din:" : "out:";
-    std::map<std::string, Shared> grads;
-    if (gradient) {
-      grads = std::move(st.grads[{s, j}]);
-      st.grads.erase({s, j});
-    }
-    // In index order, the order the receiver walks its signature in: a
-    // transport without tags (NCCL) pairs sends and receives by order, and
-    // the names sort as strings ("out:10" before "out:2").
-    std::vector<std::pair<int, const std::string *>> order;
-    for (auto &[n, t] : gradient ? grads : env)
-      if (startsWith(n, prefix))
-        order.push_back({indexOf(n, n.find(':'), kMaxIndex), &n});
-    std::sort(order.begin(), order.end());
-    for (auto [index, name] : order) {
-      const std::string &n = *name;
-      Shared &t = (gradient ? grads : env)[n];
-      WorkPtr w = collectives_->send(
-          loom_tensor_data(t.get()), loom_tensor_size_bytes(t.get()),
-          LOOM_DTYPE_I8, peer,
-          tagOf(gradient, gradient ? s - 1 : s + 1, j, index));
-      st.sends.push_back({t, std::move(w), "send of '" + n + "'"});
-    }
-    return nullptr;
-  }
+  case Type::SendGradient:
   case Type::RecvActivation:
-  case Type::RecvGradient: {
-    bool gradient = a.type == Type::RecvGradient;
-    int peer = d_ * S_ + a.peer;
+  case Type::RecvGradient:
+    // step() hands the runs of transfers to exchange(), one group each.
+    return makeStatus(LOOM_INTERNAL, "a transfer outside its step's group");
+  }
+  return nullptr;
+}
+
+loom_status PipelineTrainer::exchange(StepState &st, size_t begin, size_t end) {
+  using Type = Action::Type;
+  const std::vector<Action> &program =
+      schedule_.programs[static_cast<size_t>(p_)];
+  int64_t start = nowNs();
+  std::vector<StepMessage> messages;
+  std::vector<Shared> tensors; // per message
+  struct Landing {
+    size_t message;
+    int stage, micro;
+    std::string name; // in:I or dout:I
+  };
+  std::vector<Landing> landings;
+  for (size_t k = begin; k < end; ++k) {
+    const Action &a = program[k];
+    int s = a.stage, j = a.microBatch;
+    const Stage &stage = stages_.at(s);
+    // The same data and tensor coordinate, the peer's pipe rank.
+    int peer = rank_ - p_ + a.peer;
+    bool gradient =
+        a.type == Type::SendGradient || a.type == Type::RecvGradient;
+    bool sending =
+        a.type == Type::SendActivation || a.type == Type::SendGradient;
+    if (sending) {
+      // This stage's out:I (or din:I), by its signature.
+      const auto &signature =
+          gradient ? stage.backwardInput.outputs : stage.forward.outputs;
+      std::map<std::string, Shared> grads;
+      if (gradient) {
+        grads = std::move(st.grads[{s, j}]);
+        st.grads.erase({s, j});
+      }
+      auto &values = gradient ? grads : st.env[{s, j}];
+      for (const BoundaryTensor &b : boundaryTensors(
+               signature, gradient, true, gradient ? s - 1 : s + 1, j)) {
+        auto it = values.find(b.info->name);
+        if (it == values.end())
+          return makeStatus(LOOM_INTERNAL,
+                            "'" + a.str() + "' has no '" + b.info->name +
+                                "' to send: its part did not run first");
+        messages.push_back(
+            {true, peer, b.tag, it->second.get(),
+             "sending '" + std::string(b.info->name) + "' (" + a.str() + ")"});
+        tensors.push_back(it->second);
+      }
+      continue;
+    }
     // What arrives has the type of this stage's forward's in:I (an
     // activation) or out:I (the gradient of one).
-    const auto &list = gradient ? stage.forward.outputs : stage.forward.inputs;
-    const char *prefix = gradient ? "out:" : "in:";
-    // In index order, as the sender sends.
-    std::vector<std::pair<int, const loom_tensor_info *>> order;
-    for (const loom_tensor_info &info : list) {
-      std::string n = info.name;
-      // Only floats have gradients (the compiler's din:I are the
-      // gradients of the float in:I).
-      if (startsWith(n, prefix) && (!gradient || isFloat(info.dtype)))
-        order.push_back({indexOf(n, n.find(':'), kMaxIndex), &info});
-    }
-    std::sort(order.begin(), order.end());
-    for (auto [index, infoPtr] : order) {
-      const loom_tensor_info &info = *infoPtr;
-      std::string n = info.name;
+    const auto &signature =
+        gradient ? stage.forward.outputs : stage.forward.inputs;
+    for (const BoundaryTensor &b :
+         boundaryTensors(signature, gradient, false, s, j)) {
       Shared t;
-      if (loom_status e = newShared(info.dtype, dimsOf(info), t))
+      if (loom_status e = newShared(b.info->dtype, dimsOf(*b.info), t))
         return e;
-      std::string error =
-          collectives_
-              ->recv(loom_tensor_data(t.get()), loom_tensor_size_bytes(t.get()),
-                     LOOM_DTYPE_I8, peer, tagOf(gradient, s, j, index))
-              ->wait();
-      std::string got = gradient ? "dout:" + n.substr(4) : n;
-      if (!error.empty())
-        return makeStatus(LOOM_UNAVAILABLE,
-                          "receiving '" + got + "': " + error);
-      env[got] = std::move(t);
+      std::string name = b.info->name;
+      std::string got = gradient ? "dout:" + name.substr(4) : name;
+      landings.push_back({messages.size(), s, j, got});
+      messages.push_back({false, peer, b.tag, t.get(),
+                          "receiving '" + got + "' (" + a.str() + ")"});
+      tensors.push_back(std::move(t));
     }
-    trace(st.step, gradient ? "recv_gradient" : "recv_activation", s, j, start,
-          nowNs());
-    return nullptr;
   }
+  std::vector<WorkPtr> sends;
+  std::string error = exchangeStep(*collectives_, messages, sends);
+  // The sends' tensors stay alive until their handles complete (at the end
+  // of the step, or abandoned with a broken communicator).
+  for (size_t i = 0, n = 0; i < messages.size(); ++i)
+    if (messages[i].send && n < sends.size())
+      st.sends.push_back({tensors[i], sends[n++], messages[i].what});
+  if (!error.empty())
+    return makeStatus(LOOM_UNAVAILABLE, error);
+  for (const Landing &l : landings)
+    st.env[{l.stage, l.micro}][l.name] = std::move(tensors[l.message]);
+  int64_t done = nowNs();
+  for (size_t k = begin; k < end; ++k) {
+    const Action &a = program[k];
+    if (a.type == Type::RecvActivation || a.type == Type::RecvGradient)
+      trace(st.step,
+            a.type == Type::RecvGradient ? "recv_gradient" : "recv_activation",
+            a.stage, a.microBatch, start, done);
   }
   return nullptr;
 }
@@ -727,9 +927,24 @@ loom_status PipelineTrainer::step(const loom_tensor *const *batch, size_t count,
   for (const auto &[name, info] : accumulators_)
     if (loom_status s = newShared(info.dtype, dimsOf(info), st.acc[name]))
       return s;
-  for (const Action &a : schedule_.programs[static_cast<size_t>(p_)])
-    if (loom_status s = run(st, a))
-      return fail(st, s, where(a));
+  // Computations one at a time; each run of sends and receives (a step's
+  // transfers) as one group, so that crossing transfers cannot deadlock.
+  const std::vector<Action> &program =
+      schedule_.programs[static_cast<size_t>(p_)];
+  for (size_t i = 0; i < program.size();) {
+    if (program[i].isCompute()) {
+      if (loom_status s = run(st, program[i]))
+        return fail(st, s, where(program[i]));
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < program.size() && !program[end].isCompute())
+      ++end;
+    if (loom_status s = exchange(st, i, end))
+      return fail(st, s, where(program[i]));
+    i = end;
+  }
 
   // The step's loss: the last stage's weighted sum, on every rank.
   double loss = 0;
@@ -792,6 +1007,105 @@ loom_status PipelineTrainer::step(const loom_tensor *const *batch, size_t count,
 // Checkpoints
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// ZeRO over each stage's data replicas (--zero with --pipeline-stages):
+/// whether the update shards state in chunks (over the data axis).
+bool hasDataShards(const artifact::Training &inner) {
+  for (const artifact::TrainingState &s : inner.state())
+    if (s.has_shard() && !s.shard().has_dim())
+      return true;
+  return false;
+}
+
+/// Checkpoint `c` of an update with ZeRO's chunks: every rank writes file
+/// r = d S + p of the D S files, its chunks (chunk d of D) and, on the
+/// replicas of data coordinate 0, the whole tensors; readCheckpoint merges
+/// the chunks back into whole tensors.
+loom_status saveWithDataShards(artifact::Checkpoint &c, loom_trainer *update,
+                               const artifact::Training &inner,
+                               const char *path, loom_communicator *comm, int d,
+                               int p, int D, int S) {
+  artifact::FileWriter segments;
+  for (size_t i = 0; i < loom_trainer_state_count(update); ++i) {
+    const artifact::TrainingState &s = inner.state(static_cast<int>(i));
+    if (s.has_shard() && s.shard().has_dim())
+      return makeStatus(LOOM_UNAVAILABLE,
+                        "pipeline checkpoints hold chunks over the data "
+                        "replicas, not state '" +
+                            s.name() + "', which is split along a dim");
+    if (!s.has_shard() && d != 0)
+      continue;
+    const char *name = nullptr, *kind = nullptr;
+    const loom_tensor *t = nullptr;
+    if (loom_status st = loom_trainer_state(update, i, &name, &kind, &t))
+      return st;
+    artifact::CheckpointTensor *out = c.add_state();
+    out->set_name(name);
+    out->set_kind(kind);
+    out->set_dtype(static_cast<artifact::DType>(loom_tensor_dtype(t)));
+    for (size_t k = 0; k < loom_tensor_rank(t); ++k)
+      out->add_dims(loom_tensor_shape(t)[k]);
+    segments.add(
+        std::string_view(static_cast<const char *>(loom_tensor_data_const(t)),
+                         loom_tensor_size_bytes(t)),
+        *out->mutable_segment());
+    if (s.has_shard()) {
+      *out->mutable_shard() = s.shard();
+      out->set_shard_index(d);
+      out->set_shard_count(D);
+    }
+  }
+  return runtime::writeCheckpoint(c, segments, path, comm, true, d * S + p,
+                                  D * S);
+}
+
+/// Checkpoint `c` of an update with tensor-parallel pieces (Pipeline.
+/// tensor_parallel > 1): the ranks of data coordinate 0 write file t S + p
+/// of the T S files, their pieces (piece t of T along the state's dim, as
+/// the tensor-parallel trainer writes them) and, at tensor coordinate 0,
+/// the whole tensors; readCheckpoint puts the pieces back in place.
+loom_status saveWithTensorPieces(artifact::Checkpoint &c, loom_trainer *update,
+                                 const artifact::Training &inner,
+                                 const char *path, loom_communicator *comm,
+                                 int d, int t, int p, int T, int S) {
+  artifact::FileWriter segments;
+  for (size_t i = 0; d == 0 && i < loom_trainer_state_count(update); ++i) {
+    const artifact::TrainingState &s = inner.state(static_cast<int>(i));
+    bool piece = s.has_shard() && s.shard().has_dim();
+    if (s.has_shard() && !piece)
+      return makeStatus(LOOM_UNAVAILABLE,
+                        "pipeline checkpoints with tensor parallelism hold "
+                        "pieces split along a dim, not state '" +
+                            s.name() + "', which is sharded in chunks");
+    if (!piece && t != 0)
+      continue;
+    const char *name = nullptr, *kind = nullptr;
+    const loom_tensor *x = nullptr;
+    if (loom_status st = loom_trainer_state(update, i, &name, &kind, &x))
+      return st;
+    artifact::CheckpointTensor *out = c.add_state();
+    out->set_name(name);
+    out->set_kind(kind);
+    out->set_dtype(static_cast<artifact::DType>(loom_tensor_dtype(x)));
+    for (size_t k = 0; k < loom_tensor_rank(x); ++k)
+      out->add_dims(loom_tensor_shape(x)[k]);
+    segments.add(
+        std::string_view(static_cast<const char *>(loom_tensor_data_const(x)),
+                         loom_tensor_size_bytes(x)),
+        *out->mutable_segment());
+    if (piece) {
+      *out->mutable_shard() = s.shard();
+      out->set_shard_index(t);
+      out->set_shard_count(T);
+    }
+  }
+  return runtime::writeCheckpoint(c, segments, path, comm, true,
+                                  d == 0 ? t * S + p : -1, T * S);
+}
+
+} // namespace
+
 loom_status PipelineTrainer::save(const char *path) const {
   artifact::Checkpoint c;
   c.set_producer("loom runtime " + std::to_string(LOOM_RUNTIME_API_VERSION));
@@ -801,6 +1115,11 @@ loom_status PipelineTrainer::save(const char *path) const {
   c.set_accumulate(1);
   c.set_description(training_->description());
   const artifact::Training *inner = runtime::sessionTraining(updateSession_);
+  if (hasDataShards(*inner))
+    return saveWithDataShards(c, update_, *inner, path, comm_, d_, p_, D_, S_);
+  if (T_ > 1)
+    return saveWithTensorPieces(c, update_, *inner, path, comm_, d_, t_, p_, T_,
+                                S_);
   artifact::FileWriter segments;
   // Whole tensors: the replicas of data coordinate 0 write theirs.
   if (d_ == 0)
