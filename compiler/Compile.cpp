@@ -384,6 +384,17 @@ static LogicalResult fillTraining(func::FuncOp func, Attribute attr,
         out->set_dim(static_cast<int32_t>(d));
         out->set_groups(g);
         wholeType = tensor.clone(full.asArrayRef());
+      } else if (func.getArgAttr(i, kInitialValueAttr)) {
+        // ZeRO-3: a flat chunk of a parameter whose initial value is the
+        // whole tensor (each rank cuts its chunk).
+        int64_t numel = 1;
+        for (int64_t d : full.asArrayRef())
+          numel *= d;
+        int64_t chunk = tensor.getRank() == 1 ? tensor.getDimSize(0) : 0;
+        if (chunk < 1 || chunk > numel || chunk * 65536 < numel)
+          return argError() << "graph.shard " << shard
+                            << " does not describe a flat chunk of " << type;
+        wholeType = tensor.clone(full.asArrayRef());
       }
     }
     if (Attribute init = func.getArgAttr(i, kInitialValueAttr)) {
@@ -601,8 +612,22 @@ static LogicalResult compileCuda(ModuleOp module, func::FuncOp func,
     artifact::CudaStep *step = cuda->add_steps();
     if (s.kind == codegen::cuda::Step::Launch)
       step->set_launch(s.index);
+    else if (s.kind == codegen::cuda::Step::Collective)
+      step->set_collective(s.index);
+    else if (s.kind == codegen::cuda::Step::CollectiveWait)
+      step->set_collective_wait(s.index);
     else
       step->set_gemm(s.index);
+  }
+  for (const codegen::cuda::Collective &c : program->collectives) {
+    artifact::CudaCollective *collective = cuda->add_collectives();
+    collective->set_kind(static_cast<int32_t>(c.kind));
+    collective->set_dtype(dtypeOfName(c.elementType, ctx));
+    collective->set_op(c.op);
+    collective->set_axes(c.axes);
+    collective->set_in(c.in);
+    collective->set_out(c.out);
+    collective->set_name(c.name);
   }
   for (int o : program->outputs)
     cuda->add_output_buffers(o);

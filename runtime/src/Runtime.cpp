@@ -328,11 +328,11 @@ loom_status createSession(std::unique_ptr<loom_session_s> session,
       return makeStatus(LOOM_UNAVAILABLE,
                         "the artifact has no CUDA code (it was compiled for "
                         "the CPU): compile with loomc --target cuda");
-    if (session->meshShape.size() > 0)
-      return makeStatus(LOOM_UNAVAILABLE,
-                        "the CUDA device runs single-process artifacts only "
-                        "(this one has a mesh: NCCL collectives are not "
-                        "there yet)");
+    // A mesh artifact's collectives run through the communicator that
+    // loom_session_attach_communicator attaches (its size checked against
+    // the mesh there, and a run of a multi-rank mesh without one refused
+    // in run()): NCCL on device buffers, Gloo through host staging, the
+    // simulator's host memory as it is (CudaExecutor.cpp).
     loom::cuda::CudaExecutor::Options options;
     options.ordinal = instance->deviceOrdinal;
     options.simulate = device == LOOM_DEVICE_CUDA_SIM;

@@ -23,4 +23,15 @@ ce="--loss cross_entropy --labels labels --batch 4 --target cuda --emit cuda"
 grep -q "^LOOM_KERNEL void fusion_[0-9]*(void \*const \*__restrict__ loom_table)" \
     "$tmp/gpt2_adamw.cu" ||
   { echo "no pointer-table kernel in the GPT-2-style step"; exit 1; }
+# Data parallel with ZeRO and tensor parallel steps: the collectives are
+# steps of the program between the kernels (docs/cuda.md, "Collectives"),
+# whose kernels compile as the single-process ones do.
+"$bin/loomc" train "$here/mlp.onnx" $ce --logits logits --optimizer adamw \
+    --data-parallel 2 --zero 1 -o "$tmp/mlp_dp2z1.cu"
+"$bin/loomc" train "$here/gpt2.onnx" $ce --logits logits --optimizer adamw \
+    --tensor-parallel 2 -o "$tmp/gpt2_tp2.cu"
 "$bin/loom-nvrtc-check" --arch sm_80,sm_90 "$tmp"/*.cu
+# A mesh artifact with its cubin (loomc --arch: NVRTC at compile time).
+"$bin/loomc" train "$here/mlp.onnx" $ce --logits logits --optimizer adamw \
+    --data-parallel 2 --zero 2 --emit artifact --arch sm_90 \
+    -o "$tmp/mlp_dp2z2.loom"

@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/common/DynamicLibrary.h"
 #include "loom/common/FileHeader.h"
 #include "loom/common/FileIO.h"
 #include "loom/common/Hash.h"
@@ -77,6 +78,9 @@ struct Options {
   uint64_t maxFileBytes = 0, maxTensorBytes = 0;
   /// cpu, cuda, cuda-sim or auto (docs/cuda.md).
   std::string device = "auto";
+  /// --gpu: the CUDA device's ordinal; -1: the launcher's local rank
+  /// modulo the device count under a launcher, else GPU 0.
+  int gpu = -1;
   bool printDevice = false;
   /// Training mode (a training artifact): set when --data is given.
   loom::tools::TrainOptions train;
@@ -93,6 +97,7 @@ void usage() {
       "                [--bench N [--warmup W]] [--threads N]\n"
       "                [--profile TRACE.json] [--device "
       "cpu|cuda|cuda-sim|auto]\n"
+      "                [--gpu N]\n"
       "                [--max-file-bytes N] [--max-tensor-bytes N] "
       "[--print-device]\n"
       "                [--print-memory]\n"
@@ -354,6 +359,16 @@ int parseArgs(int argc, char **argv, Options &o) {
           o.device != "cuda-sim" && o.device != "auto")
         return fail("--device takes cpu, cuda, cuda-sim or auto, not '" +
                     o.device + "'");
+    } else if (a == "--gpu") {
+      if (!value(v))
+        return fail(a + " needs a value");
+      char *end = nullptr;
+      errno = 0;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || errno || n < 0 || n > 1023)
+        return fail("--gpu takes a GPU's ordinal from 0 to 1023, not '" + v +
+                    "'");
+      o.gpu = static_cast<int>(n);
     } else if (a == "--rtol" || a == "--atol" || a == "--bench" ||
                a == "--warmup" || a == "--threads") {
       ok = value(v);
@@ -457,6 +472,46 @@ int parseArgs(int argc, char **argv, Options &o) {
   return 0;
 }
 
+/// The GPU of this rank under a launcher, as the NCCL communicator picks
+/// its own (runtime/src/collectives/NcclCommunicator.cpp): the local rank
+/// (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID; else the rank,
+/// as the communicator takes it) modulo the device count. 0 without a
+/// launcher, and where the count cannot be known (no CUDA driver: the
+/// session then says why it has no GPU).
+int launcherGpu() {
+  auto number = [](const char *name, long &value) {
+    const char *s = std::getenv(name);
+    if (!s || !*s)
+      return false;
+    char *end = nullptr;
+    errno = 0;
+    value = std::strtol(s, &end, 10);
+    return end != s && !*end && !errno && value >= 0;
+  };
+  long local = -1;
+  for (const char *v :
+       {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "RANK",
+        "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
+    if (number(v, local))
+      break;
+  if (local <= 0)
+    return 0;
+  // The device count from the driver (cuInit and cuDeviceGetCount only;
+  // the session loads the rest).
+  std::string ignored;
+  void *cuda = loom::dl::openFirst("LOOM_LIBCUDA", {"libcuda.so.1"}, ignored);
+  int (*init)(unsigned) = nullptr;
+  int (*count)(int *) = nullptr;
+  int devices = 0;
+  if (!cuda ||
+      !loom::dl::lookup(cuda, "cuInit", init, "libcuda.so.1", ignored) ||
+      !loom::dl::lookup(cuda, "cuDeviceGetCount", count, "libcuda.so.1",
+                        ignored) ||
+      init(0) != 0 || count(&devices) != 0 || devices < 1)
+    return 0;
+  return static_cast<int>(local % devices);
+}
+
 /// The inference options given, for the check that a training run has
 /// none.
 std::string inferenceFlag(const Options &o) {
@@ -495,6 +550,16 @@ int main(int argc, char **argv) {
                                                     : LOOM_DEVICE_AUTO;
   instanceOptions.max_file_bytes = o.maxFileBytes;
   instanceOptions.max_tensor_bytes = o.maxTensorBytes;
+  // The GPU: --gpu, else under a launcher the GPU of the local rank, the
+  // one the NCCL communicator takes (a CUDA program ordered against NCCL
+  // must share its GPU; docs/distributed.md). The simulator has no GPUs
+  // to pick and the CPU none to need.
+  if (o.device == "cuda" || o.device == "auto")
+    instanceOptions.device_ordinal = o.gpu >= 0 ? o.gpu : launcherGpu();
+  else if (o.gpu >= 0)
+    return fail(
+        "--gpu picks the GPU of --device cuda or auto, not of --device " +
+        o.device);
   loom_instance *instance = nullptr;
   if (failed(loom_instance_create(&instanceOptions, &instance)))
     return 1;

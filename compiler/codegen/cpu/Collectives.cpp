@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/MeshAbi.h"
 #include "compiler/codegen/cpu/CpuTransforms.h"
 #include "loom/common/CodegenAbi.h"
 #include "loom/common/DType.h"
@@ -47,21 +48,6 @@ std::optional<std::pair<int64_t, StringRef>> dtypeOf(Type t) {
   if (t.isInteger(8))
     return std::pair<int64_t, StringRef>{dtypes::kI8, "i8"};
   return std::nullopt;
-}
-
-int64_t reductionCode(mesh::ReductionKind kind) {
-  switch (kind) {
-  case mesh::ReductionKind::Sum:
-    return abi::kReduceSum;
-  case mesh::ReductionKind::Max:
-    return abi::kReduceMax;
-  case mesh::ReductionKind::Min:
-    return abi::kReduceMin;
-  case mesh::ReductionKind::Product:
-    return abi::kReduceProduct;
-  default:
-    return -1;
-  }
 }
 
 struct CpuCollectivesPass : impl::CpuCollectivesPassBase<CpuCollectivesPass> {

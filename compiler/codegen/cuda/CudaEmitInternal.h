@@ -11,7 +11,9 @@
 // * CudaEmitElementwise.cpp, CudaEmitDataMovement.cpp,
 //   CudaEmitReductions.cpp, CudaEmitGemm.cpp: the op emitters of each
 //   family, each registered once in the OpEmitterTable through its
-//   register<Family>Emitters function.
+//   register<Family>Emitters function;
+// * CudaEmitCollective.cpp: the mesh collectives between regions, as
+//   Collective steps the runtime's communicator runs.
 //
 // A new op goes in its family's file: an emitter for its value at an
 // index (and, for an op that takes a whole region, a region emitter),
@@ -419,6 +421,17 @@ void registerAttentionEmitters(OpEmitterTable &table);
 /// scratch that a map kernel computes it into (a constant cloned into the
 /// region).
 mlir::FailureOr<int> operandBuffer(RegionEmitter &region, mlir::Value operand);
+
+/// Whether `op` is an upstream `mesh` collective the CUDA program runs as
+/// a Collective step (all_reduce, all_gather, reduce_scatter, broadcast,
+/// all_slice).
+bool isMeshCollective(mlir::Operation *op);
+
+/// The Collective of mesh collective `op` (its `in` and `out` buffers are
+/// the caller's to set); an error naming the op and its location when the
+/// runtime has no such collective (a gather along another dim than 0, a
+/// root on several axes, an element type no collective takes).
+mlir::FailureOr<Collective> collectiveOf(mlir::Operation *op);
 
 } // namespace loom::codegen::cuda::detail
 

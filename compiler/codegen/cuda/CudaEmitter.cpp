@@ -17,7 +17,9 @@
 //   family: a cuBLASLt call (CudaEmitGemm.cpp), a scatter kernel.
 //
 // This file is the driver: it picks the kernels of each region, assembles
-// the map kernels, and plans the buffers of the function in one arena.
+// the map kernels, places the mesh collectives between regions (a start
+// and a wait step each, CudaEmitCollective.cpp), and plans the buffers of
+// the function in one arena.
 // An op the emitter does not cover is an error naming the op and its
 // location, never a kernel that computes something else.
 //
@@ -38,6 +40,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace loom::graph;
@@ -539,15 +542,73 @@ FailureOr<Program> emitCudaProgram(func::FuncOp func, unsigned numInputs) {
     bufferOf[arg] = addBuffer(std::move(buffer));
   }
   int64_t position = 0;
+  // Collectives started and not yet waited for: the buffer each writes ->
+  // its index. A collective runs between its start and its wait (the
+  // communicator's stream or worker), so its input and its output stay
+  // alive, in the memory plan, until the wait: right before the first step
+  // that reads the output, or at the end.
+  std::map<int, int> pendingOut;
+  auto waitFor = [&](int buffer) {
+    auto it = pendingOut.find(buffer);
+    if (it == pendingOut.end())
+      return;
+    int index = it->second;
+    pendingOut.erase(it);
+    program.steps.push_back({Step::CollectiveWait, index});
+    for (int b :
+         {program.collectives[index].in, program.collectives[index].out})
+      if (ranges.count(b))
+        ranges[b].last = std::max(ranges[b].last, position);
+  };
+  auto waitAll = [&] {
+    while (!pendingOut.empty()) {
+      // In start order.
+      auto first = llvm::min_element(
+          pendingOut, [](auto &a, auto &b) { return a.second < b.second; });
+      waitFor(first->first);
+    }
+  };
   Block &block = func.getBody().front();
   for (Operation &op : block) {
     if (isa<func::ReturnOp>(op)) {
+      ++position;
+      waitAll();
       for (Value value : op.getOperands()) {
         int buffer = bufferOf.lookup(value);
         program.outputs.push_back(buffer);
         if (ranges.count(buffer))
           ranges[buffer].last = std::numeric_limits<int32_t>::max();
       }
+      continue;
+    }
+    if (isMeshCollective(&op)) {
+      // A Collective step (CudaEmitCollective.cpp): its input read where
+      // the op stands, its output a buffer of its own.
+      ++position;
+      FailureOr<Collective> collective = collectiveOf(&op);
+      if (failed(collective))
+        return failure();
+      Value input = op.getOperand(0);
+      if (!bufferOf.count(input))
+        return op.emitError("CUDA codegen: operand of ")
+               << op.getName() << " is not a buffer ["
+               << locationString(op.getLoc()) << "]";
+      int in = bufferOf[input];
+      waitFor(in);
+      if (ranges.count(in))
+        ranges[in].last = std::max(ranges[in].last, position);
+      int index = static_cast<int>(program.collectives.size());
+      int out =
+          addBuffer(bufferFor(op.getResult(0).getType(),
+                              op.getName().getStringRef().drop_front(5).str() +
+                                  "_" + std::to_string(index) + "#0"));
+      ranges[out] = {position, position};
+      bufferOf[op.getResult(0)] = out;
+      collective->in = in;
+      collective->out = out;
+      program.collectives.push_back(std::move(*collective));
+      program.steps.push_back({Step::Collective, index});
+      pendingOut[out] = index;
       continue;
     }
     auto region = dyn_cast<kernel::FusionOp>(op);
@@ -557,9 +618,9 @@ FailureOr<Program> emitCudaProgram(func::FuncOp func, unsigned numInputs) {
       if (op.getName().getDialectNamespace() == "mesh")
         return op.emitError("CUDA codegen: ")
                << op.getName()
-               << ": collectives are not supported on the CUDA target yet "
-                  "(data and tensor parallel training runs on the CPU "
-                  "target, over Gloo) ["
+               << " is not supported on the CUDA target (it runs the mesh "
+                  "collectives all_reduce, all_gather, reduce_scatter, "
+                  "broadcast and all_slice) ["
                << locationString(op.getLoc()) << "]";
       return op.emitError("CUDA codegen: ")
              << op.getName() << " outside a kernel.fusion region ["
@@ -580,6 +641,8 @@ FailureOr<Program> emitCudaProgram(func::FuncOp func, unsigned numInputs) {
       bufferOf[region.getResult(0)] = bufferOf[region.getInputs()[0]];
       continue;
     }
+    for (Value input : region.getInputs())
+      waitFor(bufferOf[input]);
     // The region's constants go before its kernels, in `kernels`.
     RegionEmitter emitter(region, program, kernels);
     for (Value input : region.getInputs())

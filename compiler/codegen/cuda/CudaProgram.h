@@ -73,11 +73,35 @@ struct Gemm {
   std::string activation = "none";
 };
 
+/// A collective of the mesh (an upstream `mesh` op the sharding passes
+/// produced) between the ranks of a job, run by the runtime's
+/// communicator: started by a Step::Collective where the op stood, waited
+/// for by a Step::CollectiveWait before the first step that reads its
+/// output (docs/distributed.md, "The CUDA program's collectives"; docs/cuda.md,
+/// "Collectives").
+struct Collective {
+  /// loom::abi::CollectiveKind (all-reduce, all-gather, reduce-scatter,
+  /// broadcast, all-slice).
+  int64_t kind = 0;
+  /// The element type of `in` and `out` ("f32", "bf16", ...).
+  std::string elementType;
+  /// loom::abi::ReductionOp for an all-reduce or a reduce-scatter, the
+  /// root's index in the group for a broadcast; 0 otherwise.
+  int64_t op = 0;
+  /// The mesh axes of the group, bit a for axis a.
+  int64_t axes = 0;
+  int in = -1, out = -1;
+  /// "mesh.all_reduce over axes [0] (sum) of tensor<64xf32> @ loc", for
+  /// people and errors.
+  std::string name;
+};
+
 /// One step of the launch sequence.
 struct Step {
-  enum Kind { Launch, Gemm };
+  enum Kind { Launch, Gemm, Collective, CollectiveWait };
   Kind kind = Launch;
-  /// Index into Program::kernels or Program::gemms.
+  /// Index into Program::kernels, Program::gemms or Program::collectives
+  /// (a collective's start and its wait).
   int index = 0;
 };
 
@@ -86,6 +110,7 @@ struct Program {
   std::string source;
   std::vector<Kernel> kernels;
   std::vector<Gemm> gemms;
+  std::vector<Collective> collectives;
   std::vector<Step> steps;
   std::vector<Buffer> buffers;
   /// The arena's size: the planned peak of the intermediates and outputs.

@@ -2,10 +2,13 @@
 
 #include "runtime/src/cuda/CudaExecutor.h"
 
+#include "loom/common/CodegenAbi.h"
+#include "loom/common/DynamicLibrary.h"
 #include "loom/common/Nvrtc.h"
 #include "loom/common/SourceChunks.h"
 #include "runtime/src/Profile.h"
 #include "runtime/src/Session.h"
+#include "runtime/src/collectives/RunCollectives.h"
 #include "runtime/src/cuda/CudaApi.h"
 #include "runtime/src/cuda/sim/CudaSim.h"
 
@@ -23,6 +26,7 @@ namespace {
 
 using artifact::CudaBuffer;
 using artifact::CudaCode;
+using artifact::CudaCollective;
 using artifact::CudaGemm;
 using artifact::CudaKernel;
 
@@ -264,6 +268,50 @@ bool validateProgram(const artifact::Artifact &a, std::string &error) {
     if (g.bias() != -1 && !operand(g.bias(), "bias", 0, g.n()))
       return false;
   }
+  for (int i = 0; i < c.collectives_size(); ++i) {
+    const CudaCollective &k = c.collectives(i);
+    std::string where =
+        "collective " + std::to_string(i) + " " + quoted(k.name());
+    if (k.kind() < 0 || k.kind() >= abi::kNumCollectiveKinds)
+      return fail(where + ": unknown kind " + std::to_string(k.kind()));
+    if (!runtime::collectives::isCollectiveDtype(
+            static_cast<loom_dtype>(k.dtype())))
+      return fail(where + ": dtype " + artifact::dtypeName(k.dtype()) +
+                  " (collectives take f32, f16, bf16, f64, i64, i32, i8)");
+    bool reduces =
+        k.kind() == abi::kAllReduce || k.kind() == abi::kReduceScatter;
+    if ((reduces && (k.op() < 0 || k.op() > abi::kReduceProduct)) ||
+        (k.kind() == abi::kBroadcast && (k.op() < 0 || k.op() > 65535)))
+      return fail(where + ": op " + std::to_string(k.op()) +
+                  " is not a reduction (0 to 3) or a root");
+    if (k.axes() < 0 || k.axes() >= (int64_t(1) << 16))
+      return fail(where + ": axes mask " + std::to_string(k.axes()) +
+                  " is out of range");
+    if (!bufferIndex(k.in(), where + " input") ||
+        !bufferIndex(k.out(), where + " output"))
+      return false;
+    const CudaBuffer &in = c.buffers(k.in()), &out = c.buffers(k.out());
+    if (in.dtype() != k.dtype() || out.dtype() != k.dtype())
+      return fail(where + ": its buffers are not " +
+                  artifact::dtypeName(k.dtype()));
+    if (out.kind() != CudaBuffer::ARENA)
+      return fail(where + ": it writes " + bufferWhere(c, k.out()) +
+                  ", not an arena buffer");
+    // The group's size G is the mesh's; here only that one size divides
+    // the other as the kind needs.
+    int64_t small = k.kind() == abi::kAllGather ? in.bytes() : out.bytes();
+    int64_t large = k.kind() == abi::kAllGather ? out.bytes() : in.bytes();
+    bool fits = k.kind() == abi::kAllReduce || k.kind() == abi::kBroadcast
+                    ? in.bytes() == out.bytes()
+                    : (small == 0 ? large == 0 : large % small == 0);
+    if (!fits)
+      return fail(where + ": input of " + std::to_string(in.bytes()) +
+                  " bytes and output of " + std::to_string(out.bytes()) +
+                  " do not fit its kind");
+  }
+  // Each collective is started once and waited for once, after its start.
+  std::vector<int> started(c.collectives_size(), 0),
+      waited(c.collectives_size(), 0);
   for (int i = 0; i < c.steps_size(); ++i) {
     const auto &s = c.steps(i);
     std::string where = "step " + std::to_string(i);
@@ -275,10 +323,25 @@ bool validateProgram(const artifact::Artifact &a, std::string &error) {
       if (s.gemm() < 0 || s.gemm() >= c.gemms_size())
         return fail(where + " runs matmul " + std::to_string(s.gemm()) +
                     " of " + std::to_string(c.gemms_size()));
+    } else if (s.has_collective() || s.has_collective_wait()) {
+      int k = s.has_collective() ? s.collective() : s.collective_wait();
+      if (k < 0 || k >= c.collectives_size())
+        return fail(where + " names collective " + std::to_string(k) + " of " +
+                    std::to_string(c.collectives_size()));
+      if (s.has_collective() ? started[k]++ : (!started[k] || waited[k]++))
+        return fail(where + (s.has_collective() ? " starts" : " waits for") +
+                    " collective " + std::to_string(k) +
+                    (s.has_collective() ? " a second time"
+                                        : " before its start or twice"));
     } else {
       return fail(where + " is empty");
     }
   }
+  for (int k = 0; k < c.collectives_size(); ++k)
+    if (!started[k] || !waited[k])
+      return fail("collective " + std::to_string(k) + " " +
+                  quoted(c.collectives(k).name()) + " is " +
+                  (started[k] ? "never waited for" : "never started"));
   if (c.output_buffers_size() != a.outputs_size())
     return fail(std::to_string(c.output_buffers_size()) +
                 " output buffers for " + std::to_string(a.outputs_size()) +
@@ -351,12 +414,71 @@ struct Slot {
   /// it, after each step, after the outputs' download.
   std::vector<CUevent> events;
   /// The launch sequence captured on the slot's first run (its buffers'
-  /// addresses are the slot's, fixed) and replayed with one launch; set
-  /// `graphFailed` when capture did not work (the steps then launch one
-  /// by one).
-  CUgraphExec graph = nullptr;
+  /// addresses are the slot's, fixed) and replayed with one launch per
+  /// segment between collectives (Impl::segments; null for a collective's
+  /// segment); set `graphFailed` when capture did not work (the steps then
+  /// launch one by one).
+  std::vector<CUgraphExec> graphs;
   bool graphFailed = false;
+  /// Per collective: the event recorded after the steps that produce its
+  /// input, (NCCL on a GPU) the event the communicator records after it on
+  /// its stream, and (Gloo on a GPU) pinned host staging for its input and
+  /// output; made on first use.
+  std::vector<CUevent> ready;
+  std::vector<CUevent> done;
+  std::vector<void *> staging;
 };
+
+/// The collectives of one run: the session's communicator (null: one
+/// rank, every collective a copy) over the artifact's mesh, and what each
+/// collective in flight holds.
+struct RunComm {
+  runtime::collectives::Communicator *comm = nullptr;
+  std::vector<int64_t> mesh;
+  /// Per collective: its completion (null when it was a copy), its name for
+  /// errors, whether its output comes back from host staging, and (ordered
+  /// on the device) the handle of its issue.
+  std::vector<runtime::collectives::WorkPtr> work;
+  std::vector<std::string> names;
+  std::vector<char> staged;
+  std::vector<runtime::collectives::WorkPtr> issued;
+  /// Whether the run failed in a collective (the status is then
+  /// LOOM_UNAVAILABLE, as on the CPU).
+  bool failed = false;
+
+  /// Waits for every collective still in flight: their buffers are the
+  /// slot's, which must outlive them. Those ordered on the device complete
+  /// here, at the end of the run: the first that failed, "NAME: why"
+  /// (and `failed` set); "" otherwise.
+  std::string finish() {
+    std::string first;
+    for (size_t k = 0; k < work.size(); ++k) {
+      std::string why;
+      if (k < issued.size() && issued[k]) {
+        why = issued[k]->wait();
+        issued[k].reset();
+      }
+      if (work[k]) {
+        std::string late = work[k]->wait();
+        work[k].reset();
+        if (why.empty())
+          why = late;
+      }
+      if (!why.empty() && first.empty())
+        first = names[k] + ": " + why;
+    }
+    if (!first.empty())
+      failed = true;
+    return first;
+  }
+};
+
+const char *collectiveKindName(int64_t kind) {
+  static const char *const names[] = {
+      "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_slice"};
+  return kind >= 0 && kind < abi::kNumCollectiveKinds ? names[kind]
+                                                      : "collective";
+}
 
 struct GemmPlan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
@@ -385,7 +507,27 @@ struct CudaExecutor::Impl {
   /// Whether runs replay the launch sequence as a CUDA graph
   /// (LOOM_CUDA_GRAPHS=0 turns it off).
   bool useGraphs = true;
+  /// The steps cut at the collectives: a collective's start or wait runs
+  /// on the host (the communicator is called; no CUDA graph can hold that),
+  /// so each run of kernels and matmuls between two of them is a graph of
+  /// its own (`graph`), and each collective step a segment alone.
+  struct Segment {
+    int begin = 0, end = 0;
+    bool graph = false;
+  };
+  std::vector<Segment> segments;
   bool simulated = false;
+  /// The GPU's ordinal (a collective ordered on the device names it to the
+  /// communicator, which refuses another GPU than its own).
+  int ordinal = 0;
+  /// cuStreamWaitEvent, looked up in the driver's library (on a GPU only;
+  /// not in CudaApi.h's table): the run's stream waits on the device for a
+  /// collective NCCL runs on its own stream.
+  CUresult (*streamWaitEvent)(CUstream, CUevent, unsigned) = nullptr;
+  /// LOOM_CUDA_COLLECTIVE_STAGING=1: collectives go through pinned host
+  /// staging whatever the backend, as Gloo's do on a GPU (so that the
+  /// simulator runs that path too).
+  bool forceStaging = false;
   std::string description;
 
   std::mutex mutex;
@@ -414,9 +556,16 @@ struct CudaExecutor::Impl {
   void destroySlot(Slot &slot) const;
   bool launch(Slot &slot, int kernel, std::string &error) const;
   bool matmul(Slot &slot, int gemm, std::string &error) const;
-  bool runStep(Slot &slot, int step, std::string &error) const;
-  /// Captures the launch sequence into `slot.graph`, or sets
-  /// `slot.graphFailed`.
+  /// Runs step `step`; a collective's through `comm` (null only while
+  /// capturing, which takes no collective).
+  bool runStep(Slot &slot, int step, RunComm *comm, std::string &error) const;
+  /// A collective's start and its wait (docs/cuda.md, "Collectives").
+  bool collectiveStart(Slot &slot, RunComm &comm, int k,
+                       std::string &error) const;
+  bool collectiveWait(Slot &slot, RunComm &comm, int k,
+                      std::string &error) const;
+  /// Captures each graph segment of the launch sequence into
+  /// `slot.graphs`, or sets `slot.graphFailed`.
   void capture(Slot &slot) const;
   std::string stepName(int step) const;
 };
@@ -463,8 +612,18 @@ void CudaExecutor::Impl::destroySlot(Slot &s) const {
     cu->cuStreamSynchronize(s.stream);
   for (CUevent e : s.events)
     cu->cuEventDestroy(e);
-  if (s.graph)
-    cu->cuGraphExecDestroy(s.graph);
+  for (CUevent e : s.ready)
+    if (e)
+      cu->cuEventDestroy(e);
+  for (CUevent e : s.done)
+    if (e)
+      cu->cuEventDestroy(e);
+  for (void *p : s.staging)
+    if (p)
+      cu->cuMemFreeHost(p);
+  for (CUgraphExec g : s.graphs)
+    if (g)
+      cu->cuGraphExecDestroy(g);
   if (lt)
     for (cublasLtMatmulDesc_t d : s.matmuls)
       if (d)
@@ -594,6 +753,12 @@ bool CudaExecutor::Impl::makeSlot(std::unique_ptr<Slot> &out,
 
 std::string CudaExecutor::Impl::stepName(int step) const {
   const auto &s = program.steps(step);
+  if (s.has_collective() || s.has_collective_wait()) {
+    int k = s.has_collective() ? s.collective() : s.collective_wait();
+    return std::string(s.has_collective() ? "" : "wait ") +
+           collectiveKindName(program.collectives(k).kind()) + " #" +
+           std::to_string(k);
+  }
   return s.has_launch() ? program.kernels(s.launch()).name()
                         : program.gemms(s.gemm()).name();
 }
@@ -632,34 +797,244 @@ bool CudaExecutor::Impl::matmul(Slot &slot, int i, std::string &error) const {
   return false;
 }
 
-bool CudaExecutor::Impl::runStep(Slot &slot, int s, std::string &error) const {
+bool CudaExecutor::Impl::runStep(Slot &slot, int s, RunComm *comm,
+                                 std::string &error) const {
   const auto &step = program.steps(s);
+  if (step.has_collective() || step.has_collective_wait()) {
+    if (!comm) {
+      error = "step " + std::to_string(s) + " (" + stepName(s) +
+              ") cannot be captured in a CUDA graph";
+      return false;
+    }
+    return step.has_collective()
+               ? collectiveStart(slot, *comm, step.collective(), error)
+               : collectiveWait(slot, *comm, step.collective_wait(), error);
+  }
   return step.has_launch() ? launch(slot, step.launch(), error)
                            : matmul(slot, step.gemm(), error);
 }
 
+bool CudaExecutor::Impl::collectiveStart(Slot &slot, RunComm &rc, int k,
+                                         std::string &error) const {
+  namespace coll = runtime::collectives;
+  const CudaCollective &c = program.collectives(k);
+  const int64_t kind = c.kind();
+  std::string name = std::string("collective ") + collectiveKindName(kind) +
+                     " #" + std::to_string(k) + " of the step (" + c.name() +
+                     ")";
+  auto bad = [&](const std::string &why) {
+    error = name + ": " + why;
+    rc.failed = true;
+    return false;
+  };
+  // The group: the ranks that differ from this one only on `axes`
+  // (runtime/src/collectives/RunCollectives.cpp, as on the CPU).
+  coll::Group group = {0};
+  int me = 0;
+  if (rc.comm) {
+    int world = rc.comm->size();
+    std::string why;
+    if (!coll::meshGroup(rc.mesh.empty() ? std::vector<int64_t>{world}
+                                         : rc.mesh,
+                         rc.comm->rank(), c.axes(), group, why))
+      return bad(why);
+    name += " over " + coll::groupString(group, world);
+    for (size_t i = 0; i < group.size(); ++i)
+      if (group[i] == rc.comm->rank())
+        me = static_cast<int>(i);
+  }
+  const size_t g = group.size();
+  auto dtype = static_cast<loom_dtype>(c.dtype());
+  const size_t elem = coll::collectiveElementSize(dtype);
+  const CudaBuffer &in = program.buffers(c.in()),
+                   &out = program.buffers(c.out());
+  const size_t inCount = static_cast<size_t>(in.bytes()) / elem,
+               outCount = static_cast<size_t>(out.bytes()) / elem;
+  if (kind == abi::kBroadcast && c.op() >= static_cast<int64_t>(g))
+    return bad("root " + std::to_string(c.op()) + " is not in a group of " +
+               std::to_string(g));
+  size_t want = kind == abi::kAllGather ? inCount * g
+                : kind == abi::kReduceScatter || kind == abi::kAllSlice
+                    ? (inCount % g ? SIZE_MAX : inCount / g)
+                    : inCount;
+  if (outCount != want)
+    return bad("input of " + std::to_string(inCount) +
+               " elements and output of " + std::to_string(outCount) +
+               " do not fit a group of " + std::to_string(g));
+  CUdeviceptr src = address(slot, c.in()), dst = address(slot, c.out());
+  if (g == 1 || kind == abi::kAllSlice) {
+    // One member, or all-slice: no communication, a copy on the stream.
+    size_t bytes = outCount * elem;
+    CUdeviceptr from = src + (kind == abi::kAllSlice ? me * bytes : 0);
+    return !bytes || from == dst ||
+           check(cu->cuMemcpyDtoDAsync(dst, from, bytes, slot.stream),
+                 "cuMemcpyDtoDAsync for " + name, error);
+  }
+  std::string broken = rc.comm->error();
+  if (!broken.empty())
+    return bad("the communicator is broken by an earlier failure: " + broken);
+
+  // Where the communicator reads and writes. On a GPU, NCCL takes the
+  // device buffers as they are, ordered on the device: its stream waits
+  // for an event recorded after the producers, and the run's stream waits
+  // at the wait step for the event NCCL's stream records after the
+  // collective, so the host queues the steps after the start without
+  // waiting for either. Any other backend (Gloo) works on host memory:
+  // the input comes back to pinned staging once the producers are done
+  // (the host waits for them), the output goes up at the wait. The
+  // simulator's device memory is host memory, and its streams have run
+  // every step issued so far: the buffers as they are.
+  bool staged =
+      forceStaging || (!simulated && std::string(rc.comm->backend()) != "nccl");
+  bool ordered = !simulated && !staged && streamWaitEvent;
+  const void *from = reinterpret_cast<const void *>(src);
+  void *to = reinterpret_cast<void *>(dst);
+  coll::CollectiveCall call;
+  call.kind = kind == abi::kAllReduce   ? coll::CollectiveCall::AllReduce
+              : kind == abi::kAllGather ? coll::CollectiveCall::AllGather
+              : kind == abi::kReduceScatter
+                  ? coll::CollectiveCall::ReduceScatter
+                  : coll::CollectiveCall::Broadcast;
+  call.count = kind == abi::kReduceScatter ? outCount : inCount;
+  call.dtype = dtype;
+  call.op = static_cast<coll::ReduceOp>(c.op());
+  call.root = static_cast<int>(c.op());
+  call.group = group;
+  if (!simulated || staged) {
+    if (slot.ready.empty())
+      slot.ready.assign(program.collectives_size(), nullptr);
+    CUevent &ready = slot.ready[k];
+    if (!ready && !check(cu->cuEventCreate(&ready, api::kEventDefault),
+                         "cuEventCreate for " + name, error))
+      return false;
+    if (staged) {
+      if (slot.staging.empty())
+        slot.staging.assign(program.collectives_size(), nullptr);
+      void *&host = slot.staging[k];
+      if (!host && !check(cu->cuMemAllocHost(
+                              &host, static_cast<size_t>(
+                                         alignUp(in.bytes()) +
+                                         std::max<int64_t>(out.bytes(), 1))),
+                          "cuMemAllocHost of the staging of " + name, error))
+        return false;
+      if (!check(cu->cuMemcpyDtoHAsync(
+                     host, src, static_cast<size_t>(in.bytes()), slot.stream),
+                 "cuMemcpyDtoHAsync of the input of " + name, error))
+        return false;
+      from = host;
+      to = static_cast<char *>(host) + alignUp(in.bytes());
+    }
+    if (!check(cu->cuEventRecord(ready, slot.stream),
+               "cuEventRecord for " + name, error))
+      return false;
+    if (ordered) {
+      if (slot.done.empty())
+        slot.done.assign(program.collectives_size(), nullptr);
+      CUevent &done = slot.done[k];
+      if (!done && !check(cu->cuEventCreate(&done, api::kEventDefault),
+                          "cuEventCreate for " + name, error))
+        return false;
+      call.in = from;
+      call.out = to;
+      coll::OrderedWork w =
+          rc.comm->orderedCollective(call, {ordinal, ready, done});
+      rc.issued[k] = std::move(w.issued);
+      rc.work[k] = std::move(w.completed);
+      rc.names[k] = std::move(name);
+      rc.staged[k] = 0;
+      return true;
+    }
+    if (!check(cu->cuEventSynchronize(ready),
+               "the steps before " + name +
+                   " (a kernel failed; set "
+                   "LOOM_CUDA_SYNC_STEPS=1 to name it)",
+               error))
+      return false;
+  }
+  call.in = from;
+  call.out = to;
+  rc.work[k] = coll::issueCollective(*rc.comm, call);
+  rc.names[k] = std::move(name);
+  rc.staged[k] = staged;
+  return true;
+}
+
+bool CudaExecutor::Impl::collectiveWait(Slot &slot, RunComm &rc, int k,
+                                        std::string &error) const {
+  if (runtime::collectives::WorkPtr issued = std::move(rc.issued[k])) {
+    // Ordered on the device: the host waits only until the collective is
+    // queued on the communicator's stream with its event after it; the
+    // run's stream waits for that event before the consumers, and the
+    // completion is polled at the end of the run (RunComm::finish). A
+    // failure already known (an earlier collective's, a dead peer) fails
+    // the run here.
+    std::string why = issued->wait();
+    if (why.empty())
+      why = rc.comm->error();
+    if (!why.empty()) {
+      error = rc.names[k] + ": " + why;
+      rc.failed = true;
+      return false;
+    }
+    return check(streamWaitEvent(slot.stream, slot.done[k], 0),
+                 "cuStreamWaitEvent for " + rc.names[k], error);
+  }
+  runtime::collectives::WorkPtr work = std::move(rc.work[k]);
+  if (!work)
+    return true; // a copy, on the stream
+  std::string why = work->wait();
+  if (!why.empty()) {
+    error = rc.names[k] + ": " + why;
+    rc.failed = true;
+    return false;
+  }
+  if (!rc.staged[k])
+    return true;
+  // The output, from pinned staging, before the steps that read it.
+  const CudaCollective &c = program.collectives(k);
+  const CudaBuffer &in = program.buffers(c.in()),
+                   &out = program.buffers(c.out());
+  return !out.bytes() ||
+         check(cu->cuMemcpyHtoDAsync(
+                   address(slot, c.out()),
+                   static_cast<char *>(slot.staging[k]) + alignUp(in.bytes()),
+                   static_cast<size_t>(out.bytes()), slot.stream),
+               "cuMemcpyHtoDAsync of the output of " + rc.names[k], error);
+}
+
 void CudaExecutor::Impl::capture(Slot &slot) const {
   std::string ignored;
-  if (cu->cuStreamBeginCapture(slot.stream, api::kCaptureModeRelaxed) !=
-      api::kSuccess) {
-    slot.graphFailed = true;
-    return;
-  }
+  slot.graphs.assign(segments.size(), nullptr);
   bool ok = true;
-  for (int s = 0; ok && s < program.steps_size(); ++s)
-    ok = runStep(slot, s, ignored);
-  // Capture ends whatever happened, so that the stream leaves capture mode.
-  CUgraph graph = nullptr;
-  ok = cu->cuStreamEndCapture(slot.stream, &graph) == api::kSuccess && ok &&
-       graph;
-  CUgraphExec exec = nullptr;
-  ok = ok && cu->cuGraphInstantiate(&exec, graph, 0) == api::kSuccess;
-  if (graph)
-    cu->cuGraphDestroy(graph);
+  for (size_t i = 0; ok && i < segments.size(); ++i) {
+    const Segment &seg = segments[i];
+    if (!seg.graph)
+      continue;
+    if (cu->cuStreamBeginCapture(slot.stream, api::kCaptureModeRelaxed) !=
+        api::kSuccess) {
+      ok = false;
+      break;
+    }
+    for (int s = seg.begin; ok && s < seg.end; ++s)
+      ok = runStep(slot, s, nullptr, ignored);
+    // Capture ends whatever happened, so that the stream leaves capture
+    // mode.
+    CUgraph graph = nullptr;
+    ok = cu->cuStreamEndCapture(slot.stream, &graph) == api::kSuccess && ok &&
+         graph;
+    CUgraphExec exec = nullptr;
+    ok = ok && cu->cuGraphInstantiate(&exec, graph, 0) == api::kSuccess;
+    if (graph)
+      cu->cuGraphDestroy(graph);
+    slot.graphs[i] = exec;
+  }
   if (ok)
-    slot.graph = exec;
-  else
-    slot.graphFailed = true;
+    return;
+  for (CUgraphExec g : slot.graphs)
+    if (g)
+      cu->cuGraphExecDestroy(g);
+  slot.graphs.clear();
+  slot.graphFailed = true;
 }
 
 CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl)
@@ -794,8 +1169,15 @@ CudaExecutor::load(const artifact::Artifact &a,
   auto impl = std::make_unique<Impl>();
   Impl &x = *impl;
   x.simulated = options.simulate;
+  x.ordinal = options.ordinal;
   x.cu = options.simulate ? sim::driver() : driver(error);
   const Driver &cu = *x.cu;
+  // cuStreamWaitEvent (CUDA 3.2 on): every driver has it; without it the
+  // collectives take the host's ordering.
+  std::string ignored;
+  if (!options.simulate)
+    dl::lookup(cu.handle, "cuStreamWaitEvent", x.streamWaitEvent,
+               "libcuda.so.1", ignored);
   const CudaCode &code = a.cuda();
   if (!x.check(cu.cuDeviceGet(&x.device, options.ordinal), "cuDeviceGet",
                error))
@@ -886,6 +1268,14 @@ CudaExecutor::load(const artifact::Artifact &a,
   x.program = code;
   x.program.clear_source();
   x.program.clear_binaries();
+  for (int s = 0; s < code.steps_size(); ++s) {
+    const auto &step = code.steps(s);
+    bool graph = step.has_launch() || step.has_gemm();
+    if (graph && !x.segments.empty() && x.segments.back().graph)
+      x.segments.back().end = s + 1;
+    else
+      x.segments.push_back({s, s + 1, graph});
+  }
   for (const auto &s : a.inputs()) {
     int64_t bytes = signatureBytes(s);
     x.inputOffsets.push_back(x.inputsBytes);
@@ -1053,6 +1443,8 @@ CudaExecutor::load(const artifact::Artifact &a,
   x.syncEachStep = debug && *debug && std::strcmp(debug, "0") != 0;
   const char *graphs = std::getenv("LOOM_CUDA_GRAPHS");
   x.useGraphs = !graphs || std::strcmp(graphs, "0") != 0;
+  const char *staging = std::getenv("LOOM_CUDA_COLLECTIVE_STAGING");
+  x.forceStaging = staging && *staging && std::strcmp(staging, "0") != 0;
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
@@ -1083,7 +1475,9 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                               const std::vector<void *> &outputs,
                               std::vector<StepTime> *times, std::string &error,
                               Failure &failure,
-                              const runtime::DeviceState *state) {
+                              const runtime::DeviceState *state,
+                              runtime::collectives::Communicator *communicator,
+                              const std::vector<int64_t> &meshShape) {
   Impl &x = *impl;
   const Driver &cu = *x.cu;
   failure = Failure::Internal;
@@ -1163,19 +1557,34 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                                         slot->stream),
                    "cuMemcpyHtoDAsync of input " + std::to_string(i), error);
   ok = ok && record(1);
-  // The steps: one graph launch, after the slot's first run captured
-  // them; one by one when profiled (an event after each), synchronized
-  // after each (LOOM_CUDA_SYNC_STEPS), or when capture did not work.
+  // The collectives of this run (their start and wait steps).
+  RunComm comm;
+  comm.comm = communicator;
+  comm.mesh = meshShape;
+  const size_t numCollectives = x.program.collectives_size();
+  comm.work.resize(numCollectives);
+  comm.names.resize(numCollectives);
+  comm.staged.resize(numCollectives, 0);
+  comm.issued.resize(numCollectives);
+  // The steps: one graph launch per segment between collectives, after
+  // the slot's first run captured them; one by one when profiled (an
+  // event after each), synchronized after each (LOOM_CUDA_SYNC_STEPS), or
+  // when capture did not work.
   bool replay = ok && !times && !x.syncEachStep && x.useGraphs &&
                 numSteps > 0 && !slot->graphFailed;
-  if (replay && !slot->graph)
+  if (replay && slot->graphs.empty())
     x.capture(*slot);
-  replay = replay && slot->graph;
-  if (replay)
-    ok = x.check(cu.cuGraphLaunch(slot->graph, slot->stream), "cuGraphLaunch",
-                 error);
+  replay = replay && !slot->graphs.empty();
+  for (size_t i = 0; ok && replay && i < x.segments.size(); ++i) {
+    const Impl::Segment &seg = x.segments[i];
+    if (seg.graph)
+      ok = x.check(cu.cuGraphLaunch(slot->graphs[i], slot->stream),
+                   "cuGraphLaunch", error);
+    else
+      ok = x.runStep(*slot, seg.begin, &comm, error);
+  }
   for (int s = 0; ok && !replay && s < numSteps; ++s) {
-    ok = x.runStep(*slot, s, error);
+    ok = x.runStep(*slot, s, &comm, error);
     ok = ok && record(s + 2);
     if (ok && x.syncEachStep)
       ok = x.check(cu.cuStreamSynchronize(slot->stream),
@@ -1183,6 +1592,19 @@ bool CudaExecutor::runBuffers(const std::vector<const void *> &inputs,
                        ")",
                    error);
   }
+  // Nothing may still read or write the slot's buffers once it is reused
+  // or freed: a failed run's collectives in flight end first. Those
+  // ordered on the device are polled to completion here, where a dead
+  // peer, NCCL's error or the timeout fails the run (the communicator
+  // then aborts NCCL, which ends its kernels, so the synchronize below
+  // does not hang on them).
+  std::string late = comm.finish();
+  if (ok && !late.empty()) {
+    ok = false;
+    error = late;
+  }
+  if (comm.failed)
+    failure = Failure::Unavailable;
   char *stageOut = static_cast<char *>(slot->stagingOut);
   for (size_t i = 0; ok && i < outputs.size(); ++i) {
     if (!x.outputSizes[i] || kept[i])
@@ -1350,7 +1772,7 @@ loom_status CudaExecutor::run(const runtime::RunRequest &request) {
   Failure failure = Failure::None;
   int64_t start = runtime::nowNs();
   if (!runBuffers(in, out, profile ? &times : nullptr, error, failure,
-                  request.state))
+                  request.state, request.communicator, request.meshShape))
     return runtime::makeStatus(
         failure == Failure::Unavailable ? LOOM_UNAVAILABLE : LOOM_INTERNAL,
         error);

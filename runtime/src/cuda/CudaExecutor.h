@@ -7,6 +7,10 @@
 // cuBLASLt descriptor set per matmul (its algorithm chosen once), and runs
 // the launch sequence on a stream: inputs copied in through pinned
 // staging, the steps in order, the outputs copied back, one synchronize.
+// A mesh artifact's collective steps run through the run's communicator
+// (NCCL on device buffers, ordered against the run's stream by events on
+// the device; Gloo through pinned host staging; the simulator's host
+// memory as it is; docs/cuda.md, "Collectives").
 //
 // Every CUDA call goes through the dlopen tables of CudaApi.h: no CUDA
 // header or library at build time. The program is validated before
@@ -101,12 +105,16 @@ public:
   /// the state's slot, whose inputs region keeps the state inputs between
   /// runs; inputs the device holds (state->onDevice) are not uploaded,
   /// and paired outputs are not downloaded (their `outputs[i]` may be
-  /// null). False with `error`, `failure` set on failure.
+  /// null). The program's collectives run through `communicator` (null:
+  /// one rank, each a copy) over `meshShape` (empty: every rank on one
+  /// axis); a failed one fails the run with Failure::Unavailable. False
+  /// with `error`, `failure` set on failure.
   bool runBuffers(const std::vector<const void *> &inputs,
                   const std::vector<void *> &outputs,
                   std::vector<StepTime> *times, std::string &error,
-                  Failure &failure,
-                  const runtime::DeviceState *state = nullptr);
+                  Failure &failure, const runtime::DeviceState *state = nullptr,
+                  runtime::collectives::Communicator *communicator = nullptr,
+                  const std::vector<int64_t> &meshShape = {});
 
   /// A session's run (inputs checked): the outputs are new tensors of the
   /// signature's (static) shapes, filled by runBuffers; a profile gets

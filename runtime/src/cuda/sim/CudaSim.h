@@ -19,7 +19,9 @@
 //   address instead of corrupting memory (accesses past a buffer inside
 //   the arena, the compiler's memory plan, are not caught);
 // * streams run each operation when it is issued (graph capture records
-//   it); events read the host's clock; cuBLASLt matmuls are computed from
+//   it), so a mesh program's collective steps hand the communicator the
+//   buffers themselves, their producers done (CudaExecutor.cpp); events
+//   read the host's clock; cuBLASLt matmuls are computed from
 //   their descriptors (layouts, transposes, batches, bias and ReLU / GELU
 //   epilogues) with OpenBLAS, 16-bit floats through f32.
 //
