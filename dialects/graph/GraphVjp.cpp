@@ -309,6 +309,43 @@ LogicalResult vjp(mesh::AllReduceOp op, Grad &, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
+// Sequence parallelism's pairs (--loom-tensor-parallel sequence-parallel):
+// a value gathered from the ranks' sequence pieces is read by
+// column-parallel matmuls, whose backward gives each rank a part of its
+// gradient: the parts are summed and each rank keeps its piece's gradient
+// (Megatron's all-gather / reduce-scatter pair)...
+LogicalResult vjp(mesh::AllGatherOp op, Grad &g, ArrayRef<Value> dy,
+                  Grads &dx) {
+  dx[0] = g.b.create<mesh::ReduceScatterOp>(
+      g.loc, op.getInput().getType(), op.getMeshAttr(), op.getMeshAxesAttr(),
+      dy[0],
+      mesh::ReductionKindAttr::get(g.b.getContext(), mesh::ReductionKind::Sum),
+      op.getGatherAxisAttr());
+  return success();
+}
+
+// ...a piece of the sum of the ranks' parts (a row-parallel matmul's
+// products, each rank keeping its part of the sequence) has on every part
+// the gradient of the whole sum: the pieces' gradients gathered...
+LogicalResult vjp(mesh::ReduceScatterOp op, Grad &g, ArrayRef<Value> dy,
+                  Grads &dx) {
+  if (op.getReduction() != mesh::ReductionKind::Sum)
+    return op.emitError("only a sum reduce-scatter has a VJP rule");
+  dx[0] = g.b.create<mesh::AllGatherOp>(g.loc, op.getInput().getType(),
+                                        op.getMeshAttr(), op.getMeshAxesAttr(),
+                                        dy[0], op.getScatterAxisAttr());
+  return success();
+}
+
+// ...and a rank's piece of a value every rank holds whole gives the whole
+// value's gradient once the pieces' gradients are gathered.
+LogicalResult vjp(mesh::AllSliceOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  dx[0] = g.b.create<mesh::AllGatherOp>(g.loc, op.getInput().getType(),
+                                        op.getMeshAttr(), op.getMeshAxesAttr(),
+                                        dy[0], op.getSliceAxisAttr());
+  return success();
+}
+
 LogicalResult vjp(CastOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   if (isa<FloatType>(Grad::elem(op.getX())) &&
       isa<FloatType>(Grad::elem(op.getResult())))
@@ -1145,5 +1182,6 @@ void loom::graph::registerVjpRules(MLIRContext &ctx) {
 void loom::graph::registerMeshVjpRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, mesh::MeshDialect *) {
     attach<mesh::AllReduceOp>(*ctx);
+    attach<mesh::AllGatherOp, mesh::ReduceScatterOp, mesh::AllSliceOp>(*ctx);
   });
 }

@@ -18,11 +18,13 @@
 #include "passes/PassReport.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Sharding/ShardingUtils.h"
+#include "passes/Sharding/TensorParallelRewrites.h"
 
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -79,6 +81,9 @@ struct Plan {
   DenseSet<std::pair<Operation *, unsigned>> handled;
   /// Candidates that could not start a split at all.
   SmallVector<struct Rejection> skipped;
+  /// vocab-parallel: the gathers of a table split over the vocab and the
+  /// ops that reduce over split logits (VocabParallel.cpp).
+  tensor_parallel::VocabWork vocab;
 };
 
 int64_t rankOf(Value v) {
@@ -105,8 +110,9 @@ bool isUnaryElementwise(Operation *op) {
 class Planner {
 public:
   Planner(func::FuncOp f, int64_t ranks, const std::optional<llvm::Regex> &fr,
-          const DenseSet<Operation *> &disabled)
-      : f(f), ranks(ranks), frozen(fr), disabled(disabled) {}
+          const DenseSet<Operation *> &disabled, bool vocabParallel)
+      : f(f), ranks(ranks), frozen(fr), disabled(disabled),
+        vocabParallel(vocabParallel) {}
 
   /// Plans the function; on failure `failedOrigins` names the candidates
   /// to disable and `failure` says why.
@@ -118,6 +124,8 @@ public:
           return false;
         continue;
       }
+      if (auto g = dyn_cast<GatherOp>(op); g && vocabParallel && embedding(g))
+        continue;
       bool any = llvm::any_of(
           op.getOperands(), [&](Value v) { return plan.values.count(v) > 0; });
       if (!any)
@@ -156,6 +164,7 @@ private:
   int64_t ranks;
   const std::optional<llvm::Regex> &frozen;
   const DenseSet<Operation *> &disabled;
+  bool vocabParallel;
 
   bool fail(Value v, Operation *at, const std::string &why) {
     auto it = plan.origins.find(v);
@@ -260,6 +269,35 @@ private:
     return 1;
   }
 
+  /// vocab-parallel: a lookup of a 2-D parameter's rows by token ids (a
+  /// function argument) splits the table over the vocab; true when it
+  /// does (the gather is then handled, its result whole).
+  bool embedding(GatherOp g) {
+    if (disabled.contains(g) || g.getAxis() != 0)
+      return false;
+    BlockArgument table = eligibleParam(g.getData());
+    if (!table || rankOf(table) != 2 || plan.values.count(g.getIndices()))
+      return false;
+    auto ids = dyn_cast<BlockArgument>(g.getIndices());
+    if (!ids || !f.getArgAttr(ids.getArgNumber(), "graph.input"))
+      return false;
+    int64_t n = shapeOf(table)[0];
+    if (!splitParam(table, {0, 1}, "vocab", g)) {
+      plan.skipped.push_back(
+          {g, n % ranks ? llvm::formatv("its vocab of {0} does not split "
+                                        "over {1} ranks",
+                                        n, ranks)
+                              .str()
+                        : "its table '" + paramName(table) +
+                              "' is split otherwise already"});
+      return false;
+    }
+    plan.origins[table].insert(g);
+    plan.handled.insert({g, 0});
+    plan.vocab.embeddings.push_back(g);
+    return true;
+  }
+
   bool matmul(MatmulOp mm) {
     Value lhs = mm.getLhs(), rhs = mm.getRhs(), out = mm.getResult();
     auto ls = plan.values.lookup(lhs), rs = plan.values.lookup(rhs);
@@ -271,7 +309,10 @@ private:
     int64_t rN = mm.getTransposeRhs() ? rr - 2 : rr - 1;
     Weight w = weightOf(rhs);
 
-    if (!lSplit && !rSplit) {
+    // A parameter split already (a tied embedding's table, split over the
+    // vocab) is read by a column-parallel matmul too when the split is
+    // the one it needs.
+    if (!lSplit && (!rSplit || (w.param && plan.params.count(w.param)))) {
       // Column-parallel: a whole input times a parameter.
       if (!w.param || mm.getTransposeLhs() || disabled.contains(mm))
         return true;
@@ -447,8 +488,13 @@ private:
       return true;
     }
     if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
-      if (op->getAttrOfType<IntegerAttr>("axis").getInt() == in.dim)
+      if (op->getAttrOfType<IntegerAttr>("axis").getInt() == in.dim) {
+        if (vocabParallel && vocabOp(op, first, in)) {
+          markAll();
+          return true;
+        }
         return no(op->getName().getStringRef().str() + " along the split dim");
+      }
       markAll();
       setSplit(out, in, {first});
       return true;
@@ -498,9 +544,40 @@ private:
       setSplit(out, {e, in.groups}, {first});
       return true;
     }
+    if (vocabParallel && vocabOp(op, first, in)) {
+      markAll();
+      return true;
+    }
     return no("no tensor-parallel rule for " +
               op->getName().getStringRef().str() +
               " with an operand split on dim " + std::to_string(in.dim));
+  }
+
+  /// vocab-parallel: an op that needs the whole last dim of a value split
+  /// along it, computed from all-reduced local statistics
+  /// (VocabParallel.cpp). The cross-entropy and reductions give whole
+  /// results, log-softmax a split one.
+  bool vocabOp(Operation *op, Value x, Split in) {
+    int64_t last = rankOf(x) - 1;
+    if (in.dim != last || in.groups != 1 || op->getOperand(0) != x)
+      return false;
+    if (isa<CrossEntropyOp>(op)) {
+      // The labels are whole.
+    } else if (auto ls = dyn_cast<LogSoftmaxOp>(op)) {
+      int64_t axis = ls.getAxis() < 0 ? ls.getAxis() + last + 1 : ls.getAxis();
+      if (axis != last)
+        return false;
+      setSplit(ls.getResult(), in, {x});
+    } else if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
+      if (!llvm::is_contained(
+              op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef(), last))
+        return false;
+    } else {
+      return false;
+    }
+    plan.vocab.ops.push_back(op);
+    plan.vocab.wholeDim[x] = shapeOf(x)[last];
+    return true;
   }
 };
 
@@ -560,7 +637,7 @@ struct TensorParallelPass
     SmallVector<Rejection> rejected;
     std::optional<Planner> planner;
     while (true) {
-      planner.emplace(f, ranks, frozen, disabled);
+      planner.emplace(f, ranks, frozen, disabled, vocabParallel);
       if (planner->run())
         break;
       if (planner->failedOrigins.empty())
@@ -581,14 +658,42 @@ struct TensorParallelPass
         module, "tensor", ranks, "loom-tensor-parallel");
     if (failed(axis))
       return failure();
-    rewrite(f, plan, *axis);
+    SmallVector<Operation *> rowSums;
+    SmallVector<GradAllReduceOp> columnInputs;
+    rewrite(f, plan, *axis, rowSums, columnInputs);
+    // Megatron's two refinements, on the split function.
+    llvm::json::Array extra;
+    llvm::json::Object sequence;
+    std::string lines;
+    llvm::raw_string_ostream os(lines);
+    if (vocabParallel)
+      tensor_parallel::rewriteVocabParallel(f, *axis, plan.vocab, extra, os);
+    if (sequenceParallel) {
+      tensor_parallel::rewriteSequenceParallel(f, *axis, rowSums, columnInputs,
+                                               sequence, os);
+      // An embedding's sum that the region reduce-scatters instead.
+      DenseSet<Operation *> live;
+      f.walk([&](mesh::AllReduceOp op) { live.insert(op); });
+      for (auto [op, index] : plan.vocab.embeddingSums)
+        if (!live.contains(op))
+          if (llvm::json::Object *c = extra[index].getAsObject()) {
+            (*c)["collective"] = "reduce_scatter";
+            (*c)["why"] = "each rank holds the embedding rows of its part of "
+                          "the vocab (ids outside it give zero rows) and keeps "
+                          "its part of the sequence of the sum "
+                          "(--sequence-parallel)";
+          }
+    }
     if (failed(mlir::verify(f)))
       return f.emitError("loom-tensor-parallel: internal error: the split "
                          "function does not verify");
-    return writeReport(f, *planner, rejected);
+    return writeReport(f, *planner, rejected, std::move(extra),
+                       std::move(sequence), lines);
   }
 
-  void rewrite(func::FuncOp f, Plan &plan, const sharding::MeshAxis &axis) {
+  void rewrite(func::FuncOp f, Plan &plan, const sharding::MeshAxis &axis,
+               SmallVectorImpl<Operation *> &rowSums,
+               SmallVectorImpl<GradAllReduceOp> &columnInputs) {
     MLIRContext *ctx = f.getContext();
     OpBuilder b(ctx);
     // Parameters: this rank's piece; the whole initial value stays, and
@@ -644,7 +749,7 @@ struct TensorParallelPass
       }
     }
     // Column-parallel inputs: their gradient's parts are summed.
-    DenseMap<Value, Value> marked;
+    DenseMap<Value, Value> marked, wholeReads;
     for (MatmulOp mm : plan.columns) {
       Value x = mm.getLhs();
       Value &m = marked[x];
@@ -655,28 +760,70 @@ struct TensorParallelPass
           b.setInsertionPointToStart(&f.getBody().front());
         m = b.create<GradAllReduceOp>(x.getLoc(), x, sharding::meshRef(b, axis),
                                       b.getDenseI16ArrayAttr({axis.index}));
+        columnInputs.push_back(m.getDefiningOp<GradAllReduceOp>());
       }
       mm.getLhsMutable().assign(m);
+    }
+    // A whole operand of split computation (read broadcast along the split
+    // dim, or the other operand of a matmul whose free dim is split): each
+    // rank's backward gives part of its gradient, and the parts are
+    // summed. Constants have none.
+    DenseSet<Operation *> matmuls;
+    for (MatmulOp mm : plan.columns)
+      matmuls.insert(mm);
+    for (MatmulOp mm : plan.rows)
+      matmuls.insert(mm);
+    for (Operation *op : plan.touched) {
+      if (matmuls.contains(op))
+        continue;
+      for (OpOperand &use : op->getOpOperands()) {
+        Value v = use.get();
+        if (plan.values.count(v) || marked.count(v) ||
+            !isa<FloatType>(getElementTypeOrSelf(v.getType())) ||
+            matchPattern(v, m_Constant()) || v.getDefiningOp<GradAllReduceOp>())
+          continue;
+        Value &m = wholeReads[v];
+        if (!m) {
+          if (Operation *def = v.getDefiningOp())
+            b.setInsertionPointAfter(def);
+          else
+            b.setInsertionPointToStart(&f.getBody().front());
+          m = b.create<GradAllReduceOp>(v.getLoc(), v,
+                                        sharding::meshRef(b, axis),
+                                        b.getDenseI16ArrayAttr({axis.index}));
+        }
+        use.set(m);
+      }
     }
     // Row-parallel outputs: the partial products summed.
     for (MatmulOp mm : plan.rows) {
       b.setInsertionPointAfter(mm);
       Value sum = sharding::allReduce(b, mm.getLoc(), axis, mm.getResult());
       mm.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
+      rowSums.push_back(sum.getDefiningOp());
     }
     f.setFunctionType(FunctionType::get(
         ctx, f.getBody().front().getArgumentTypes(), f.getResultTypes()));
   }
 
   LogicalResult writeReport(func::FuncOp f, Planner &planner,
-                            ArrayRef<Rejection> rejected) {
+                            ArrayRef<Rejection> rejected,
+                            llvm::json::Array extra,
+                            llvm::json::Object sequence, StringRef lines) {
     Plan &plan = planner.plan;
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "loom-tensor-parallel: " << ranks << " ranks on axis 'tensor', "
        << plan.columns.size() << " column-parallel and " << plan.rows.size()
        << " row-parallel matmul(s), " << plan.params.size()
-       << " parameter(s) split\n";
+       << " parameter(s) split";
+    if (vocabParallel)
+      os << ", " << plan.vocab.embeddings.size()
+         << " vocab-parallel embedding(s) and " << plan.vocab.ops.size()
+         << " vocab-parallel reduction(s)";
+    if (sequenceParallel)
+      os << ", sequence parallel";
+    os << "\n";
     llvm::json::Array params;
     for (auto &[param, pp] : plan.params) {
       std::string name = planner.paramName(param);
@@ -690,9 +837,21 @@ struct TensorParallelPass
                   ? llvm::formatv(" in {0} groups", pp.split.groups).str()
                   : std::string())
               .str();
+      StringRef why =
+          pp.role == "vocab"
+              ? "the token embedding's table, split over the vocab "
+                "(--vocab-parallel); a tied LM head reads the same rows"
+          : pp.role == "column"
+              ? "its matmul is column-parallel: each rank computes its part "
+                "of the output features"
+          : pp.role == "row"
+              ? "its matmul is row-parallel: it reads the split features, "
+                "whose partial products are summed"
+              : "added to a split value, split with it";
       params.push_back(llvm::json::Object{
           {"name", name},
           {"sharding", how},
+          {"why", why},
           {"role", pp.role},
           {"dim", pp.split.dim},
           {"groups", pp.split.groups},
@@ -702,6 +861,11 @@ struct TensorParallelPass
     }
     llvm::json::Array collectives;
     for (MatmulOp mm : plan.rows) {
+      // Sequence parallelism reduce-scatters instead (its own section).
+      if (!llvm::any_of(mm->getUsers(), [](Operation *user) {
+            return isa<mesh::AllReduceOp>(user);
+          }))
+        continue;
       std::string where = report::describe(mm);
       collectives.push_back(llvm::json::Object{
           {"collective", "all_reduce"},
@@ -732,6 +896,9 @@ struct TensorParallelPass
       os << "  all_reduce (backward) of the gradient of the input of " << where
          << "\n";
     }
+    for (llvm::json::Value &c : extra)
+      collectives.push_back(std::move(c));
+    os << lines;
     llvm::json::Array replicated;
     SmallVector<Rejection> all(rejected);
     all.append(plan.skipped.begin(), plan.skipped.end());
@@ -747,9 +914,13 @@ struct TensorParallelPass
       return success();
     llvm::json::Object out{{"ranks", (int64_t)ranks},
                            {"axis", "tensor"},
+                           {"vocab_parallel", (bool)vocabParallel},
+                           {"sequence_parallel", (bool)sequenceParallel},
                            {"parameters", std::move(params)},
                            {"collectives", std::move(collectives)},
                            {"replicated", std::move(replicated)}};
+    if (sequenceParallel)
+      out["sequence"] = std::move(sequence);
     return report::emit(sink, "tensor_parallel", f, "loom-tensor-parallel",
                         report, llvm::json::Value(std::move(out)));
   }
