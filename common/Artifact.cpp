@@ -251,6 +251,11 @@ static bool checkTraining(const Artifact &a, const DataSection &section,
         return false;
       }
       initialDims.assign(sh.full_dims().begin(), sh.full_dims().end());
+    } else if (s.has_shard() && s.kind() == "param" &&
+               (s.has_initial_segment() || s.initial().size() > 0)) {
+      // ZeRO-3: a parameter's flat chunk; its initial value is whole.
+      initialDims.assign(s.shard().full_dims().begin(),
+                         s.shard().full_dims().end());
     }
     // Zero-filled when it has no initial value: its size is checked
     // against the limit either way (a piece's initial value is whole).
@@ -283,7 +288,7 @@ static bool checkTraining(const Artifact &a, const DataSection &section,
 }
 
 /// The mesh: at least one axis, each of size >= 1 and a known name ("data",
-/// "tensor", "pipe"), at most 65536 ranks, ZeRO stage 0, 1 or 2.
+/// "tensor", "pipe"), at most 65536 ranks, ZeRO stage 0 to 3.
 static bool checkMesh(const Mesh &m, std::string &error) {
   error = "mesh: ";
   if (m.shape_size() == 0 || m.shape_size() != m.axes_size()) {
@@ -304,9 +309,9 @@ static bool checkMesh(const Mesh &m, std::string &error) {
       return false;
     }
   }
-  if (m.zero_stage() < 0 || m.zero_stage() > 2) {
+  if (m.zero_stage() < 0 || m.zero_stage() > 3) {
     error +=
-        "ZeRO stage " + std::to_string(m.zero_stage()) + " is not 0, 1 or 2";
+        "ZeRO stage " + std::to_string(m.zero_stage()) + " is not 0, 1, 2 or 3";
     return false;
   }
   error.clear();
@@ -315,9 +320,10 @@ static bool checkMesh(const Mesh &m, std::string &error) {
 
 /// A pipeline artifact's Pipeline (docs/pipeline.md): the counts at least
 /// 1, S * v stages, one update per pipe rank, a known schedule and loss, the
-/// mesh [D, S] over ("data", "pipe") when there is more than one rank, and
-/// training but no code of its own. The parts themselves are checked when
-/// a trainer loads them (each is a whole .loom file).
+/// mesh [D, S] over ("data", "pipe") (with T tensor ranks per stage
+/// [D, T, S] over ("data", "tensor", "pipe")) when there is more than one
+/// rank, and training but no code of its own. The parts themselves are
+/// checked when a trainer loads them (each is a whole .loom file).
 static bool checkPipeline(const Artifact &a, std::string &error) {
   const Pipeline &p = a.pipeline();
   error = "pipeline: ";
@@ -372,14 +378,34 @@ static bool checkPipeline(const Artifact &a, std::string &error) {
       return false;
     }
   }
+  if (p.tensor_parallel() < 0) {
+    error += "tensor_parallel is " + std::to_string(p.tensor_parallel()) +
+             ", it must be 0 or more";
+    return false;
+  }
+  // [D, S] over (data, pipe); with tensor parallelism inside the stages
+  // [D, T, S] over (data, tensor, pipe), so that a stage's T ranks read
+  // the same rows and each sends to the same tensor rank of the next.
   const Mesh &m = a.mesh();
-  int64_t ranks = int64_t(p.ranks()) * p.data_parallel();
-  bool meshOk = m.shape_size() == 2 && m.axes_size() == 2 &&
+  int64_t tensor = std::max(1, p.tensor_parallel());
+  int64_t ranks = int64_t(p.ranks()) * p.data_parallel() * tensor;
+  bool meshOk =
+      tensor == 1
+          ? m.shape_size() == 2 && m.axes_size() == 2 &&
                 m.shape(0) == p.data_parallel() && m.shape(1) == p.ranks() &&
-                m.axes(0) == "data" && m.axes(1) == "pipe";
+                m.axes(0) == "data" && m.axes(1) == "pipe"
+          : m.shape_size() == 3 && m.axes_size() == 3 &&
+                m.shape(0) == p.data_parallel() && m.shape(1) == tensor &&
+                m.shape(2) == p.ranks() && m.axes(0) == "data" &&
+                m.axes(1) == "tensor" && m.axes(2) == "pipe";
   if (ranks > 1 && !meshOk) {
-    error += "the mesh must be [" + std::to_string(p.data_parallel()) + ", " +
-             std::to_string(p.ranks()) + "] over (data, pipe)";
+    error += tensor == 1
+                 ? "the mesh must be [" + std::to_string(p.data_parallel()) +
+                       ", " + std::to_string(p.ranks()) + "] over (data, pipe)"
+                 : "the mesh must be [" + std::to_string(p.data_parallel()) +
+                       ", " + std::to_string(tensor) + ", " +
+                       std::to_string(p.ranks()) +
+                       "] over (data, tensor, pipe)";
     return false;
   }
   if (!a.has_training()) {

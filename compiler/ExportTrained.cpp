@@ -38,7 +38,8 @@ void addParams(const artifact::Artifact &a,
         dims.push_back(d.size());
       // A tensor-parallel piece: the initial value and checkpoints hold
       // the whole tensor.
-      if (s.has_shard() && s.shard().has_dim())
+      // A ZeRO-3 chunk (no dim) too.
+      if (s.has_shard())
         dims.assign(s.shard().full_dims().begin(), s.shard().full_dims().end());
       values[s.name()] = {
           sig.dtype(), dims,

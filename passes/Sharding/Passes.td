@@ -37,9 +37,18 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
       `--loom-optimizer` then updates only the shard (its slots are
       shards) and all-gathers the parameter.
 
+    * with `zero = 3` (FSDP) the trained parameter arguments become this
+      rank's chunks too (`graph.shard` with the whole shape); the forward
+      reads a `mesh.all_gather` of each, issued per layer group before the
+      previous group's first use, and the backward a second gather (with
+      clones of the forward's parameter-only ops), so the forward's copy
+      dies with the forward; gradients are reduce-scattered as ZeRO-2's
+      and `--loom-optimizer` keeps the parameter a chunk.
+
     With `report` the pass writes its decisions as JSON (the mesh, each
     bucket's gradients, bytes and the op after which it starts, each
-    parameter's sharding) and with `summary` prints them.
+    parameter's sharding, with zero = 3 the gather groups and the memory
+    per rank) and with `summary` prints them.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"",
@@ -50,6 +59,8 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
            "gradient bytes per bucket (0: chosen from the model)">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 (all-reduce), 1 or 2 (sharded optimizer state)">,
+    Option<"optimizerSlots", "optimizer-slots", "int64_t", /*default=*/"0",
+           "optimizer slots per parameter (the report's per-rank memory with zero = 3)">,
     Option<"report", "report", "std::string", /*default=*/"",
            "write the decisions as JSON to this file">,
     Option<"summary", "summary", "bool", /*default=*/"false",
@@ -93,6 +104,29 @@ def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
     and get `graph.shard = {axis = "tensor", dim, groups, shape}`: the
     runtime cuts each rank's piece, and checkpoints hold whole tensors.
 
+    With `vocab-parallel` (Megatron's vocab-parallel embedding and
+    cross-entropy) a gather of a parameter by the batch's token ids splits
+    the table over the vocab (ids outside the rank's range give zero rows,
+    summed by a `mesh.all_reduce`), the LM head (tied or not) is
+    column-parallel over the vocab, and the cross-entropy of the split
+    logits is computed from the local maxima, sums of exponentials and
+    target logits, each all-reduced: the whole logits never exist on a
+    rank. Log-softmax and mean/sum reductions over the vocab (label
+    smoothing) get the same treatment.
+
+    With `sequence-parallel` (Megatron's sequence parallelism) the
+    activations between a row-parallel matmul and the next column-parallel
+    one (residual adds, layer norms, dropout) are split along the sequence:
+    the row-parallel `mesh.all_reduce` becomes a `mesh.reduce_scatter`, the
+    column-parallel input a `mesh.all_gather` (the pair swapped in the
+    backward), a column-parallel input computed per row from whole values
+    (the first block's layer norm) joins the region (an all-reduced sum
+    below it becomes a reduce-scatter), a whole value entering the region
+    is sliced (`mesh.all_slice`), a reader outside it gets the value whole
+    again (an all-reduce of each rank's rows in place), and the parameters
+    the region reads whole (layer norm scale and shift, biases) are marked
+    `graph.grad_all_reduce`.
+
     With `report` the pass writes its decisions as JSON (each split
     parameter, each collective and why, each matmul left replicated and
     why) and with `summary` prints them.
@@ -110,6 +144,13 @@ def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
            "write the decisions as JSON to this file">,
     Option<"summary", "summary", "bool", /*default=*/"false",
            "print the decisions on stderr">,
+    Option<"vocabParallel", "vocab-parallel", "bool", /*default=*/"false",
+           "split the token embedding and the LM head over the vocab, with "
+           "a vocab-parallel cross-entropy">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "split the activations between the row- and the next "
+           "column-parallel matmul along the sequence">,
   ];
   let dependentDialects = ["mlir::mesh::MeshDialect",
                            "loom::graph::GraphDialect"];

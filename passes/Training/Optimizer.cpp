@@ -43,6 +43,9 @@ struct Param {
   /// this rank's chunk of the flattened, padded parameter.
   DictionaryAttr shard;
   int64_t numel = 0, chunk = 0;
+  /// ZeRO-3 (`graph.shard` over "data" without a dim on its argument):
+  /// the parameter itself is this rank's chunk; its update stays a chunk.
+  bool chunked = false;
   /// Tensor parallel (`graph.shard` on its argument): the parameter, its
   /// gradient and its slots are this rank's piece along one dim.
   DictionaryAttr split;
@@ -171,6 +174,8 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
   /// a multiple of the ranks (as --loom-data-parallel cuts the gradient).
   static Value shardOf(OpBuilder &b, Location loc,
                        const sharding::MeshAxis &axis, const Param &p) {
+    if (p.chunked)
+      return p.arg;
     Value flat = b.create<ReshapeOp>(loc, p.arg, ArrayRef<int64_t>{p.numel});
     int64_t padded = p.chunk * axis.size;
     if (padded != p.numel)
@@ -267,8 +272,19 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
         a.push_back(named("graph.shard", split));
       return b.getDictionaryAttr(a);
     };
+    // ZeRO-3: a parameter argument that is a flat chunk over "data"
+    // (--loom-data-parallel zero=3).
+    auto chunkOf = [&](unsigned i) -> DictionaryAttr {
+      auto attr = grad->getArgAttrOfType<DictionaryAttr>(i, "graph.shard");
+      auto axis = attr ? attr.getAs<StringAttr>("axis") : StringAttr();
+      if (attr && !attr.get("dim") && axis && axis.getValue() == "data")
+        return attr;
+      return {};
+    };
     // Tensor parallel: a split parameter's slots are split alike.
-    auto splitOf = [&](unsigned i) {
+    auto splitOf = [&](unsigned i) -> DictionaryAttr {
+      if (chunkOf(i))
+        return {};
       return grad->getArgAttrOfType<DictionaryAttr>(i, "graph.shard");
     };
     for (auto [i, name] : llvm::zip(paramArgs, paramNames)) {
@@ -278,9 +294,10 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
                << name << "' is " << t
                << ": only f32 parameters are trained so far";
       types.push_back(t);
+      DictionaryAttr chunk = chunkOf(i);
       argAttrs.push_back(stateAttrs(name, "param",
                                     grad->getArgAttr(i, "graph.initial_value"),
-                                    splitOf(i)));
+                                    chunk ? chunk : splitOf(i)));
     }
     SmallVector<std::string> kinds = slotKinds();
     for (const std::string &kind : kinds)
@@ -328,6 +345,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       Param p;
       p.name = name;
       p.split = splitOf(i);
+      p.chunked = bool(chunkOf(i));
       p.arg = step.getArgument(next++);
       map.map(grad->getArgument(i), p.arg);
       params.push_back(p);
@@ -367,8 +385,18 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       unsigned r = gradResult[p.name];
       p.grad = map.lookup(ret.getOperand(r));
       p.shard = grad->getResultAttrOfType<DictionaryAttr>(r, "graph.shard");
+      if (p.chunked && (!p.shard || p.grad.getType() != p.arg.getType()))
+        return grad->emitError("loom-optimizer: parameter '")
+               << p.name << "' is a chunk over 'data' (ZeRO-3) but its "
+               << "gradient is not the same chunk";
       if (p.shard) {
         p.numel = cast<RankedTensorType>(p.arg.getType()).getNumElements();
+        if (p.chunked) {
+          p.numel = 1;
+          for (int64_t d :
+               p.shard.getAs<DenseI64ArrayAttr>("shape").asArrayRef())
+            p.numel *= d;
+        }
         p.chunk = cast<RankedTensorType>(p.grad.getType()).getNumElements();
       }
     }
@@ -587,8 +615,9 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
             s.add(s.div(b.create<SqrtOp>(ploc, v), bc2Sqrt), (double)eps);
         next = s.sub(w, s.mul(s.div(m, denom), stepSize));
       }
-      nextParams.push_back(p.shard ? unshard(b, ploc, *dataAxis, p, next)
-                                   : next);
+      // ZeRO-3 keeps the chunk: the next step gathers it where it is used.
+      nextParams.push_back(
+          p.shard && !p.chunked ? unshard(b, ploc, *dataAxis, p, next) : next);
     }
     // Parameters and slots (not the accumulators) keep their values where
     // `cond` is false.

@@ -283,6 +283,31 @@ loom_status loom_trainer_create(loom_session *session, loom_trainer **out) {
         splitLayout(s, t.get(), place.count)
             .cut(initial.data(), place.index,
                  static_cast<char *>(loom_tensor_data(t.get())));
+    } else if (s.has_shard() && !initial.empty() &&
+               initial.size() != loom_tensor_size_bytes(t.get())) {
+      // ZeRO-3: this rank's chunk of the whole initial value, flattened
+      // and padded with zeros.
+      ShardPlace place = shardPlace(session, s.shard().axis());
+      size_t chunk = loom_tensor_size_bytes(t.get());
+      if (static_cast<uint64_t>(place.count) * chunk < initial.size() ||
+          static_cast<uint64_t>(place.count - 1) * chunk >= initial.size())
+        return makeStatus(
+            LOOM_UNAVAILABLE,
+            "state '" + s.name() + "' is a chunk of " + std::to_string(chunk) +
+                " bytes of a tensor of " + std::to_string(initial.size()) +
+                " bytes, which " + std::to_string(place.count) +
+                " rank(s) on the '" + s.shard().axis() + "' axis do not cut " +
+                "into such chunks" +
+                (loom::runtime::sessionCommunicator(session)
+                     ? std::string()
+                     : std::string(" (no communicator is attached: attach "
+                                   "one before creating the trainer)")));
+      size_t begin = static_cast<size_t>(place.index) * chunk;
+      char *dst = static_cast<char *>(loom_tensor_data(t.get()));
+      std::memset(dst, 0, chunk);
+      if (begin < initial.size())
+        std::memcpy(dst, initial.data() + begin,
+                    std::min(chunk, initial.size() - begin));
     } else if (!initial.empty()) {
       std::memcpy(loom_tensor_data(t.get()), initial.data(), initial.size());
     }

@@ -5,7 +5,7 @@
 // RUN: loom-opt %s --loom-data-parallel="ranks=4 report=%t.json summary" 2>&1 >/dev/null | FileCheck %s --check-prefix=SUMMARY
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // RUN: not loom-opt %s --loom-data-parallel="ranks=0" 2>&1 | FileCheck %s --check-prefix=RANKS
-// RUN: not loom-opt %s --loom-data-parallel="zero=3" 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not loom-opt %s --loom-data-parallel="zero=4" 2>&1 | FileCheck %s --check-prefix=STAGE
 
 // Every rank computes the gradients of its batch slice. The pass declares
 // the mesh, averages the loss over the ranks and reduces the gradients in
@@ -75,7 +75,7 @@
 // JSON: "param": "replicated over 'data'"
 
 // RANKS: loom-data-parallel: ranks must be at least 1, not 0
-// STAGE: loom-data-parallel: zero takes 0, 1 or 2, not 3
+// STAGE: loom-data-parallel: zero takes 0, 1, 2 or 3, not 4
 
 func.func @f_grad(%x: tensor<4x3xf32> {graph.input = "x"},
                   %w: tensor<3x2xf32> {graph.param = "w", graph.initial_value = dense<1.0> : tensor<3x2xf32>},
