@@ -50,6 +50,16 @@ llvm::Error parseFlag(StringRef value, bool &out) {
   return llvm::Error::success();
 }
 
+/// --fsdp: ZeRO-3 (listed by --help-hidden; --zero's help names it).
+llvm::Error setFsdp(DriverOptions &o, StringRef value) {
+  bool on = false;
+  if (llvm::Error e = parseFlag(value, on))
+    return e;
+  if (on)
+    o.train.zeroStage = 3;
+  return llvm::Error::success();
+}
+
 } // namespace
 
 // Setters: one field each, from text.
@@ -104,7 +114,7 @@ static const OptionInfo kOptions[] = {
     {"print-memory-plan", nullptr, "print the planned peak bytes", "Output",
      kCodegen, false, false, LOOM_FLAG(printMemoryPlan)},
     {"print-ir", nullptr, "print the training step's graph IR", "Output", Train,
-     false, false, LOOM_FLAG(printIR)},
+     true, false, LOOM_FLAG(printIR)},
     {"report", "<file>",
      "train: the passes' decisions and memory plan; quantize: each layer's "
      "scales and error (JSON)",
@@ -189,7 +199,7 @@ static const OptionInfo kOptions[] = {
      false, LOOM_REAL(train.lr)},
     {"momentum", "<float>", "sgd's momentum", "Optimizer", Train, false, false,
      LOOM_REAL(train.momentum)},
-    {"nesterov", nullptr, "sgd: Nesterov momentum", "Optimizer", Train, false,
+    {"nesterov", nullptr, "sgd: Nesterov momentum", "Optimizer", Train, true,
      false, LOOM_FLAG(train.nesterov)},
     {"betas", "<B1,B2>", "adam(w)'s betas (0.9,0.999)", "Optimizer", Train,
      false, false, LOOM_TEXT(trainText.betas)},
@@ -236,7 +246,15 @@ static const OptionInfo kOptions[] = {
      false, false, LOOM_INT(train.dataParallel)},
     {"tensor-parallel", "<int>", "tensor-parallel ranks", "Parallelism", Train,
      false, false, LOOM_INT(train.tensorParallel)},
-    {"zero", "<0|1|2>", "ZeRO stage: optimizer state (1), gradients (2)",
+    {"sequence-parallel", nullptr,
+     "tensor parallel: layer norms and residuals split along the sequence",
+     "Parallelism", Train, false, false, LOOM_FLAG(train.sequenceParallel)},
+    {"vocab-parallel", nullptr,
+     "tensor parallel: embedding, LM head and cross-entropy split over the "
+     "vocab",
+     "Parallelism", Train, false, false, LOOM_FLAG(train.vocabParallel)},
+    {"zero", "<0|1|2|3>",
+     "ZeRO: optimizer state (1), gradients (2), parameters (3, --fsdp)",
      "Parallelism", Train, false, false, LOOM_INT(train.zeroStage)},
     {"bucket-size", "<size>", "gradient bytes per data-parallel bucket",
      "Parallelism", Train, true, false, LOOM_TEXT(trainText.bucketSize)},
@@ -291,6 +309,10 @@ static const OptionInfo kOptions[] = {
      Schedule, false, false, LOOM_TEXT(costs)},
     {"print", nullptr, "draw each rank's timeline", "Schedule", Schedule, false,
      false, LOOM_FLAG(printTimeline)},
+
+    // --zero 3's other name (with the Parallelism options in --help-hidden).
+    {"fsdp", nullptr, "fully sharded data parallel: --zero 3", "Parallelism",
+     Train, true, false, setFsdp},
 };
 
 #undef LOOM_TEXT

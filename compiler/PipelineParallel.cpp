@@ -1,6 +1,7 @@
 //===- PipelineParallel.cpp - a pipeline-parallel training artifact -------===//
 
 #include "compiler/PipelineParallel.h"
+#include "compiler/codegen/cpu/CpuCodegen.h"
 #include "loom/common/Artifact.h"
 #include "loom/common/FileIO.h"
 #include "loom/common/Schedule.h"
@@ -33,6 +34,31 @@ static OwningOpRef<ModuleOp> moduleOf(ModuleOp from, func::FuncOp f,
   return m;
 }
 
+/// f16: the train_step of a rank without the loss scale's state (the
+/// other ranks than the last) returns the scale it unscaled by, the
+/// all-reduce marked kLossScaleSumAttr, as "loss_scale": its trainer then
+/// reports the step's scale and adopts the state of a step that skipped
+/// its update on overflow, as the last rank's does.
+static LogicalResult addLossScaleOutput(ModuleOp m) {
+  auto step = m.lookupSymbol<func::FuncOp>("train_step");
+  Operation *sum = nullptr;
+  if (step)
+    step.walk([&](Operation *op) {
+      if (op->hasAttr(pipeline::kLossScaleSumAttr))
+        sum = op;
+    });
+  if (!sum)
+    return m.emitError("pipeline: internal error: an update without the "
+                       "loss scale's all-reduce");
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  ret->insertOperands(ret.getNumOperands(), sum->getResult(0));
+  Builder b(m.getContext());
+  step.insertResult(step.getNumResults(), sum->getResult(0).getType(),
+                    b.getDictionaryAttr({b.getNamedAttr(
+                        "graph.output", b.getStringAttr("loss_scale"))}));
+  return success();
+}
+
 /// Runs canonicalization and CSE on `m`.
 static LogicalResult simplify(ModuleOp m) {
   PassManager pm(m.getContext());
@@ -45,6 +71,8 @@ namespace {
 /// The pipeline's settings, resolved from the training options.
 struct Settings {
   int64_t ranks, virtualStages, microBatches, dataRanks;
+  /// Tensor-parallel ranks inside each stage (1: none).
+  int64_t tensorRanks;
   std::string schedule, boundaries, freeze;
   int64_t memoryBudget;
   std::string loss;
@@ -52,16 +80,23 @@ struct Settings {
   std::string description, labels;
   int64_t totalSteps;
   bool summary;
+  /// Recomputation inside each stage ("" or none: off), f16's loss
+  /// scaling.
+  std::string recompute;
+  bool lossScale;
 
   explicit Settings(const TrainingOptions &t)
       : ranks(t.pipeline.stages),
         virtualStages(t.pipeline.virtualStagesOrDefault()),
         microBatches(t.pipeline.microBatches), dataRanks(t.dataParallel),
+        tensorRanks(std::max<int64_t>(1, t.tensorParallel)),
         schedule(t.pipeline.scheduleOrDefault()),
         boundaries(t.pipeline.boundaries), freeze(t.freeze),
         memoryBudget(t.memoryBudget), loss(toString(t.loss).str()),
         ignoreIndex(t.ignoreIndex), description(t.description()),
-        labels(t.labels), totalSteps(t.totalSteps), summary(t.printSummary) {}
+        labels(t.labels), totalSteps(t.totalSteps), summary(t.printSummary),
+        recompute(toString(t.recompute).str()),
+        lossScale(t.precision == Precision::F16) {}
 };
 } // namespace
 
@@ -126,6 +161,11 @@ LogicalResult compilePipelineParallel(ModuleOp module,
     PipelinePartsPassOptions parts;
     parts.ranks = p.ranks;
     parts.dataRanks = p.dataRanks;
+    parts.recompute = p.recompute;
+    if (!p.recompute.empty() && training.target == "cpu")
+      parts.targetPasses = codegen::kCpuGraphPasses;
+    parts.lossScale = p.lossScale;
+    parts.summary = p.summary;
     pm.addPass(createPipelinePartsPass(parts));
   }
   if (failed(pm.run(module)))
@@ -141,6 +181,8 @@ LogicalResult compilePipelineParallel(ModuleOp module,
   pipe->set_micro_batches(static_cast<int32_t>(p.microBatches));
   pipe->set_schedule(p.schedule);
   pipe->set_data_parallel(static_cast<int32_t>(p.dataRanks));
+  if (p.tensorRanks > 1)
+    pipe->set_tensor_parallel(static_cast<int32_t>(p.tensorRanks));
   pipe->set_loss(p.loss);
   pipe->set_ignore_index(p.ignoreIndex);
   pipe->set_memory_budget(p.memoryBudget);
@@ -180,7 +222,9 @@ LogicalResult compilePipelineParallel(ModuleOp module,
           report["sent_bytes_per_micro_batch"] = a.getInt();
       }
       parts.push_back(part.str());
-      OwningOpRef<ModuleOp> m = moduleOf(module, f, false);
+      // With tensor parallelism a part holds collectives over `tensor`:
+      // it runs on the mesh.
+      OwningOpRef<ModuleOp> m = moduleOf(module, f, p.tensorRanks > 1);
       if (failed(simplify(*m)))
         return failure();
       partOptions.funcName = name;
@@ -208,6 +252,9 @@ LogicalResult compilePipelineParallel(ModuleOp module,
     buildPipelineUpdatePassPipeline(upm, training, r);
     if (failed(upm.run(*m)))
       return failure();
+    if (p.lossScale && p.ranks > 1 && r != p.ranks - 1 &&
+        failed(addLossScaleOutput(*m)))
+      return failure();
     partOptions.funcName = "train_step";
     std::string code;
     if (failed(compileToArtifact(*m, partOptions, code)))
@@ -232,6 +279,7 @@ LogicalResult compilePipelineParallel(ModuleOp module,
               {"virtual_stages", p.virtualStages},
               {"micro_batches", p.microBatches},
               {"data_parallel", p.dataRanks},
+              {"tensor_parallel", p.tensorRanks},
               {"partition", p.boundaries.empty()
                                 ? "balanced by the cost model (FLOPs + 4 x "
                                   "bytes)"
@@ -261,11 +309,18 @@ LogicalResult compilePipelineParallel(ModuleOp module,
   outTraining->set_labels(p.labels);
   outTraining->set_inference_module(options.inferenceModule);
   outTraining->set_source_onnx(options.sourceOnnx);
-  if (p.ranks * p.dataRanks > 1) {
+  if (p.ranks * p.dataRanks * p.tensorRanks > 1) {
+    // [D, S] over (data, pipe), or [D, T, S] over (data, tensor, pipe):
+    // the parts' meshes lay the ranks out alike (theirs has no data axis
+    // without replicas).
     artifact::Mesh *mesh = out.mutable_mesh();
     mesh->add_shape(p.dataRanks);
-    mesh->add_shape(p.ranks);
     mesh->add_axes("data");
+    if (p.tensorRanks > 1) {
+      mesh->add_shape(p.tensorRanks);
+      mesh->add_axes("tensor");
+    }
+    mesh->add_shape(p.ranks);
     mesh->add_axes("pipe");
   }
   std::string problem;

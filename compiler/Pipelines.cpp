@@ -304,30 +304,73 @@ llvm::Error TrainingOptions::verify() const {
       return fail("--pipeline-schedule " + schedule +
                   " needs --pipeline-stages S");
   }
+  if ((sequenceParallel || vocabParallel) && tensorParallel < 2)
+    return fail(std::string(sequenceParallel ? "--sequence-parallel"
+                                             : "--vocab-parallel") +
+                " splits over the tensor-parallel ranks: it needs "
+                "--tensor-parallel M >= 2");
   if (pipeline.enabled()) {
     auto reject = [](const llvm::Twine &what, const llvm::Twine &why = "") {
       return fail(what + " with --pipeline-stages is not supported yet" + why);
     };
-    if (tensorParallel > 1)
-      return reject("--tensor-parallel");
-    if (zeroStage > 0)
-      return reject("--zero");
-    if (precision == Precision::F16)
-      return reject("--precision f16", " (f16 needs loss scaling; bf16 works)");
+    // Tensor parallel inside each stage: the mesh [data, tensor, pipe].
+    if (tensorParallel < 1)
+      return fail("--tensor-parallel takes M >= 1");
+    if (tensorParallel > 1 && (sequenceParallel || vocabParallel))
+      return reject(std::string(sequenceParallel ? "--sequence-parallel"
+                                                 : "--vocab-parallel") +
+                        " with --tensor-parallel",
+                    ": plain tensor parallelism runs inside the stages");
+    if (tensorParallel > 1 && zeroStage > 0)
+      return fail("--zero with --tensor-parallel is not supported yet: ZeRO "
+                  "shards whole parameters over the data axis, tensor "
+                  "parallelism splits them first");
+    // ZeRO-1/2: each rank's update shards its stages' optimizer state
+    // (and gradients) over the stage's data replicas.
+    if (zeroStage > 2)
+      return reject("--zero " + llvm::Twine(zeroStage),
+                    ": each stage's parts read whole parameters; use --zero "
+                    "1 or 2 (optimizer state and gradients sharded over the "
+                    "data replicas), or more stages to divide the "
+                    "parameters");
+    if (zeroStage > 0 && dataParallel < 2)
+      return fail("--zero " + llvm::Twine(zeroStage) +
+                  " with --pipeline-stages shards over each stage's data "
+                  "replicas: it needs --data-parallel N >= 2");
     if (gradientsOnly)
       return reject("--gradients");
     if (target != "cpu")
       return reject("--target " + target,
                     " (the CUDA target has no collectives yet)");
-    if (recompute != RecomputeMode::Unset)
-      return reject("--recompute");
+    // Recomputation runs inside each stage (--loom-pipeline-parts).
+    if (recompute == RecomputeMode::Optimal)
+      return reject("--recompute optimal",
+                    ": its budget is one step's planned peak; a pipeline "
+                    "budgets each rank's saved activations "
+                    "(--memory-budget): use --recompute all or sqrt, which "
+                    "run inside each stage");
     if (accumulate > 1)
-      return fail("--accumulate with --pipeline-stages: the pipeline "
-                  "accumulates over its micro-batches (--micro-batches)");
+      return fail(
+          "--accumulate " + llvm::Twine(accumulate) +
+          " with --pipeline-stages: the pipeline accumulates over its "
+          "micro-batches; for the same optimizer step use --micro-batches " +
+          llvm::Twine(accumulate *
+                      std::max<int64_t>(1, pipeline.microBatches)) +
+          " (--accumulate x --micro-batches) and a --batch " +
+          llvm::Twine(accumulate) +
+          " times larger, each call feeding the step's whole batch");
     return llvm::Error::success();
   }
   if (tensorParallel < 1)
     return fail("--tensor-parallel takes M >= 1");
+  if (vocabParallel && dataParallel > 1)
+    return fail("--vocab-parallel with --data-parallel is not supported yet: "
+                "the data-parallel step weighs each rank's loss by its "
+                "counted labels through graph.cross_entropy, which the "
+                "vocab-parallel loss replaces");
+  if (vocabParallel && loss != LossKind::CrossEntropy)
+    return fail("--vocab-parallel splits a cross-entropy's logits over the "
+                "vocab: it needs --loss cross_entropy");
   if (tensorParallel > 1) {
     if (gradientsOnly)
       return fail("--tensor-parallel compiles a training step, not "
@@ -337,9 +380,10 @@ llvm::Error TrainingOptions::verify() const {
                   "shards whole parameters over the data axis, tensor "
                   "parallelism splits them first");
   }
-  if (dataParallel < 1 || zeroStage < 0 || zeroStage > 2 ||
+  if (dataParallel < 1 || zeroStage < 0 || zeroStage > 3 ||
       (zeroStage > 0 && dataParallel < 2))
-    return fail("--data-parallel takes N >= 1 and --zero 0, 1 or 2 with "
+    return fail("--data-parallel takes N >= 1 and --zero 0, 1, 2 or 3 "
+                "(--fsdp) with "
                 "--data-parallel N >= 2");
   if (dataParallel > 1 && gradientsOnly)
     return fail("--data-parallel compiles a training step, not --gradients");
@@ -376,6 +420,20 @@ static OptimizerPassOptions optimizerOptions(const TrainingOptions &o) {
   return opt;
 }
 
+/// The tensor-parallel pass's options (sequence and vocab parallelism are
+/// refused with the pipeline by TrainingOptions::verify).
+static TensorParallelPassOptions
+tensorParallelOptions(const TrainingOptions &o) {
+  TensorParallelPassOptions tp;
+  tp.ranks = o.tensorParallel;
+  tp.dataRanks = o.dataParallel;
+  tp.freeze = o.freeze;
+  tp.summary = o.report;
+  tp.sequenceParallel = o.sequenceParallel;
+  tp.vocabParallel = o.vocabParallel;
+  return tp;
+}
+
 void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
                                report::Sink *sink) {
   // The summaries go with the report; its JSON goes to the sink.
@@ -399,9 +457,15 @@ void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
     pm.addPass(createFuseAttentionPass(attention, reports));
   }
   if (o.pipeline.enabled()) {
-    // On the loss function, before it is cut: the stages send bf16
-    // activations, the parameters stay f32 masters.
-    if (o.precision == Precision::BF16) {
+    // On the loss function, before it is cut: the stages send bf16 (f16)
+    // activations, the parameters stay f32 masters. f16's loss scaling is
+    // --loom-pipeline-parts' (compiler/PipelineParallel.cpp).
+    // Tensor parallel inside the stages: the loss function split before
+    // it is cut, so each stage's parts hold the split ops and their
+    // all-reduces over `tensor` (docs/pipeline.md).
+    if (o.tensorParallel > 1)
+      pm.addPass(createTensorParallelPass(tensorParallelOptions(o), reports));
+    if (o.precision != Precision::F32) {
       MixedPrecisionPassOptions mixed;
       mixed.dtype = toString(o.precision).str();
       mixed.policy = toString(o.precisionPolicy).str();
@@ -411,14 +475,8 @@ void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
   }
   // Tensor parallel: the forward split before autodiff derives the
   // backward from it.
-  if (o.tensorParallel > 1) {
-    TensorParallelPassOptions tp;
-    tp.ranks = o.tensorParallel;
-    tp.dataRanks = o.dataParallel;
-    tp.freeze = o.freeze;
-    tp.summary = o.report;
-    pm.addPass(createTensorParallelPass(tp, reports));
-  }
+  if (o.tensorParallel > 1)
+    pm.addPass(createTensorParallelPass(tensorParallelOptions(o), reports));
   if (o.precision != Precision::F32) {
     MixedPrecisionPassOptions mixed;
     mixed.dtype = toString(o.precision).str();
@@ -438,6 +496,10 @@ void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
     dp.ranks = o.dataParallel;
     dp.zero = o.zeroStage;
     dp.bucketBytes = o.bucketBytes;
+    // The report's per-rank memory under FSDP: the optimizer's slots.
+    dp.optimizerSlots =
+        (o.accumulate > 1) +
+        (o.optimizer == OptimizerKind::Sgd ? (o.momentum != 0 ? 1 : 0) : 2);
     dp.summary = o.report;
     pm.addPass(createDataParallelPass(dp, reports));
   }
@@ -486,6 +548,8 @@ void buildPipelineUpdatePassPipeline(OpPassManager &pm,
     DataParallelPassOptions dp;
     dp.funcName = name;
     dp.ranks = o.dataParallel;
+    // ZeRO-1/2 over the stage's replicas.
+    dp.zero = o.zeroStage;
     pm.addPass(createDataParallelPass(dp));
   }
   OptimizerPassOptions opt = optimizerOptions(o);
@@ -597,6 +661,15 @@ struct TrainingPipelineOptions
                                  llvm::cl::init(1)};
   Option<int64_t> zero{*this, "zero", llvm::cl::desc("ZeRO stage 0, 1, 2"),
                        llvm::cl::init(0)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("tensor parallel: activations split along the sequence"),
+      llvm::cl::init(false)};
+  Option<bool> vocabParallel{
+      *this, "vocab-parallel",
+      llvm::cl::desc(
+          "tensor parallel: embedding and loss split over the vocab"),
+      llvm::cl::init(false)};
   Option<std::string> bucketSize{*this, "bucket-size",
                                  llvm::cl::desc("gradient bytes per bucket")};
   Option<int64_t> pipelineStages{*this, "pipeline-stages",
@@ -634,6 +707,8 @@ struct TrainingPipelineOptions
     o.lossScaleInterval = lossScaleInterval;
     o.dataParallel = dataParallel;
     o.tensorParallel = tensorParallel;
+    o.sequenceParallel = sequenceParallel;
+    o.vocabParallel = vocabParallel;
     o.zeroStage = zero;
     o.pipeline.stages = pipelineStages;
     o.target = target;

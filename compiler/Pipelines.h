@@ -131,6 +131,12 @@ struct TrainingOptions {
   // Parallelism.
   int64_t dataParallel = 1;
   int64_t tensorParallel = 1;
+  /// Tensor parallel: the activations between the row- and the next
+  /// column-parallel matmul split along the sequence (--sequence-parallel).
+  bool sequenceParallel = false;
+  /// Tensor parallel: the token embedding, the LM head and the
+  /// cross-entropy split over the vocab (--vocab-parallel).
+  bool vocabParallel = false;
   int64_t zeroStage = 0;
   int64_t bucketBytes = 0; ///< 0: chosen from the model
   PipelineParallelOptions pipeline;

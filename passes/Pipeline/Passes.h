@@ -3,6 +3,8 @@
 #ifndef LOOM_PASSES_PIPELINE_PASSES_H
 #define LOOM_PASSES_PIPELINE_PASSES_H
 
+#include "dialects/kernel/KernelDialect.h"
+
 #include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -51,7 +51,8 @@ def PipelineStagesPass : Pass<"loom-pipeline-stages", "mlir::ModuleOp"> {
 }
 
 def PipelinePartsPass : Pass<"loom-pipeline-parts", "mlir::ModuleOp"> {
-  let dependentDialects = ["mlir::mesh::MeshDialect"];
+  let dependentDialects = ["mlir::mesh::MeshDialect",
+                           "loom::kernel::KernelDialect"];
   let summary = "Build each pipeline stage's forward, backward and update";
   let description = [{
     For each stage function of `--loom-pipeline-stages` builds the parts
@@ -75,6 +76,23 @@ def PipelinePartsPass : Pass<"loom-pipeline-parts", "mlir::ModuleOp"> {
     Constants and ops of parameters only are recomputed where needed
     instead of saved.
 
+    With `recompute` (all or sqrt), `--loom-recompute` runs on each
+    stage's joint forward + backward before it is cut into parts: the
+    values it recomputes are computed again by the I and W parts from the
+    stage's inputs instead of being saved by F, so a stage keeps less
+    per micro-batch in flight (`loom.pipeline.saved_bytes`).
+
+    With `loss-scale` (f16's dynamic loss scaling), the last stage's I
+    and W parts take `param:loss_scale` (the last rank's update state) and
+    seed the backward with `loss_weight * loss_scale`. The last rank's
+    gradient function takes the scale (`graph.loss_scale`), so that
+    `--loom-optimizer` keeps it as state, unscales and grows or backs it
+    off; every rank's gradient function all-reduces it over the pipe axis
+    (the other ranks add 0) and the other ranks unscale their gradients
+    by it. Their optimizer steps skip together: a non-finite gradient
+    anywhere makes the global norm, summed over the pipe axis, non-finite
+    on every rank.
+
     Then for each of the `ranks` pipeline ranks (stage k runs on rank
     k % ranks) a gradient function `pipeline_update_<r>(acc..., loss,
     params...) -> (loss, grads...)` over the parameters of its stages,
@@ -87,6 +105,16 @@ def PipelinePartsPass : Pass<"loom-pipeline-parts", "mlir::ModuleOp"> {
            "pipeline ranks (the mesh's pipe axis)">,
     Option<"dataRanks", "data-ranks", "int64_t", /*default=*/"1",
            "data-parallel replicas (the mesh's data axis)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"",
+           "--loom-recompute's strategy inside each stage: none, all or "
+           "sqrt (empty: none)">,
+    Option<"targetPasses", "target-passes", "std::string", /*default=*/"",
+           "--loom-recompute's target-passes (the backend's graph passes)">,
+    Option<"lossScale", "loss-scale", "bool", /*default=*/"false",
+           "dynamic loss scaling (f16): the last stage's backward is "
+           "seeded with loss_weight times the update's loss_scale state">,
+    Option<"summary", "summary", "bool", /*default=*/"false",
+           "print each stage's recomputation decisions to stderr">,
   ];
 }
 

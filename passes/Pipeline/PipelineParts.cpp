@@ -14,6 +14,7 @@
 #include "passes/Autodiff/Vjp.h"
 #include "passes/Pipeline/Passes.h"
 #include "passes/Pipeline/PipelineUtils.h"
+#include "passes/Recompute/Passes.h"
 #include "passes/Sharding/ShardingUtils.h"
 
 #include "dialects/graph/GraphOps.h"
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -40,6 +42,9 @@ namespace {
 constexpr StringLiteral kForwardTag = "loom.pipeline.forward";
 constexpr StringLiteral kDoutAttr = "loom.pipeline.dout";
 constexpr StringLiteral kLossWeightAttr = "loom.pipeline.loss_weight";
+constexpr StringLiteral kLossScaleAttr = "loom.pipeline.loss_scale";
+/// What --loom-recompute marks its clones with (passes/Recompute).
+constexpr StringLiteral kRecomputeAttr = "loom.recompute";
 
 bool isFloatTensor(Type t) {
   auto tensor = dyn_cast<RankedTensorType>(t);
@@ -79,6 +84,13 @@ struct PipelinePartsPass
     if (n == 0)
       return module.emitError("loom-pipeline-parts: no stage function (run "
                               "--loom-pipeline-stages first)");
+    if (!recompute.empty() && recompute != "none" && recompute != "all" &&
+        recompute != "sqrt")
+      return module.emitError("loom-pipeline-parts: recompute takes none, "
+                              "all or sqrt inside stages, not '")
+             << recompute
+             << "' (optimal's budget is the whole step's peak; a pipeline "
+                "budgets each rank's saved activations with --memory-budget)";
     if (ranks < 1 || dataRanks < 1 || n % ranks)
       return module.emitError("loom-pipeline-parts: ")
              << n << " stages do not go evenly on " << ranks
@@ -88,9 +100,14 @@ struct PipelinePartsPass
         return module.emitError("loom-pipeline-parts: stage ")
                << k << " is missing";
     if (ranks * dataRanks > 1) {
+      // After --loom-tensor-parallel's [data, tensor] (its data axis only
+      // with replicas): the pipe axis last, so that the ranks of a stage
+      // are (d T + t) S + p as the runtime lays them out.
+      bool tensor = sharding::findAxis(module, "tensor").has_value();
       for (auto [axis, size] :
            {std::pair<StringRef, int64_t>{"data", dataRanks}, {"pipe", ranks}})
-        if (failed(sharding::getOrCreateAxis(module, axis, size,
+        if ((axis != "data" || !tensor || dataRanks > 1) &&
+            failed(sharding::getOrCreateAxis(module, axis, size,
                                              "loom-pipeline-parts")))
           return failure();
     }
@@ -104,7 +121,8 @@ struct PipelinePartsPass
       SmallVector<Param> params;
       for (int64_t k = r; k < n; k += ranks)
         params.append(owned[k].begin(), owned[k].end());
-      buildUpdate(module, r, params);
+      if (failed(buildUpdate(module, r, params)))
+        return failure();
     }
     return success();
   }
@@ -148,6 +166,13 @@ struct PipelinePartsPass
         return stage.emitError("loom-pipeline-parts: the loss is not a float");
       Value w = addArg(RankedTensorType::get({}, b.getF32Type()),
                        b.getNamedAttr(kLossWeightAttr, b.getUnitAttr()));
+      // f16: the backward of loss * scale, as --loom-autodiff loss-scale
+      // seeds it; the updates unscale.
+      if (lossScale)
+        w = bb.create<graph::MulOp>(
+            loss.getLoc(), w,
+            addArg(RankedTensorType::get({}, b.getF32Type()),
+                   b.getNamedAttr(kLossScaleAttr, b.getUnitAttr())));
       if (lossType.getElementType() != b.getF32Type())
         w = bb.create<graph::CastOp>(loss.getLoc(), w,
                                      lossType.getElementType());
@@ -184,6 +209,14 @@ struct PipelinePartsPass
             b.getFloatAttr(getElementTypeOrSelf(arg.getType()), 0.0));
     SmallVector<Value> dins(grads->begin(), grads->begin() + wrtIn.size());
     SmallVector<Value> paramGrads(grads->begin() + wrtIn.size(), grads->end());
+    if (!recompute.empty() && recompute != "none") {
+      SmallVector<Value> roots(dins);
+      roots.append(paramGrads);
+      if (failed(recomputeInStage(module, work, ret, roots, last))) {
+        work.erase();
+        return failure();
+      }
+    }
 
     // Which ops are the forward's, which may be copied anywhere, and
     // their order.
@@ -271,6 +304,8 @@ struct PipelinePartsPass
         names[arg] = "dout:" + std::to_string(d.getInt());
       else if (work.getArgAttr(i, kLossWeightAttr))
         names[arg] = "loss_weight";
+      else if (work.getArgAttr(i, kLossScaleAttr))
+        names[arg] = "param:loss_scale"; // the last rank's update state
       else if (auto p = work.getArgAttrOfType<StringAttr>(i, "graph.param"))
         names[arg] = "param:" + p.str();
       else if (auto in = work.getArgAttrOfType<StringAttr>(i, "graph.input"))
@@ -345,6 +380,124 @@ struct PipelinePartsPass
     return success();
   }
 
+  /// `--loom-recompute` (strategy `recompute`) on stage function `work`,
+  /// which holds the forward (ops tagged kForwardTag) and, after it, the
+  /// backward making `grads`. The pass takes the ancestors of a result
+  /// marked "loss" as the forward: the last stage's loss, or else the sum
+  /// of what the stage sends (reduced, as f32), which is made for the pass
+  /// and removed after it. Its clones become backward ops, so that the I
+  /// and W parts recompute them from the stage's inputs instead of F saving
+  /// the values.
+  LogicalResult recomputeInStage(ModuleOp module, func::FuncOp work,
+                                 func::ReturnOp ret, ArrayRef<Value> grads,
+                                 bool last) {
+    if (ret.getNumOperands() == 0)
+      return success(); // nothing sent: no forward the backward reads
+    Block &body = work.getBody().front();
+    MLIRContext *ctx = &getContext();
+    // The stage's dead forward ops would look like backward ops to it.
+    llvm::DenseSet<Value> keep(grads.begin(), grads.end());
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (Operation &op :
+           llvm::make_early_inc_range(llvm::reverse(body.without_terminator())))
+        if (op.hasAttr(kForwardTag) && op.use_empty() &&
+            isMemoryEffectFree(&op) &&
+            llvm::none_of(op.getResults(),
+                          [&](Value r) { return keep.contains(r); })) {
+          op.erase();
+          erased = true;
+        }
+    }
+    OpBuilder b(ret);
+    Location loc = work.getLoc();
+    Type f32 = b.getF32Type();
+    SmallVector<Operation *> made;
+    Value loss;
+    if (last) {
+      loss = ret.getOperand(0);
+    } else {
+      for (Value v : ret.getOperands()) {
+        auto t = cast<RankedTensorType>(v.getType());
+        Value x = v;
+        if (t.getElementType() != f32) {
+          x = b.create<graph::CastOp>(loc, x, f32);
+          made.push_back(x.getDefiningOp());
+        }
+        if (t.getRank() > 0) {
+          SmallVector<int64_t> all;
+          for (int64_t d = 0; d < t.getRank(); ++d)
+            all.push_back(d);
+          x = b.create<graph::ReduceSumOp>(loc, x, all, false);
+          made.push_back(x.getDefiningOp());
+        }
+        if (loss) {
+          loss = b.create<graph::AddOp>(loc, loss, x);
+          made.push_back(loss.getDefiningOp());
+        } else {
+          loss = x;
+        }
+      }
+    }
+    // The joint function the pass expects: (loss, gradients...).
+    SmallVector<Value> sent(ret.getOperands());
+    FunctionType type = work.getFunctionType();
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (unsigned i = 0; i < work.getNumResults(); ++i)
+      resultAttrs.push_back(work.getResultAttrDict(i));
+    SmallVector<Value> results{loss};
+    results.append(grads.begin(), grads.end());
+    SmallVector<Type> types;
+    for (Value v : results)
+      types.push_back(v.getType());
+    SmallVector<DictionaryAttr> jointAttrs(results.size(),
+                                           b.getDictionaryAttr({}));
+    jointAttrs[0] = b.getDictionaryAttr(
+        {b.getNamedAttr("graph.output", b.getStringAttr("loss"))});
+    ret->setOperands(results);
+    work.setType(FunctionType::get(ctx, type.getInputs(), types));
+    work.setAllResultAttrs(jointAttrs);
+    // Received activations are batch-dependent (its cut candidates).
+    SmallVector<unsigned> marked;
+    for (unsigned i = 0; i < work.getNumArguments(); ++i)
+      if (work.getArgAttr(i, kInAttr) && !work.getArgAttr(i, "graph.input")) {
+        work.setArgAttr(i, "graph.input", b.getStringAttr("in"));
+        marked.push_back(i);
+      }
+
+    RecomputePassOptions options;
+    options.funcName = work.getName().str();
+    options.strategy = recompute;
+    options.targetPasses = targetPasses;
+    options.summary = summary;
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(createRecomputePass(options, nullptr));
+    LogicalResult done = runPipeline(pm, module);
+
+    // Back to the stage's own signature.
+    ret->setOperands(sent);
+    work.setType(type);
+    work.setAllResultAttrs(resultAttrs);
+    for (unsigned i : marked)
+      work.removeArgAttr(i, "graph.input");
+    for (Operation *op : llvm::reverse(made))
+      op->erase();
+    if (failed(done))
+      return failure();
+    for (Operation &op : body.without_terminator())
+      if (op.hasAttr(kRecomputeAttr))
+        op.removeAttr(kForwardTag);
+    // A forward op reading a clone would make F wait for its backward.
+    for (Operation &op : body.without_terminator())
+      if (op.hasAttr(kForwardTag))
+        for (Value v : op.getOperands())
+          if (Operation *def = v.getDefiningOp();
+              def && def->hasAttr(kRecomputeAttr))
+            return op.emitError("loom-pipeline-parts: internal error: a "
+                                "forward op reads a recomputed value");
+    return success();
+  }
+
   /// A function of the `part` ops of `work` (cloned in program order)
   /// taking its inputs (and `extra`) by their names and returning
   /// `outputs`. With `accumulate`, each of those outputs is added to a
@@ -411,7 +564,8 @@ struct PipelinePartsPass
 
   /// `pipeline_update_<r>(acc:N..., loss, N...) -> (loss, N.grad...)`: the
   /// gradient function of rank r's optimizer step.
-  void buildUpdate(ModuleOp module, int64_t r, ArrayRef<Param> params) {
+  LogicalResult buildUpdate(ModuleOp module, int64_t r,
+                            ArrayRef<Param> params) {
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
@@ -429,6 +583,13 @@ struct PipelinePartsPass
     for (const Param &p : params) {
       argTypes.push_back(p.type);
       argAttrs.push_back(p.attrs);
+    }
+    // f16: the last rank, whose stage seeds the backward, keeps the scale.
+    bool holdsScale = lossScale && r == ranks - 1;
+    if (holdsScale) {
+      argTypes.push_back(f32);
+      argAttrs.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("graph.loss_scale", b.getUnitAttr())}));
     }
     SmallVector<Type> resultTypes{f32};
     SmallVector<Attribute> resultAttrs{b.getDictionaryAttr(
@@ -456,9 +617,45 @@ struct PipelinePartsPass
       results.push_back(fb.create<graph::ReshapeOp>(loc, v, t.getShape()));
     };
     passOn(entry->getArgument(params.size()));
-    for (size_t i = 0; i < params.size(); ++i)
-      passOn(entry->getArgument(i));
+    Value unscale; // what the gradients are multiplied by
+    if (lossScale && ranks > 1) {
+      // The scale over the pipe axis: the last rank's, plus 0 from the
+      // others, which unscale by it. The last rank's optimizer unscales
+      // its own; it multiplies by scale / sum (exactly 1), which keeps its
+      // share of the collective.
+      std::optional<sharding::MeshAxis> pipe =
+          sharding::findAxis(module, "pipe");
+      if (!pipe)
+        return module.emitError("loom-pipeline-parts: no mesh axis 'pipe'");
+      Value mine;
+      if (holdsScale)
+        mine = entry->getArgument(entry->getNumArguments() - 1);
+      else
+        mine = fb.create<graph::ConstantOp>(
+            loc, DenseElementsAttr::get(cast<ShapedType>(f32), 0.0f));
+      Value sum = sharding::allReduce(fb, loc, *pipe, mine);
+      sum.getDefiningOp()->setAttr(kLossScaleSumAttr, fb.getUnitAttr());
+      if (holdsScale) {
+        unscale = fb.create<graph::DivOp>(loc, mine, sum);
+      } else {
+        Value one = fb.create<graph::ConstantOp>(
+            loc, DenseElementsAttr::get(cast<ShapedType>(f32), 1.0f));
+        unscale = fb.create<graph::DivOp>(loc, one, sum);
+      }
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      Value g = entry->getArgument(i);
+      if (unscale) {
+        auto t = cast<RankedTensorType>(g.getType());
+        Value s = unscale;
+        if (t.getElementType() != fb.getF32Type())
+          s = fb.create<graph::CastOp>(loc, s, t.getElementType());
+        g = fb.create<graph::MulOp>(loc, g, s);
+      }
+      passOn(g);
+    }
     fb.create<func::ReturnOp>(loc, results);
+    return success();
   }
 };
 

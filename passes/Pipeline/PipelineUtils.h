@@ -28,6 +28,11 @@ inline constexpr llvm::StringLiteral kOutAttr = "loom.pipeline.out";
 inline constexpr llvm::StringLiteral kPartAttr = "loom.pipeline.part";
 inline constexpr llvm::StringLiteral kSavedBytesAttr =
     "loom.pipeline.saved_bytes";
+/// On the all-reduce of the loss scale over the pipe axis in an update's
+/// gradient function (f16): the ranks without the scale's state report it
+/// as their step's "loss_scale".
+inline constexpr llvm::StringLiteral kLossScaleSumAttr =
+    "loom.pipeline.loss_scale_sum";
 
 /// The cost model: an op's FLOPs (2 M N K for a matmul, else its largest
 /// operand or result's elements) and the bytes of its operands and

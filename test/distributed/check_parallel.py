@@ -42,13 +42,29 @@ launcher instead of one loom-launch:
 
 A launcher whose program is not installed is skipped, saying so.
 
+With --device cuda-sim, every artifact (the single one included) is
+compiled with --target cuda and trained by loom-run --device cuda-sim: the
+CUDA program's collective steps, run by the executor over Gloo on the
+simulator's host memory (docs/cuda.md, "Collectives").
+
   check_parallel.py BIN_DIR TRAINING_DIR WORK_DIR MODEL CONFIGS
-                    [--launchers L1,L2...]
+                    [--launchers L1,L2...] [--device cuda-sim]
   CONFIGS: comma-separated, each dpN (data parallel over N ranks), dpNzS
-  (with ZeRO stage S), tpM (tensor parallel over M ranks) or dpNtpM (both,
+  (with ZeRO stage S; dpNz3 is FSDP, the parameters sharded too), tpM (tensor parallel over M ranks) or dpNtpM (both,
   N*M ranks), or ppSmM:SCHEDULE (S pipeline ranks, M micro-batches,
   schedule gpipe, 1f1b, interleaved or zb-h1; dpNppSmM:SCHEDULE with N
-  replicas), e.g. dp2,dp2z1,tp2,dp2tp2,pp2m4:zb-h1
+  replicas; tpTppSmM:SCHEDULE and dpNtpTppSmM:SCHEDULE with T
+  tensor-parallel ranks inside each stage, N*T*S ranks), e.g.
+  dp2,dp2z1,tp2,dp2tp2,pp2m4:zb-h1,tp2pp2m2:1f1b. tpM may end in sp
+  (--sequence-parallel), vp (--vocab-parallel) or spvp (both): tp2sp.
+
+A config may end in +rc (--recompute all) or +rc=STRATEGY: that
+configuration compiles with the recomputation (inside each pipeline
+stage), the single-process reference without it, so the parameters show
+that recomputing changes no value. --flags "F..." (after CONFIGS) adds
+loomc train flags to every compile, the reference's included (e.g.
+--flags "--precision f16": the pipeline's loss scaling against the
+single process's).
 """
 
 import os
@@ -143,13 +159,35 @@ def params(bindir, artifact, ckpt, work, name):
 def parse_config(text):
     """(data ranks, tensor ranks, ZeRO stage, pipeline ranks, micro-batches,
     pipeline schedule) of a config like dp2z1 or dp2pp2m4:1f1b."""
-    m = re.fullmatch(r"(?:dp(\d+))?(?:z(\d))?(?:tp(\d+))?"
+    m = re.fullmatch(r"(?:dp(\d+))?(?:z(\d))?(?:tp(\d+)(?:sp)?(?:vp)?)?"
                      r"(?:pp(\d+)m(\d+):([a-z0-9-]+))?", text)
     if not m or not (m.group(1) or m.group(3) or m.group(4)):
-        sys.exit("bad config '%s' (dpN, dpNzS, tpM, dpNtpM, ppSmM:SCHEDULE)"
-                 % text)
+        sys.exit("bad config '%s' (dpN, dpNzS, tpM, dpNtpM, ppSmM:SCHEDULE, "
+                 "dpNtpMppSmK:SCHEDULE)" % text)
     return (int(m.group(1) or 1), int(m.group(3) or 1), int(m.group(2) or 0),
             int(m.group(4) or 1), int(m.group(5) or 1), m.group(6))
+
+
+def config_extra(name):
+    """The loomc train flags of a config's +SUFFIX (+rc, +rc=sqrt)."""
+    if "+" not in name:
+        return []
+    suffix = name.split("+", 1)[1]
+    m = re.fullmatch(r"rc(?:=(all|sqrt|none))?", suffix)
+    if not m:
+        sys.exit("bad config suffix '+%s' (+rc, +rc=all, +rc=sqrt)" % suffix)
+    return ["--recompute", m.group(1) or "all"]
+
+
+def tp_refinements(name):
+    """The loomc train flags of a tpM config's sp / vp suffixes (tp2sp,
+    tp2vp, tp2spvp): Megatron's sequence parallelism and vocab-parallel
+    embedding and cross-entropy."""
+    m = re.search(r"tp\d+((?:sp)?)((?:vp)?)", name.split("+")[0])
+    if not m:
+        return []
+    return (["--sequence-parallel"] if m.group(1) else []) + \
+        (["--vocab-parallel"] if m.group(2) else [])
 
 
 def config_flags(config):
@@ -164,10 +202,19 @@ def config_flags(config):
 
 def main():
     bindir, testdir, work, model = sys.argv[1:5]
-    configs = [(c, parse_config(c)) for c in sys.argv[5].split(",")]
+    configs = [(c, parse_config(c.split("+")[0]))
+               for c in sys.argv[5].split(",")]
     launchers = ["loom-launch"]
     if len(sys.argv) > 7 and sys.argv[6] == "--launchers":
         launchers = sys.argv[7].split(",")
+    device = None
+    if "--device" in sys.argv[6:]:
+        device = sys.argv[sys.argv.index("--device") + 1]
+        if device != "cuda-sim":
+            sys.exit("--device takes cuda-sim (the CUDA program on the host)")
+    extra = []
+    if "--flags" in sys.argv[6:]:
+        extra = sys.argv[sys.argv.index("--flags", 6) + 1].split()
     os.makedirs(work, exist_ok=True)
     loomc = os.path.join(bindir, "loomc")
     loomrun = os.path.join(bindir, "loom-run")
@@ -179,7 +226,7 @@ def main():
     data_path = os.path.join(work, model + ".data.npz")
     np.savez(data_path, **data)
     flags = ["--loss", "cross_entropy", "--logits", "logits", "--labels",
-             "labels", "--opt-level", "0"] + FLAGS[model]
+             "labels", "--opt-level", "0"] + FLAGS[model] + extra
     if any(c[5] for _, c in configs):
         if not all(c[5] for _, c in configs):
             sys.exit("pipeline and other configurations go in separate runs")
@@ -189,6 +236,11 @@ def main():
     batch = flags[flags.index("--batch") + 1]
     run_flags = ["--data", data_path, "--steps", "5", "--batch", batch,
                  "--log-every", "1", "--threads", "1"]
+    if device:
+        # Last in both lists: every compile and every run (the resumes'
+        # too, which take run_flags from --batch on) gets them.
+        flags += ["--target", "cuda"]
+        run_flags += ["--device", device]
 
     single = os.path.join(work, model + "-single.loom")
     run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o", single]
@@ -218,7 +270,8 @@ def main():
         if art not in compiled:
             compiled.add(art)
             run([loomc, "train", os.path.join(testdir, model + ".onnx"), "-o",
-                 art] + config_flags(config) + flags)
+                 art] + config_flags(config) + flags + config_extra(name) +
+                tp_refinements(name))
         if kind != "loom-launch":
             tag += "-" + kind
         ck = os.path.join(work, tag + ".ckpt")
@@ -230,7 +283,10 @@ def main():
         problems = []
         if log.shape != ref_log.shape:
             problems.append("logged %s, expected 5 steps" % (log,))
-        elif not np.allclose(log, ref_log, rtol=1e-5, atol=0):
+        # A NaN gradient norm (an f16 step whose gradients overflowed)
+        # matches one in the same place.
+        elif not np.allclose(log, ref_log, rtol=1e-5, atol=0,
+                             equal_nan=True):
             problems.append("loss/lr/grad_norm %s, single %s" %
                             (log.tolist(), ref_log.tolist()))
         worst = 0.0
