@@ -259,6 +259,14 @@ staticShape(ImportContext &c, mlir::Value x, const llvm::Twine &what);
 /// A rank-0 constant of `like`'s element type.
 mlir::Value scalarLike(ImportContext &c, mlir::Value like, double v);
 
+/// A constant of `shape` and element type `elem` from doubles (rounded to
+/// nearest even for floats, toward zero for integers).
+mlir::Value constantOf(ImportContext &c, llvm::ArrayRef<double> values,
+                       llvm::ArrayRef<int64_t> shape, mlir::Type elem);
+
+/// Whether `v`'s elements are floats.
+bool isFloat(mlir::Value v);
+
 /// Converts one node (that passed the schema check) with `entry`: its
 /// inputs must exist, shape arithmetic is folded, the converter runs and
 /// every output must be produced. Used for the main graph and for the

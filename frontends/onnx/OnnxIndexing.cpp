@@ -48,21 +48,7 @@ Value floatConstant(ImportContext &c, Value like, ArrayRef<double> values,
                     ArrayRef<int64_t> shape) {
   if (!like)
     return {};
-  auto elem =
-      cast<FloatType>(cast<RankedTensorType>(like.getType()).getElementType());
-  SmallVector<APFloat> floats;
-  for (double v : values) {
-    APFloat f(v);
-    bool lost;
-    f.convert(elem.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    floats.push_back(f);
-  }
-  auto type = RankedTensorType::get(shape, elem);
-  return c.b.constant(DenseElementsAttr::get(type, floats));
-}
-
-bool isFloat(Value v) {
-  return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+  return constantOf(c, values, shape, tensorOf(like).getElementType());
 }
 
 /// 1 where `cond` holds, else 0, in `like`'s element type.

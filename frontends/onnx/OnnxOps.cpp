@@ -25,6 +25,30 @@ Value loom::onnx_import::scalarLike(ImportContext &c, Value like, double v) {
   return c.b.scalar(v, fromMlirType(elem).value_or(DType::f32));
 }
 
+Value loom::onnx_import::constantOf(ImportContext &c, ArrayRef<double> values,
+                                    ArrayRef<int64_t> shape, Type elem) {
+  auto type = RankedTensorType::get(shape, elem);
+  if (auto f = dyn_cast<FloatType>(elem)) {
+    SmallVector<APFloat> floats;
+    for (double v : values) {
+      APFloat a(v);
+      bool lost;
+      a.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      floats.push_back(a);
+    }
+    return c.b.constant(DenseElementsAttr::get(type, floats));
+  }
+  SmallVector<APInt> ints;
+  for (double v : values)
+    ints.push_back(APInt(elem.getIntOrFloatBitWidth(), (int64_t)v,
+                         /*isSigned=*/true));
+  return c.b.constant(DenseElementsAttr::get(type, ints));
+}
+
+bool loom::onnx_import::isFloat(Value v) {
+  return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+}
+
 namespace {
 
 using Unary = Value (GraphBuilder::*)(Value);

@@ -29,31 +29,10 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-bool isFloat(Value v) {
-  return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
-}
-
-/// A constant of `shape` and element type `dtype` from doubles (rounded
-/// toward zero for integer types).
+/// A constant of `shape` and element type `dtype` from doubles.
 Value doubleConstant(ImportContext &c, ArrayRef<double> values,
                      ArrayRef<int64_t> shape, DType dtype) {
-  Type elem = toMlirType(c.ctx, dtype);
-  auto type = RankedTensorType::get(shape, elem);
-  if (auto f = dyn_cast<FloatType>(elem)) {
-    SmallVector<APFloat> floats;
-    for (double v : values) {
-      APFloat a(v);
-      bool lost;
-      a.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-      floats.push_back(a);
-    }
-    return c.b.constant(DenseElementsAttr::get(type, floats));
-  }
-  SmallVector<APInt> ints;
-  for (double v : values)
-    ints.push_back(APInt(elem.getIntOrFloatBitWidth(), (int64_t)v,
-                         /*isSigned=*/true));
-  return c.b.constant(DenseElementsAttr::get(type, ints));
+  return constantOf(c, values, shape, toMlirType(c.ctx, dtype));
 }
 
 /// The element type named by attribute `name` (an ONNX data type), `dflt`
