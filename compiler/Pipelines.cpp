@@ -339,9 +339,6 @@ llvm::Error TrainingOptions::verify() const {
                   "replicas: it needs --data-parallel N >= 2");
     if (gradientsOnly)
       return reject("--gradients");
-    if (target != "cpu")
-      return reject("--target " + target,
-                    " (the CUDA target has no collectives yet)");
     // Recomputation runs inside each stage (--loom-pipeline-parts).
     if (recompute == RecomputeMode::Optimal)
       return reject("--recompute optimal",
