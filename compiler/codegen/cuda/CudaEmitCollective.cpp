@@ -28,7 +28,8 @@ namespace loom::codegen::cuda::detail {
 namespace {
 
 /// Whether the runtime's collectives take elements of `type`
-/// (runtime/src/collectives: f32, f16, bf16, f64, i64, i32, i8).
+/// (f32, f16, bf16, f64, i64, i32, i8: docs/distributed.md, "What the
+/// generated code calls").
 bool collectiveElement(Type type) {
   return type.isF32() || type.isF16() || type.isBF16() || type.isF64() ||
          type.isInteger(64) || type.isInteger(32) || type.isInteger(8);
