@@ -4,7 +4,7 @@
 // (so their gradients come from those ops' VJP rules): the hyperbolic
 // functions, their inverses, Tan, Asin and Acos (through graph.atan);
 // ThresholdedRelu and Shrink (compares and selects); IsInf and IsNaN; EyeLike
-// and OneHot (iotas compared); Hardmax (an arg max compared with an iota);
+// (iotas compared); Hardmax (an arg max compared with an iota);
 // DepthToSpace and SpaceToDepth (reshape, transpose, reshape). Shapes the
 // iotas and reshapes are built from must be static; a dynamic one is
 // refused naming the op.
@@ -188,46 +188,6 @@ LogicalResult eyeLike(ImportContext &c) {
   Value diagonal = c.b.compare(CompareDirection::eq, c.b.sub(cols, rows),
                                c.b.scalar(k, DType::i64));
   c.setOutput(0, c.b.cast(diagonal, dtype));
-  return success();
-}
-
-LogicalResult oneHot(ImportContext &c) {
-  Value indices = c.input(0), values = c.input(2);
-  auto depthValue = c.knownInput(1);
-  if (!depthValue || depthValue->getNumElements() != 1)
-    return c.error("OneHot's depth must be one value known at import");
-  double depth =
-      isa<FloatType>(depthValue->getElementType())
-          ? (*depthValue->value_begin<APFloat>()).convertToDouble()
-          : (double)(*depthValue->value_begin<APInt>()).getSExtValue();
-  int64_t n = (int64_t)depth;
-  if (n < 1)
-    return c.error("OneHot's depth must be at least 1, not " + Twine(n));
-  auto shape = staticShape(c, indices, "OneHot");
-  if (failed(shape) || !values)
-    return failure();
-  auto valuesType = cast<RankedTensorType>(values.getType());
-  if (valuesType.getRank() != 1 || valuesType.getDimSize(0) != 2)
-    return c.error("OneHot's values must be [off_value, on_value]");
-  int64_t rank = shape->size() + 1, axis = c.attrInt("axis", -1);
-  if (axis < -rank || axis >= rank)
-    return c.error("axis " + Twine(axis) + " is out of range for rank " +
-                   Twine(rank));
-  if (axis < 0)
-    axis += rank;
-  // Indices in [-depth, depth) count from the end when negative; others
-  // match no class (all off).
-  Value idx = c.b.cast(indices, DType::i64);
-  Value negative =
-      c.b.compare(CompareDirection::lt, idx, c.b.scalar(0, DType::i64));
-  idx = c.b.where(negative, c.b.add(idx, c.b.scalar(n, DType::i64)), idx);
-  SmallVector<int64_t> classShape(rank, 1);
-  classShape[axis] = n;
-  Value hit = c.b.compare(CompareDirection::eq, c.b.unsqueeze(idx, {axis}),
-                          c.b.iota(classShape, axis));
-  Value off = c.b.reshape(c.b.slice(values, {0}, {1}), {});
-  Value on = c.b.reshape(c.b.slice(values, {1}, {2}), {});
-  c.setOutput(0, c.b.where(hit, on, off));
   return success();
 }
 

@@ -182,7 +182,6 @@ mlir::LogicalResult shrink(ImportContext &c);
 mlir::LogicalResult isInf(ImportContext &c);
 mlir::LogicalResult isNaN(ImportContext &c);
 mlir::LogicalResult eyeLike(ImportContext &c);
-mlir::LogicalResult oneHot(ImportContext &c);
 mlir::LogicalResult hardmax(ImportContext &c);
 template <bool toSpace> mlir::LogicalResult depthSpace(ImportContext &c);
 

@@ -208,16 +208,14 @@ LogicalResult loom::onnx_import::momentum(ImportContext &c) {
   return success();
 }
 
-/// OneHot with a depth known at import and static indices is OneHot's
-/// converter in OnnxDecomposed.cpp; with a depth known only at run time the
-/// classes are a run-time range (the new axis is dynamic).
+/// OneHot: with a depth known at import the classes are an iota (the new
+/// axis static); with one known only at run time a run-time range (the new
+/// axis dynamic).
 LogicalResult loom::onnx_import::oneHotAnyDepth(ImportContext &c) {
   auto known = c.knownInput(1);
   Value indices = c.input(0);
   if (!indices)
     return failure();
-  if (known && cast<RankedTensorType>(indices.getType()).hasStaticShape())
-    return oneHot(c);
   Value depth = c.input(1), values = c.input(2);
   if (!depth || !values)
     return failure();
