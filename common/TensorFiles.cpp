@@ -6,6 +6,7 @@
 #include "loom/common/FileIO.h"
 #include "loom/common/Float16.h"
 
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 #include <zlib.h>
 
@@ -627,6 +628,131 @@ std::string tensorProtoBytes(const std::string &name, const TensorView &t) {
 bool writeTensorProto(const std::string &path, const std::string &name,
                       const TensorView &t, std::string &error) {
   return writeFileAtomically(path, tensorProtoBytes(name, t), error);
+}
+
+// ---- ONNX SequenceProto and OptionalProto ----
+
+/// `proto`'s tensor as `out` (the checks of readTensorProto), for messages
+/// `where`.
+static bool tensorOfProto(onnx::TensorProto &proto, HostTensor &out,
+                          const std::string &where, std::string &error,
+                          int32_t expected) {
+  int32_t dtype = proto.data_type();
+  if (dtype == onnx::TensorProto::UINT16 &&
+      (expected == dtypes::kBF16 || expected == dtypes::kF16))
+    dtype = expected;
+  size_t elem = sizeOf(dtype);
+  if (!elem) {
+    error = where + " has data type " + std::to_string(proto.data_type()) +
+            ", which the runtime does not support";
+    return false;
+  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = where + " keeps its data in an external file";
+    return false;
+  }
+  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  size_t available = proto.has_raw_data() ? proto.raw_data().size()
+                                          : typedValues(proto, dtype) * elem;
+  if (!fitsData(shape, dtype, available, where, error))
+    return false;
+  out.dtype = dtype;
+  out.shape = std::move(shape);
+  if (proto.has_raw_data()) {
+    out.bytes = std::move(*proto.mutable_raw_data());
+    return true;
+  }
+  out.bytes.assign(available, '\0');
+  if (dtype == dtypes::kF32)
+    copyTyped(proto.float_data(), out, elem);
+  else if (dtype == dtypes::kF64)
+    copyTyped(proto.double_data(), out, elem);
+  else if (dtype == dtypes::kI64)
+    copyTyped(proto.int64_data(), out, elem);
+  else
+    copyTyped(proto.int32_data(), out, elem);
+  return true;
+}
+
+/// Whether `s` parsed as a SequenceProto of tensors without a field
+/// another message would put there (a TensorProto's dims, name or data
+/// are unknown fields of a SequenceProto).
+static bool plainSequence(const onnx::SequenceProto &s) {
+  return s.unknown_fields().empty() && s.sparse_tensor_values_size() == 0 &&
+         s.map_values_size() == 0 && s.optional_values_size() == 0;
+}
+
+bool readValueProto(const std::string &path, ValueProto &out, bool &isValue,
+                    std::string &error, int32_t expected) {
+  isValue = false;
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return false;
+  onnx::SequenceProto proto;
+  // An OptionalProto parses as a SequenceProto: the same fields.
+  if (!proto.ParseFromString(bytes) || !plainSequence(proto) ||
+      (!proto.has_elem_type() && !proto.has_name()))
+    return true;
+  int32_t kind = proto.elem_type();
+  bool nested = proto.sequence_values_size() > 0;
+  if ((kind == onnx::SequenceProto::TENSOR && nested) ||
+      (kind == onnx::SequenceProto::SEQUENCE &&
+       proto.tensor_values_size() > 0) ||
+      (kind != onnx::SequenceProto::TENSOR &&
+       kind != onnx::SequenceProto::SEQUENCE &&
+       kind != onnx::SequenceProto::UNDEFINED))
+    return true;
+  isValue = true;
+  std::string where = "'" + path + "'";
+  if (proto.sequence_values_size() > 1) {
+    error = where + " holds a sequence of sequences, which Loom does not "
+                    "support";
+    return false;
+  }
+  onnx::SequenceProto *tensors = &proto;
+  if (nested) {
+    tensors = proto.mutable_sequence_values(0);
+    if (!plainSequence(*tensors) || tensors->sequence_values_size() > 0) {
+      error = where + " holds a sequence of other than tensors, which Loom "
+                      "does not support";
+      return false;
+    }
+  }
+  out = ValueProto();
+  out.name = proto.name();
+  out.elemType = kind;
+  out.nested = nested;
+  for (int k = 0; k < tensors->tensor_values_size(); ++k) {
+    HostTensor t;
+    std::string element = where + " element " + std::to_string(k);
+    if (!tensorOfProto(*tensors->mutable_tensor_values(k), t, element, error,
+                       expected))
+      return false;
+    // One sequence holds one element type.
+    if (k > 0 && t.dtype != out.tensors.front().dtype) {
+      error = where + " ('" + out.name + "') mixes element types: element " +
+              std::to_string(k) + " has data type " + std::to_string(t.dtype) +
+              ", element 0 " + std::to_string(out.tensors.front().dtype) +
+              " (a sequence holds one type)";
+      return false;
+    }
+    out.tensors.push_back(std::move(t));
+  }
+  return true;
+}
+
+bool writeSequenceProto(const std::string &path, const std::string &name,
+                        const std::vector<TensorView> &tensors,
+                        std::string &error) {
+  onnx::SequenceProto proto;
+  proto.set_name(name);
+  proto.set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const TensorView &t : tensors)
+    if (!proto.add_tensor_values()->ParseFromString(tensorProtoBytes("", t))) {
+      error = "cannot write sequence '" + name + "'";
+      return false;
+    }
+  return writeFileAtomically(path, proto.SerializeAsString(), error);
 }
 
 bool readTensorFile(const std::string &path, HostTensor &out,

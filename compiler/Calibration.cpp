@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -161,6 +162,33 @@ struct Statistics {
         counts[bin(v[i])] += 1;
   }
 
+  /// The entropy method's second pass: a histogram over [-t, t], t the
+  /// largest magnitude the first pass saw (ONNX Runtime's bins: numpy's
+  /// histogram of x with that range).
+  void addSymmetric(const float *v, size_t n) {
+    if (counts.empty()) {
+      counts.assign(kHistogramBins, 0);
+      histHi = std::max(std::fabs(lo), std::fabs(hi));
+      histLo = -histHi;
+    }
+    if (!(histHi > 0))
+      return;
+    double width = (histHi - histLo) / kHistogramBins;
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(v[i]))
+        continue;
+      double x = v[i];
+      int b = std::clamp(static_cast<int>(std::floor((x - histLo) / width)), 0,
+                         kHistogramBins - 1);
+      // The bin whose edges hold x, as numpy corrects its division.
+      if (b > 0 && x < histLo + b * width)
+        --b;
+      else if (b < kHistogramBins - 1 && x >= histLo + (b + 1) * width)
+        ++b;
+      counts[b] += 1;
+    }
+  }
+
   int bin(double v) const {
     double width = (histHi - histLo) / kHistogramBins;
     if (!(width > 0))
@@ -196,7 +224,90 @@ struct Statistics {
   }
 };
 
+/// ONNX Runtime's `smooth_distribution`: each zero count becomes `eps`,
+/// taken evenly off the nonzero ones. False when all are zero.
+bool smooth(std::vector<double> &p, double eps = 1e-4) {
+  size_t zeros = llvm::count(p, 0.0);
+  if (zeros == p.size())
+    return false;
+  double take = eps * double(zeros) / double(p.size() - zeros);
+  for (double &v : p)
+    v = v == 0 ? eps : v - take;
+  return true;
+}
+
+/// KL(p || q) of the two normalized (scipy.stats.entropy).
+double klDivergence(llvm::ArrayRef<double> p, llvm::ArrayRef<double> q) {
+  double sp = 0, sq = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    sp += p[i];
+    sq += q[i];
+  }
+  double kl = 0;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] > 0)
+      kl += p[i] / sp * std::log((p[i] / sp) / (q[i] / sq));
+  return kl;
+}
+
 } // namespace
+
+std::pair<float, float> entropyRange(llvm::ArrayRef<double> counts,
+                                     double threshold, double lo, double hi,
+                                     int quantizedBins) {
+  int bins = static_cast<int>(counts.size());
+  int zero = bins / 2, half = quantizedBins / 2;
+  if (!(threshold > 0) || lo > hi || half < 1 || zero < half)
+    return lo > hi ? std::pair<float, float>{0.0f, 0.0f}
+                   : std::pair<float, float>{float(lo), float(hi)};
+  // prefix[k]: the counts of the bins before k.
+  std::vector<double> prefix(bins + 1, 0);
+  for (int k = 0; k < bins; ++k)
+    prefix[k + 1] = prefix[k] + counts[k];
+  double width = 2 * threshold / bins;
+  auto edge = [&](int k) {
+    return k == bins ? threshold : -threshold + k * width;
+  };
+  double best = std::numeric_limits<double>::infinity();
+  int bestStart = 0, bestEnd = bins;
+  std::vector<double> p, q, merged(quantizedBins);
+  for (int i = half; i <= zero; ++i) {
+    int start = zero - i, end = std::min(zero + i + 1, bins),
+        size = end - start;
+    // P: the window, the outliers clipped into its end bins.
+    p.assign(counts.begin() + start, counts.begin() + end);
+    p.front() += prefix[start];
+    p.back() += prefix[bins] - prefix[end];
+    // Q: the window (without the outliers) merged into quantizedBins
+    // levels of `per` bins, the remainder into the last level; each
+    // level's count spread in whole counts over the bins of its `per`
+    // where P is nonzero (ORT's integer array; the remainder's bins get
+    // none, as in ORT).
+    int per = size / quantizedBins;
+    for (int l = 0; l < quantizedBins; ++l)
+      merged[l] = prefix[start + (l + 1) * per] - prefix[start + l * per];
+    merged.back() += prefix[end] - prefix[start + quantizedBins * per];
+    q.assign(size, 0);
+    for (int l = 0; l < quantizedBins; ++l) {
+      int nonzero = 0;
+      for (int b = l * per; b < (l + 1) * per; ++b)
+        nonzero += p[b] != 0;
+      if (nonzero)
+        std::fill(q.begin() + l * per, q.begin() + (l + 1) * per,
+                  std::floor(merged[l] / nonzero));
+    }
+    double kl = smooth(p) && smooth(q)
+                    ? klDivergence(p, q)
+                    : std::numeric_limits<double>::infinity();
+    if (kl < best) {
+      best = kl;
+      bestStart = start;
+      bestEnd = end;
+    }
+  }
+  return {float(std::max(edge(bestStart), lo)),
+          float(std::min(edge(bestEnd), hi))};
+}
 
 Runner::~Runner() {
   if (!dir_.empty())
@@ -317,12 +428,18 @@ llvm::Error Runner::run(
         llvm::Error(std::vector<std::vector<files::HostTensor>> &values)>
         visit) {
   int64_t step = batched_ ? kBatchSamples : 1;
+  // The fingerprint of each model's observing copy (the same for every
+  // batch size).
+  std::vector<uint64_t> keys;
+  for (size_t m = 0; m < models.size(); ++m) {
+    std::vector<std::string> names;
+    std::string bytes =
+        observing(*models[m], shapes(1), tensors[m], names).SerializeAsString();
+    keys.push_back(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(bytes)));
+  }
   // By model and batch size: the artifact and its outputs' names.
-  std::map<std::pair<size_t, int64_t>,
-           std::pair<std::string, std::vector<std::string>>>
-      compiled;
   auto compile = [&](size_t m, int64_t count) -> llvm::Error {
-    auto &[path, observed] = compiled[{m, count}];
+    auto &[path, observed] = compiled_[{keys[m], count}];
     if (!path.empty())
       return llvm::Error::success();
     onnx::ModelProto copy =
@@ -336,8 +453,8 @@ llvm::Error Runner::run(
     });
     auto module = onnx_import::importModel(ctx, copy, import);
     CompileOptions options;
-    std::string target = dir_ + "/model" + std::to_string(m) + "_" +
-                         std::to_string(count) + ".loom";
+    std::string target =
+        dir_ + "/model" + std::to_string(compiled_.size()) + ".loom";
     options.outputPath = target;
     std::string bytes;
     if (failed(module) || failed(compileToArtifact(**module, options, bytes)))
@@ -372,7 +489,7 @@ llvm::Error Runner::run(
     for (size_t m = 0; m < models.size(); ++m) {
       if (llvm::Error e = compile(m, count))
         return e;
-      const auto &[artifact, observed] = compiled[{m, count}];
+      const auto &[artifact, observed] = compiled_[{keys[m], count}];
       std::string out = dir_ + "/out" + std::to_string(m),
                   log = dir_ + "/loom-run.log";
       llvm::sys::fs::create_directories(out);
@@ -420,21 +537,38 @@ llvm::Error calibrate(mlir::MLIRContext &ctx, Runner &runner,
                       const std::vector<std::string> &tensors,
                       std::map<std::string, std::pair<float, float>> &ranges) {
   bool histogram = options.method == "percentile";
+  bool entropy = options.method == "entropy";
   std::vector<Statistics> stats(tensors.size());
-  llvm::Error e = runner.run(
-      ctx, {&model}, {tensors},
-      [&](std::vector<std::vector<files::HostTensor>> &values) {
-        for (size_t k = 0; k < tensors.size(); ++k) {
-          const files::HostTensor &t = values[0][k];
-          stats[k].add(reinterpret_cast<const float *>(t.bytes.data()),
-                       t.bytes.size() / sizeof(float), histogram);
-        }
-        return llvm::Error::success();
-      });
-  if (e)
-    return e;
-  for (size_t k = 0; k < tensors.size(); ++k)
-    ranges[tensors[k]] = stats[k].range(histogram, options.percentile);
+  // The extremes (and the percentile method's histogram); the entropy
+  // method's histogram, over the extremes' largest magnitude, takes a
+  // second pass, as ORT's calibrator bins all the values at once.
+  for (bool second : {false, true}) {
+    if (second && !entropy)
+      break;
+    llvm::Error e =
+        runner.run(ctx, {&model}, {tensors},
+                   [&](std::vector<std::vector<files::HostTensor>> &values) {
+                     for (size_t k = 0; k < tensors.size(); ++k) {
+                       const files::HostTensor &t = values[0][k];
+                       const float *v =
+                           reinterpret_cast<const float *>(t.bytes.data());
+                       size_t n = t.bytes.size() / sizeof(float);
+                       if (second)
+                         stats[k].addSymmetric(v, n);
+                       else
+                         stats[k].add(v, n, histogram);
+                     }
+                     return llvm::Error::success();
+                   });
+    if (e)
+      return e;
+  }
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Statistics &s = stats[k];
+    ranges[tensors[k]] = entropy ? entropyRange(s.counts, s.histHi, s.lo, s.hi,
+                                                kEntropyQuantizedBins)
+                                 : s.range(histogram, options.percentile);
+  }
   return llvm::Error::success();
 }
 

@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,13 +36,16 @@ namespace loom::calibration {
 
 /// Samples of a calibration batch when the model's batch dim is dynamic.
 constexpr int64_t kBatchSamples = 32;
-/// Bins of the percentile method's histograms.
+/// Bins of the percentile and entropy methods' histograms.
 constexpr int kHistogramBins = 2048;
+/// The entropy method's quantized levels: the 8-bit grid's 128 per side
+/// of zero, as TensorRT and ONNX Runtime take them.
+constexpr int kEntropyQuantizedBins = 128;
 
 struct CalibrationOptions {
   /// The .npz: one array per graph input, the samples along its first dim.
   std::string data;
-  /// "minmax" or "percentile".
+  /// "minmax", "percentile" or "entropy".
   std::string method = "minmax";
   /// The percentile method's share of the values kept, in percent: as
   /// much is cut off both ends together.
@@ -97,11 +101,32 @@ private:
   int64_t samples_ = 0;
   int runs_ = 0;
   std::string dir_;
+  /// The artifacts compiled so far, kept across passes: by a fingerprint
+  /// of the observing model (its bytes) and the batch size, the
+  /// artifact's path and its outputs' names.
+  std::map<std::pair<uint64_t, int64_t>,
+           std::pair<std::string, std::vector<std::string>>>
+      compiled_;
 };
+
+/// The entropy method's range for a histogram of `counts` (an even number
+/// of bins) over [-threshold, threshold] of values whose extremes are
+/// `lo` and `hi`: ONNX Runtime's `HistogramCollector.get_entropy_threshold`
+/// (TensorRT's KL calibration). For each window of bins [zero - i, zero +
+/// i] around the bin that starts at 0, i from quantizedBins / 2 up, the
+/// window's counts with the counts outside it added to its end bins (P)
+/// are merged into quantizedBins levels and spread back over the nonzero
+/// bins of each level (Q); the window whose KL(P || Q), both smoothed, is
+/// least gives the range, its edges clamped to [lo, hi].
+std::pair<float, float> entropyRange(llvm::ArrayRef<double> counts,
+                                     double threshold, double lo, double hi,
+                                     int quantizedBins);
 
 /// The [min, max] of each of `tensors` of `model` over the data, as the
 /// method finds it (minmax: the extremes; percentile: the histogram's
-/// values between the cut-off tails).
+/// values between the cut-off tails; entropy: entropyRange of a histogram
+/// of kHistogramBins over [-max |x|, max |x|], which takes two passes over
+/// the data, the first for the extremes).
 llvm::Error calibrate(mlir::MLIRContext &ctx, Runner &runner,
                       const CalibrationOptions &options,
                       const onnx::ModelProto &model,

@@ -6,6 +6,7 @@
 #include "compiler/CompileCache.h"
 #include "compiler/ExportTrained.h"
 #include "compiler/PipelineParallel.h"
+#include "compiler/Qat.h"
 #include "compiler/Training.h"
 #include "frontends/onnx/OnnxExporter.h"
 #include "frontends/onnx/OnnxImporter.h"
@@ -135,6 +136,49 @@ llvm::Error parseTrainOptions(DriverOptions &o) {
   return parseTrainingOptions(o.trainText, o.train);
 }
 
+/// --seq-len, --absent and --input-shape into `options` (the model checks
+/// the names: onnx_import).
+llvm::Error structureOptions(const DriverOptions &o,
+                             onnx_import::ImportOptions &options) {
+  // Each sequence element is an input of its own: a bound on N keeps a
+  // mistyped length from making a million inputs.
+  constexpr int64_t kMaxSequenceLength = 1 << 16;
+  for (const std::string &s : o.seqLens) {
+    auto [name, value] = StringRef(s).split('=');
+    int64_t n = -1;
+    if (name.empty() || value.getAsInteger(10, n) || n < 0 ||
+        n > kMaxSequenceLength)
+      return error("--seq-len takes NAME=N with N from 0 to " +
+                   llvm::Twine(kMaxSequenceLength) + ", not '" + s + "'");
+    options.sequenceLengths[name.str()] = n;
+  }
+  for (const std::string &name : o.absent) {
+    if (name.empty())
+      return error("--absent takes the name of an optional graph input");
+    options.absentInputs.insert(name);
+  }
+  for (const std::string &s : o.inputShapes) {
+    auto [name, value] = StringRef(s).split('=');
+    if (name.empty() || s.find('=') == std::string::npos)
+      return error("--input-shape takes NAME=D0xD1... (NAME= for a "
+                   "scalar), not '" +
+                   s + "'");
+    std::vector<int64_t> dims;
+    llvm::SmallVector<StringRef> parts;
+    if (!value.empty())
+      value.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t d = -1;
+      if (part.getAsInteger(10, d) || d < 0)
+        return error("--input-shape " + name + ": '" + part +
+                     "' is not a size (0 or more); give D0xD1..., as 2x3");
+      dims.push_back(d);
+    }
+    options.inputShapes[name.str()] = std::move(dims);
+  }
+  return llvm::Error::success();
+}
+
 /// The import options with --bind's values read.
 llvm::Error importOptions(const DriverOptions &o,
                           onnx_import::ImportOptions &options) {
@@ -158,7 +202,7 @@ llvm::Error importOptions(const DriverOptions &o,
       return error("--bind " + name + ": " + why);
     options.bindings[name] = files::tensorProtoBytes(name, files::viewOf(t));
   }
-  return llvm::Error::success();
+  return structureOptions(o, options);
 }
 
 /// importOptions() with --dim and --batch.
@@ -204,6 +248,9 @@ loadModel(const DriverOptions &o, MLIRContext &ctx,
   }
   if (!o.binds.empty())
     return error("--bind applies to ONNX models, not graph IR");
+  if (!o.seqLens.empty() || !o.absent.empty() || !o.inputShapes.empty())
+    return error("--seq-len, --absent and --input-shape apply to ONNX "
+                 "models, not graph IR");
   if (o.batch || !o.dims.empty())
     return error("--batch and --dim fix an ONNX model's dynamic dims; build "
                  "graph IR with static shapes");
@@ -256,6 +303,10 @@ std::optional<std::string> compileKey(Command command, const DriverOptions &o,
       key.add("--" + name.str(),
               name == "bind" ? value.split('=').first : value);
   }
+  // --qat DATA.npz: the ranges come from the data's bytes.
+  if (command == Train && !o.train.qat.empty() &&
+      !key.addFile("--qat", o.train.qat))
+    return std::nullopt;
   for (StringRef bind : o.binds) {
     auto [name, file] = bind.split('=');
     if (!key.addFile("--bind " + name.str(), file))
@@ -448,6 +499,34 @@ llvm::Error runCompile(DriverOptions &o, MLIRContext &ctx) {
       });
 }
 
+llvm::Expected<std::string> findLoomRun();
+
+/// --qat: the products to fake-quantize marked in `module` with their
+/// activations' observed ranges, the record for export in the kept source
+/// (compiler/Qat.h).
+llvm::Error prepareQat(const DriverOptions &o, MLIRContext &ctx,
+                       ModuleOp module, CompileOptions &options) {
+  if (o.train.qat.empty())
+    return llvm::Error::success();
+  if (!isOnnx(o.input) || options.sourceOnnx.empty())
+    return error("--qat takes an ONNX model, not '" + o.input + "'");
+  qat::QatOptions q;
+  q.data = o.train.qat;
+  q.exclude = o.train.qatExclude;
+  q.learnedScales = o.train.qatLearnedScales;
+  q.modelDir = llvm::sys::path::parent_path(o.input).str();
+  if (q.modelDir.empty())
+    q.modelDir = ".";
+  llvm::Expected<std::string> loomRun = findLoomRun();
+  if (!loomRun)
+    return loomRun.takeError();
+  q.loomRun = *loomRun;
+  if (llvm::Error e = qat::prepare(ctx, o.input, q, module, options.sourceOnnx))
+    return error("loomc train " + o.input + ": " +
+                 llvm::toString(std::move(e)));
+  return llvm::Error::success();
+}
+
 /// loomc train's compile after its options are parsed: `local` is `o`
 /// with each rank's and micro-batch's piece of the batch.
 llvm::Error train(const DriverOptions &o, const DriverOptions &local,
@@ -463,8 +542,11 @@ llvm::Error train(const DriverOptions &o, const DriverOptions &local,
   CompileOptions options;
   options.initialValues = !o.noInitialValues;
   report::Sink sink;
-  if (failed(keepInferenceModel(**module, import.keepSource, options)) ||
-      failed(
+  if (failed(keepInferenceModel(**module, import.keepSource, options)))
+    return reported();
+  if (llvm::Error e = prepareQat(o, ctx, **module, options))
+    return e;
+  if (failed(
           runTrainingPipeline(**module, o.train, sink, o.codegen.cpu.timing)))
     return reported();
   if (o.printIR && !o.train.pipeline.enabled())
@@ -546,8 +628,9 @@ llvm::Error checkStaticOptions(const DriverOptions &o) {
     return error("loomc quantize --mode static needs --calibration DATA.npz "
                  "(an array per graph input, the samples along its first "
                  "dim)");
-  if (o.calibrationMethod != "minmax" && o.calibrationMethod != "percentile")
-    return error("--method takes minmax or percentile, not '" +
+  if (o.calibrationMethod != "minmax" && o.calibrationMethod != "percentile" &&
+      o.calibrationMethod != "entropy")
+    return error("--method takes minmax, percentile or entropy, not '" +
                  o.calibrationMethod + "'");
   if (!(o.percentile > 50 && o.percentile <= 100)) {
     char given[32];
@@ -660,10 +743,15 @@ llvm::Error runQuantize(DriverOptions &o, MLIRContext &ctx) {
   if (!o.report.empty() &&
       !files::writeFileAtomically(o.report, report.json(), why))
     return error(why);
-  llvm::errs() << "quantized " << report.nodes.size() << " MatMul/Gemm node"
-               << (report.nodes.size() == 1 ? "" : "s") << " to int8 ("
-               << o.quantizeMode << "), left " << report.kept.size()
-               << " in f32"
+  size_t convs = llvm::count_if(report.nodes,
+                                [](const auto &q) { return q.op == "Conv"; });
+  size_t products = report.nodes.size() - convs;
+  llvm::errs() << "quantized " << products << " MatMul/Gemm node"
+               << (products == 1 ? "" : "s");
+  if (convs)
+    llvm::errs() << " and " << convs << " Conv node" << (convs == 1 ? "" : "s");
+  llvm::errs() << " to int8 (" << o.quantizeMode << "), left "
+               << report.kept.size() << " in f32"
                << (!report.kept.empty() && o.report.empty()
                        ? " (--report FILE says why)"
                        : "")

@@ -73,6 +73,9 @@ struct DriverOptions {
   bool allowTf32 = false;
   /// --bind NAME=FILE and --dim NAME=SIZE, as given.
   std::vector<std::string> binds, dims;
+  /// --seq-len NAME=N, --absent NAME and --input-shape NAME=SHAPE, as
+  /// given (sequence and optional graph inputs, ONNX's ImportOptions).
+  std::vector<std::string> seqLens, absent, inputShapes;
   int64_t batch = 0;
   int64_t maxNodes = 1000000;
   std::string maxTensorBytes = "8GiB";

@@ -86,9 +86,18 @@ llvm::Error setFsdp(DriverOptions &o, StringRef value) {
     return parseFlag(v, o.FIELD);                                              \
   }
 
+/// --pipeline-stages: the count, and that it was given (`loomc schedule`
+/// takes 2 stages otherwise).
+llvm::Error setPipelineStages(DriverOptions &o, StringRef value) {
+  o.pipelineStagesGiven = true;
+  return parseInt(value, o.train.pipeline.stages);
+}
+
 static constexpr unsigned kModel = Import | Compile | Train;
 static constexpr unsigned kCodegen = Compile | Train;
 static constexpr unsigned kPipeline = Train | Schedule;
+/// Sequence and optional graph inputs: compile (and import) only.
+static constexpr unsigned kStructure = Import | Compile;
 
 static const OptionInfo kOptions[] = {
     // Input.
@@ -98,6 +107,15 @@ static const OptionInfo kOptions[] = {
      "Input", kCodegen, false, false, LOOM_INT(batch)},
     {"dim", "<NAME=SIZE>", "a size for the ONNX model's dynamic dim NAME",
      "Input", kCodegen, false, true, LOOM_LIST(dims)},
+    {"seq-len", "<NAME=N>",
+     "sequence graph input NAME has N elements (inputs NAME.0 ... NAME.N-1)",
+     "Input", kStructure, false, true, LOOM_LIST(seqLens)},
+    {"absent", "<NAME>", "optional graph input NAME is empty (no input)",
+     "Input", kStructure, false, true, LOOM_LIST(absent)},
+    {"input-shape", "<NAME=2x3>",
+     "the shape of graph input NAME (or sequence element NAME.K), where the "
+     "model leaves it undeclared or dynamic",
+     "Input", kStructure, false, true, LOOM_LIST(inputShapes)},
     {"max-nodes", "<int>", "refuse an ONNX model of more nodes (1000000)",
      "Input", kModel, true, false, LOOM_INT(maxNodes)},
     {"max-tensor-bytes", "<size>", "refuse a larger ONNX tensor (8GiB)",
@@ -203,7 +221,7 @@ static const OptionInfo kOptions[] = {
      false, LOOM_FLAG(train.nesterov)},
     {"betas", "<B1,B2>", "adam(w)'s betas (0.9,0.999)", "Optimizer", Train,
      false, false, LOOM_TEXT(trainText.betas)},
-    {"eps", "<float>", "adam(w)'s epsilon (1e-8)", "Optimizer", Train, false,
+    {"eps", "<float>", "adam(w)'s epsilon (1e-8)", "Optimizer", Train, true,
      false, LOOM_REAL(train.eps)},
     {"weight-decay", "<float>", "weight decay (adamw: 0.01, else 0)",
      "Optimizer", Train, false, false, LOOM_REAL(train.weightDecay)},
@@ -219,6 +237,15 @@ static const OptionInfo kOptions[] = {
      Train, false, false, LOOM_INT(train.accumulate)},
     {"freeze", "<regex>", "parameters whose names match stay fixed",
      "Optimizer", Train, false, false, LOOM_TEXT(train.freeze)},
+    {"qat", "<data.npz>",
+     "quantization-aware training: fake int8 products, ranges observed on "
+     "this data",
+     "Optimizer", Train, false, false, LOOM_TEXT(train.qat)},
+    {"qat-learned-scales", nullptr,
+     "--qat: train the activations' scales and zero points (LSQ)", "Optimizer",
+     Train, true, false, LOOM_FLAG(train.qatLearnedScales)},
+    {"qat-exclude", "<regex>", "--qat: nodes that stay f32", "Optimizer", Train,
+     true, false, LOOM_TEXT(train.qatExclude)},
 
     // Precision and memory.
     {"precision", "<f32|bf16|f16>", "matmuls in 16 bits, f32 master weights",
@@ -259,11 +286,7 @@ static const OptionInfo kOptions[] = {
     {"bucket-size", "<size>", "gradient bytes per data-parallel bucket",
      "Parallelism", Train, true, false, LOOM_TEXT(trainText.bucketSize)},
     {"pipeline-stages", "<int>", "pipeline ranks (schedule: 2)", "Parallelism",
-     kPipeline, false, false,
-     [](DriverOptions &o, StringRef v) -> llvm::Error {
-       o.pipelineStagesGiven = true;
-       return parseInt(v, o.train.pipeline.stages);
-     }},
+     kPipeline, false, false, setPipelineStages},
     {"micro-batches", "<int>", "micro-batches per step", "Parallelism",
      kPipeline, false, false, LOOM_INT(train.pipeline.microBatches)},
     {"pipeline-schedule", "<kind>", "gpipe, 1f1b (default), interleaved, zb-h1",
@@ -293,8 +316,9 @@ static const OptionInfo kOptions[] = {
     {"calibration", "<data.npz>",
      "static: an array per graph input, the samples along its first dim",
      "Quantize", Quantize, false, false, LOOM_TEXT(calibration)},
-    {"method", "<minmax|percentile>",
-     "static: an activation's range, its extremes (minmax) or a percentile",
+    {"method", "<minmax|percentile|entropy>",
+     "static: an activation's range, its extremes (minmax), a percentile or "
+     "the least KL divergence (entropy)",
      "Quantize", Quantize, false, false, LOOM_TEXT(calibrationMethod)},
     {"percentile", "<float>",
      "percentile: the share of values kept, in percent (99.999)", "Quantize",

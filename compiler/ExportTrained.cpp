@@ -2,7 +2,9 @@
 
 #include "compiler/ExportTrained.h"
 
+#include "compiler/Qat.h"
 #include "frontends/onnx/OnnxExporter.h"
+#include "frontends/onnx/OnnxQuantizer.h"
 #include "loom/common/Artifact.h"
 #include "loom/common/Checkpoint.h"
 
@@ -11,10 +13,14 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -78,6 +84,78 @@ LogicalResult readTrained(Location loc, StringRef artifactPath,
       return emitError(loc)
              << checkpointPath << " lacks parameter '" << name << "' of "
              << artifactPath << ": a checkpoint of another model?";
+  return success();
+}
+
+/// A QAT artifact (loomc train --qat): the record compiler/Qat.cpp left in
+/// the source model becomes `q`, the options of the static QDQ rewrite
+/// with the activations' ranges: the observed ones, or with learned scales
+/// the range [-z s, (255 - z) s] of each trained scale s and zero point z
+/// (rounded and clamped as graph.fake_quantize does), from which ONNX
+/// Runtime's formula gives back s and z. Those parameters leave `values`.
+LogicalResult takeQatRecord(Location loc, const std::string &source,
+                            Values &values, bool &isQat,
+                            onnx_quantize::QuantizeOptions &q) {
+  isQat = false;
+  onnx::ModelProto model;
+  if (!model.ParseFromString(source))
+    return emitError(loc) << "the artifact's source model cannot be read";
+  const std::string *text = nullptr;
+  for (const auto &p : model.metadata_props())
+    if (p.key() == qat::kMetadataKey)
+      text = &p.value();
+  if (!text)
+    return success();
+  isQat = true;
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(*text);
+  const llvm::json::Object *record = parsed ? parsed->getAsObject() : nullptr;
+  const llvm::json::Object *ranges =
+      record ? record->getObject("ranges") : nullptr;
+  if (!ranges) {
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    return emitError(loc) << "the artifact's QAT record is malformed";
+  }
+  q.mode = "static";
+  q.perChannel = true;
+  q.method = "qat";
+  q.exclude = record->getString("exclude").value_or("").str();
+  bool learned = record->getBoolean("learned_scales").value_or(false);
+  for (const auto &[name, range] : *ranges) {
+    const llvm::json::Array *lohi = range.getAsArray();
+    if (!lohi || lohi->size() != 2 || !(*lohi)[0].getAsNumber() ||
+        !(*lohi)[1].getAsNumber())
+      return emitError(loc) << "the artifact's QAT record is malformed at '"
+                            << name.str() << "'";
+    double lo = *(*lohi)[0].getAsNumber(), hi = *(*lohi)[1].getAsNumber();
+    if (learned) {
+      auto take = [&](StringRef suffix, float &out) -> LogicalResult {
+        auto it = values.find(name.str() + suffix.str());
+        // No data: an initial value of zeros, which artifacts do not store.
+        const std::string &raw =
+            it == values.end() ? std::string() : it->second.rawData;
+        if (it == values.end() || (raw.size() != sizeof(float) && !raw.empty()))
+          return emitError(loc) << "the QAT parameter '" << name.str() << suffix
+                                << "' is missing";
+        out = 0.0f;
+        if (!raw.empty())
+          std::memcpy(&out, raw.data(), sizeof(float));
+        values.erase(it);
+        return success();
+      };
+      float s = 0, zp = 0;
+      if (failed(take("/qat_scale", s)) || failed(take("/qat_zero_point", zp)))
+        return failure();
+      if (!(s > 0) || !std::isfinite(s))
+        return emitError(loc)
+               << "the learned scale of '" << name.str() << "' is " << s
+               << ": not a positive number, so no int8 model has it";
+      double z = std::min(255.0, std::max(0.0, std::nearbyint(double(zp))));
+      lo = -z * double(s);
+      hi = (255.0 - z) * double(s);
+    }
+    q.ranges[name.str()] = {static_cast<float>(lo), static_cast<float>(hi)};
+  }
   return success();
 }
 
@@ -160,6 +238,11 @@ LogicalResult exportTrainedModel(MLIRContext &ctx, StringRef artifactPath,
       failed(readTrained(loc, artifactPath, checkpointPath, values)))
     return failure();
   const artifact::Training &tr = art.training();
+  bool isQat = false;
+  onnx_quantize::QuantizeOptions qatOptions;
+  if (!tr.source_onnx().empty() &&
+      failed(takeQatRecord(loc, tr.source_onnx(), values, isQat, qatOptions)))
+    return failure();
   onnx::ModelProto model;
   if (tr.source_onnx().empty()) {
     if (failed(exportGraphModel(ctx, tr.inference_module(), artifactPath,
@@ -171,6 +254,18 @@ LogicalResult exportTrainedModel(MLIRContext &ctx, StringRef artifactPath,
     return emitError(loc) << problem;
   }
   values.clear(); // the model holds the data now
+  if (isQat) {
+    // The trained model as the QDQ form the training step simulated.
+    auto *props = model.mutable_metadata_props();
+    for (int i = props->size() - 1; i >= 0; --i)
+      if (props->Get(i).key() == qat::kMetadataKey)
+        props->DeleteSubrange(i, 1);
+    onnx_quantize::QuantizeReport report;
+    if (std::string problem =
+            onnx_quantize::quantizeModel(model, qatOptions, report);
+        !problem.empty())
+      return emitError(loc) << "the QDQ export: " << problem;
+  }
   if (std::string problem =
           onnx_export::writeModel(model, outputPath.str(), external);
       !problem.empty())

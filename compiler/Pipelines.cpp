@@ -8,6 +8,7 @@
 #include "passes/Fusion/Passes.h"
 #include "passes/MixedPrecision/Passes.h"
 #include "passes/PassReport.h"
+#include "passes/Quantization/Passes.h"
 #include "passes/Recompute/Passes.h"
 #include "passes/Sharding/Passes.h"
 #include "passes/Training/Passes.h"
@@ -293,6 +294,11 @@ llvm::Error parseTrainingOptions(const TrainingOptionsText &text,
 }
 
 llvm::Error TrainingOptions::verify() const {
+  if (qat.empty() && (qatLearnedScales || !qatExclude.empty()))
+    return fail("--qat-learned-scales and --qat-exclude go with --qat "
+                "DATA.npz");
+  if (!qat.empty() && pipeline.enabled())
+    return fail("--qat does not go with --pipeline-stages yet");
   const std::string &schedule = pipeline.schedule;
   if (!schedule.empty()) {
     const auto &names = loom::pipeline::scheduleNames();
@@ -435,6 +441,13 @@ void buildTrainingPassPipeline(OpPassManager &pm, const TrainingOptions &o,
                                report::Sink *sink) {
   // The summaries go with the report; its JSON goes to the sink.
   report::Sink *reports = o.report ? sink : nullptr;
+  // Quantization-aware training: the marked products read fake int8
+  // operands before the loss reads them and autodiff differentiates them.
+  if (!o.qat.empty()) {
+    FakeQuantPassOptions fakeQuant;
+    fakeQuant.learnedScales = o.qatLearnedScales;
+    pm.addPass(createFakeQuantPass(fakeQuant));
+  }
   LossPassOptions loss;
   loss.loss = toString(o.loss).str();
   loss.logits = o.logits;
@@ -561,6 +574,9 @@ void buildPipelineUpdatePassPipeline(OpPassManager &pm,
 
 void buildInferencePipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.target == "cuda") {
+    // Matmuls of dequantized 8-bit tensors run as cuBLASLt's int8 GEMM, as
+    // the CPU's run as its integer GEMM (docs/quantization.md).
+    pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass());
     if (options.cuda.fuseAttentionMinScores >= 0) {
       FuseAttentionPassOptions attention;
       attention.summary = options.cuda.printFusion;

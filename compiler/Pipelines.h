@@ -128,6 +128,14 @@ struct TrainingOptions {
   Precision precision = Precision::F32;
   PrecisionPolicy precisionPolicy = PrecisionPolicy::Default;
 
+  /// Quantization-aware training (docs/quantization.md): the products the
+  /// driver marked with `loom.qat` get fake int8 operands
+  /// (--loom-fake-quant); `qat` is the calibration data (--qat DATA.npz),
+  /// empty: none.
+  std::string qat;
+  bool qatLearnedScales = false;
+  std::string qatExclude; ///< nodes kept f32, as loomc quantize's --exclude
+
   // Parallelism.
   int64_t dataParallel = 1;
   int64_t tensorParallel = 1;

@@ -47,7 +47,7 @@ int64_t estimateFlops(Operation *op) {
                                        : lhs.getDimSize(lhs.getRank() - 1);
     return ShapedType::isDynamic(k) ? 0 : 2 * out * k;
   }
-  if (isa<ConvOp>(op)) {
+  if (isa<ConvOp, ConvIntegerOp>(op)) {
     auto w = cast<RankedTensorType>(op->getOperand(1).getType());
     if (!w.hasStaticShape())
       return 0;

@@ -321,16 +321,12 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 // Quantization
 //===----------------------------------------------------------------------===//
 
-/// The checks quantize and dequantize share: an integer zero point of the
-/// scale's shape, which is a scalar or one channel dim of `x`.
-static LogicalResult checkQuantParams(std::optional<Location> loc,
-                                      StringRef opName, Value x, Value scale,
-                                      Value zeroPoint) {
+LogicalResult loom::graph::checkQuantScale(std::optional<Location> loc,
+                                           StringRef opName,
+                                           RankedTensorType xt,
+                                           RankedTensorType st,
+                                           RankedTensorType zt) {
   Failure fail{loc, opName};
-  auto st = tensorOf(scale), zt = tensorOf(zeroPoint), xt = tensorOf(x);
-  Type z = zt.getElementType();
-  if (!isa<IntegerType>(z) || z.isInteger(1) || z.getIntOrFloatBitWidth() > 32)
-    return fail("zero_point must be an integer of 8 to 32 bits");
   if (st.getShape() != zt.getShape())
     return fail("scale and zero_point have different shapes");
   if (st.getRank() > xt.getRank())
@@ -348,6 +344,19 @@ static LogicalResult checkQuantParams(std::optional<Location> loc,
   if (channels > 1)
     return fail("scale must be a scalar or vary along one dim");
   return success();
+}
+
+/// The checks quantize and dequantize share: an integer zero point of the
+/// scale's shape, which is a scalar or one channel dim of `x`.
+static LogicalResult checkQuantParams(std::optional<Location> loc,
+                                      StringRef opName, Value x, Value scale,
+                                      Value zeroPoint) {
+  Failure fail{loc, opName};
+  auto st = tensorOf(scale), zt = tensorOf(zeroPoint), xt = tensorOf(x);
+  Type z = zt.getElementType();
+  if (!isa<IntegerType>(z) || z.isInteger(1) || z.getIntOrFloatBitWidth() > 32)
+    return fail("zero_point must be an integer of 8 to 32 bits");
+  return checkQuantScale(loc, opName, xt, st, zt);
 }
 
 LogicalResult QuantizeOp::inferReturnTypes(MLIRContext *,
@@ -550,12 +559,15 @@ static LogicalResult windowShape(Failure fail, ArrayRef<int64_t> in,
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
-  Failure fail{loc, getOperationName()};
-  auto in = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getFilter());
+/// The result shape of a convolution of `in` by `w` [+ a bias of `bias`
+/// elements]: conv_c1 ... conv_c4 and window_c*, shared by graph.conv and
+/// graph.conv_integer.
+static LogicalResult inferConvShape(Failure fail, RankedTensorType in,
+                                    RankedTensorType w, RankedTensorType bias,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> padding,
+                                    ArrayRef<int64_t> dilations, int64_t groups,
+                                    SmallVectorImpl<int64_t> &shape) {
   // conv_c1: 1-D, 2-D or 3-D convolution.
   if (in.getRank() < 3 || in.getRank() > 5)
     return fail("input must have rank 3 (1-D), 4 (2-D) or 5 (3-D), got " +
@@ -569,11 +581,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> kernel;
   for (int64_t k : w.getShape().drop_front(2))
     kernel.push_back(ShapedType::isDynamic(k) ? 1 : k);
-  if (failed(checkWindow(fail, spatial, kernel, adaptor.getStrides(),
-                         adaptor.getPadding(), adaptor.getDilations())))
+  if (failed(checkWindow(fail, spatial, kernel, strides, padding, dilations)))
     return failure();
   // conv_c3: groups divide the channels.
-  int64_t groups = adaptor.getGroups();
   int64_t c = in.getDimSize(1), o = w.getDimSize(0), cg = w.getDimSize(1);
   if (groups < 1)
     return fail("groups must be positive");
@@ -586,18 +596,56 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                 " do not match filter channels " + Twine(cg) + " x groups " +
                 Twine(groups));
   // conv_c4: bias is [O].
-  if (Value bias = adaptor.getBias()) {
-    auto b = tensorOf(bias);
-    if (b.getRank() != 1 || !dimsCompatible(b.getDimSize(0), o))
-      return fail("bias must have shape [" + dimStr(o) + "]");
-  }
-  SmallVector<int64_t> shape = {in.getDimSize(0), o};
-  if (failed(windowShape(fail, in.getShape().drop_front(2),
-                         w.getShape().drop_front(2), adaptor.getStrides(),
-                         adaptor.getPadding(), adaptor.getDilations(),
-                         /*ceilMode=*/false, shape)))
+  if (bias && (bias.getRank() != 1 || !dimsCompatible(bias.getDimSize(0), o)))
+    return fail("bias must have shape [" + dimStr(o) + "]");
+  shape.assign({in.getDimSize(0), o});
+  return windowShape(fail, in.getShape().drop_front(2),
+                     w.getShape().drop_front(2), strides, padding, dilations,
+                     /*ceilMode=*/false, shape);
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto in = tensorOf(adaptor.getInput());
+  RankedTensorType bias;
+  if (Value b = adaptor.getBias())
+    bias = tensorOf(b);
+  SmallVector<int64_t> shape;
+  if (failed(inferConvShape(
+          Failure{loc, getOperationName()}, in, tensorOf(adaptor.getFilter()),
+          bias, adaptor.getStrides(), adaptor.getPadding(),
+          adaptor.getDilations(), adaptor.getGroups(), shape)))
     return failure();
   types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult ConvIntegerOp::inferReturnTypes(MLIRContext *ctx,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  Failure fail{loc, getOperationName()};
+  auto in = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getFilter());
+  // conv_integer_c1: 8-bit operands, scalar zero points of their types.
+  for (auto [x, z, name] :
+       {std::make_tuple(in, tensorOf(adaptor.getInputZero()), "input"),
+        std::make_tuple(w, tensorOf(adaptor.getFilterZero()), "filter")}) {
+    if (!x.getElementType().isInteger(8))
+      return fail(Twine(name) + " must hold 8-bit integers");
+    if (z.getElementType() != x.getElementType() || z.getRank() != 0)
+      return fail(Twine(name) + "_zero must be a scalar of " + name +
+                  "'s element type");
+  }
+  // conv_integer_c2: graph.conv's shapes (conv_c1 ... conv_c3).
+  SmallVector<int64_t> shape;
+  if (failed(inferConvShape(fail, in, w, RankedTensorType(),
+                            adaptor.getStrides(), adaptor.getPadding(),
+                            adaptor.getDilations(), adaptor.getGroups(),
+                            shape)))
+    return failure();
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 32)));
   return success();
 }
 

@@ -51,6 +51,15 @@ llvm::FailureOr<MatmulShape>
 inferMatmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
                  bool transposeLhs, bool transposeRhs, std::string &why);
 
+/// The scale rules quantize, dequantize and fake_quantize share: the zero
+/// point has the scale's shape, which broadcasts into `x` without widening
+/// it and is a scalar or varies along one dim (a channel dim of `x`).
+llvm::LogicalResult checkQuantScale(std::optional<mlir::Location> loc,
+                                    llvm::StringRef opName,
+                                    mlir::RankedTensorType x,
+                                    mlir::RankedTensorType scale,
+                                    mlir::RankedTensorType zeroPoint);
+
 /// Result type of a reduction of `input` over `axes`.
 llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,
                                       llvm::StringRef opName, mlir::Type input,

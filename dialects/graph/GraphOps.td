@@ -614,6 +614,58 @@ def Graph_DequantizeOp : Graph_InferredOp<"dequantize",
   }];
 }
 
+def Graph_FakeQuantizeOp : Graph_InferredOp<"fake_quantize",
+                                            [SameOperandsElementType,
+                                             Graph_BroadcastingElementwise]> {
+  let summary = "quantize and dequantize in floats (quantization-aware training)";
+  let description = [{
+    `(clamp(round(x / scale) + z, qmin, qmax) - z) * scale` elementwise with
+    `z = clamp(round(zero_point), qmin, qmax)`, rounding halves to even:
+    what `graph.dequantize(graph.quantize(x))` computes for an integer type
+    of range [qmin, qmax], kept in x's float type so that it can be
+    trained (`loomc train --qat`, `--loom-fake-quant`). `scale` and
+    `zero_point` are floats of one shape that broadcasts against `x`: a
+    scalar (per tensor) or, per channel, one dim of `x` and 1 elsewhere.
+
+    Its gradient is the straight-through estimator: `x` receives the
+    result's gradient where `round(x / scale) + z` lies in [qmin, qmax] and
+    zero elsewhere. Without `learned` the scale and zero point are
+    observed, not trained, and get no gradient; with it they get LSQ's
+    (Esser et al. 2020; PyTorch's `_fake_quantize_learnable_*`): the scale
+    `round(x / s) - x / s` inside the range and `q - z` outside, the zero
+    point `-scale` outside and 0 inside.
+
+    ```mlir
+    %y = graph.fake_quantize %x, %s, %z {qmin = 0 : i64, qmax = 255 : i64}
+        : (tensor<2x3xf32>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, Graph_FloatTensor:$scale,
+                       Graph_FloatTensor:$zero_point, I64Attr:$qmin,
+                       I64Attr:$qmax, UnitAttr:$learned);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Checks the quantization parameters' shapes and the range
+    /// (dialects/graph/FakeQuantize.cpp).
+    static ::llvm::LogicalResult
+    checkParams(std::optional<::mlir::Location> loc, Adaptor adaptor);
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      if (::mlir::failed(checkParams(loc, adaptor)))
+        return ::mlir::failure();
+      return ::loom::graph::inferBroadcastResult(
+          loc, getOperationName(), adaptor.getOperands(), ::mlir::Type(),
+          types);
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra, convolution, pooling
 //===----------------------------------------------------------------------===//
@@ -697,6 +749,41 @@ def Graph_ConvOp : Graph_InferredOp<"conv", [SameOperandsElementType,
     $input `,` $filter (`,` $bias^)? `strides` `=` $strides `padding` `=`
     $padding `dilations` `=` $dilations `groups` `=` $groups attr-dict `:`
     functional-type(operands, results)
+  }];
+}
+
+def Graph_ConvIntegerOp : Graph_InferredOp<"conv_integer"> {
+  let summary = "convolution of zero-shifted 8-bit integers, exact in i32";
+  let description = [{
+    `conv(input - input_zero, filter - filter_zero)` with `graph.conv`'s
+    shapes and attributes (NCHW, `padding` begin pads then end pads,
+    strides, dilations, groups), each difference and sum exact in `i32`,
+    the result's type. The padding holds the input's zero point (0 once
+    shifted), as ONNX's ConvInteger pads. `input` and `filter` hold `i8`
+    or `ui8` (each its own); each zero point is a scalar (rank 0) of its
+    operand's element type. ONNX's ConvInteger and QLinearConv with
+    per-tensor zero points import as this op, and `--loom-integer-conv`
+    makes it of a float convolution of two dequantized operands; the CPU
+    code runs a 1-D or 2-D one as oneDNN's u8/s8 x s8 -> s32 convolution.
+
+    ```mlir
+    %y = graph.conv_integer %x, %w, %zx, %zw strides = [1, 1]
+        padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1
+        : (tensor<1x3x32x32xui8>, tensor<16x3x3x3xi8>, tensor<ui8>,
+           tensor<i8>) -> tensor<1x16x32x32xi32>
+    ```
+  }];
+  let arguments = (ins Graph_IntegerTensor:$input,
+                       Graph_IntegerTensor:$filter,
+                       Graph_IntegerTensor:$input_zero,
+                       Graph_IntegerTensor:$filter_zero,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Graph_IntegerTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter `,` $input_zero `,` $filter_zero `strides` `=` $strides
+    `padding` `=` $padding `dilations` `=` $dilations `groups` `=` $groups
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -1778,6 +1865,133 @@ def Graph_LoopOp : Graph_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
     /// The number of scan results (after the carried values').
     unsigned getNumScans() { return getNumResults() - getInits().size(); }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Random ops (docs/training.md, "Random ops")
+//===----------------------------------------------------------------------===//
+// Every random op is a pure function of its operands and attributes: a
+// counter-based generator (SplitMix64) of (op key, run counter, draw index).
+// `key` and `counter` are rank-0 i64 tensors: in an inference artifact the
+// runtime's per-session seed and run counter (the hidden input
+// `loom.rng_state`), in a training step 0 and the micro-step counter. The
+// op key is `seed` when the op has one, else a hash of `key` and `stream`
+// (distinct per unseeded op). So a clone (recomputation) draws the same
+// values, the next run draws new ones, and a seed reproduces the sequence.
+
+def Graph_RngScalar : 0DTensorOf<[I64]>;
+
+def Graph_RandomUniformOp : Graph_Op<"random_uniform", [Pure]> {
+  let summary = "a tensor of uniform draws in [low, high)";
+  let description = [{
+    Each element is `low + (high - low) * u`, u uniform in [0, 1) from the
+    element's draw (24 bits for f32, f16 and bf16, 53 for f64). The result
+    shape is static.
+
+    ```mlir
+    %u = graph.random_uniform %key, %counter {low = 0.0 : f64, high = 1.0 : f64, seed = 3 : i64}
+        : (tensor<i64>, tensor<i64>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_RngScalar:$key, Graph_RngScalar:$counter,
+                       F64Attr:$low, F64Attr:$high, OptionalAttr<I64Attr>:$seed,
+                       DefaultValuedAttr<I64Attr, "0">:$stream);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$key `,` $counter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RandomNormalOp : Graph_Op<"random_normal", [Pure]> {
+  let summary = "a tensor of normal draws";
+  let description = [{
+    Each element is `mean + scale * n`, n standard normal by Box-Muller from
+    two 24-bit uniforms of the element's draw (u1 in (0, 1], u2 in [0, 1):
+    `sqrt(-2 ln u1) cos(2 pi u2)`). The result shape is static.
+
+    ```mlir
+    %n = graph.random_normal %key, %counter {mean = 0.0 : f64, scale = 1.0 : f64, stream = 2 : i64}
+        : (tensor<i64>, tensor<i64>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_RngScalar:$key, Graph_RngScalar:$counter,
+                       F64Attr:$mean, F64Attr:$scale, OptionalAttr<I64Attr>:$seed,
+                       DefaultValuedAttr<I64Attr, "0">:$stream);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$key `,` $counter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_BernoulliOp : Graph_Op<"bernoulli", [Pure,
+                                              Graph_BroadcastingElementwise]> {
+  let summary = "1 with probability p, elementwise";
+  let description = [{
+    Element i is 1 when the uniform u of its draw (in the precision of
+    `probs`) is below `probs[i]`, else 0, in the result's element type; the
+    result has the shape of `probs`.
+
+    ```mlir
+    %b = graph.bernoulli %p, %key, %counter {seed = 0 : i64}
+        : (tensor<10xf32>, tensor<i64>, tensor<i64>) -> tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$probs, Graph_RngScalar:$key,
+                       Graph_RngScalar:$counter, OptionalAttr<I64Attr>:$seed,
+                       DefaultValuedAttr<I64Attr, "0">:$stream);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$probs `,` $key `,` $counter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MultinomialOp : Graph_Op<"multinomial", [Pure]> {
+  let summary = "class indices drawn from unnormalized log-probabilities";
+  let description = [{
+    `logits` is [batch, classes] of unnormalized log-probabilities; the
+    result [batch, sample_size] holds class indices, sample (b, s) drawn
+    with probability softmax(logits[b]) by inverting the cumulative sum
+    with the uniform (53 bits) of draw b * sample_size + s.
+
+    ```mlir
+    %s = graph.multinomial %logits, %key, %counter {sample_size = 4 : i64}
+        : (tensor<2x3xf32>, tensor<i64>, tensor<i64>) -> tensor<2x4xi32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_RngScalar:$key,
+                       Graph_RngScalar:$counter, I64Attr:$sample_size,
+                       OptionalAttr<I64Attr>:$seed,
+                       DefaultValuedAttr<I64Attr, "0">:$stream);
+  let results = (outs Graph_IndexTensor:$result);
+  let assemblyFormat =
+      "$logits `,` $key `,` $counter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RandomDropoutOp : Graph_Op<"random_dropout", [Pure,
+    Graph_BroadcastingElementwise, AllTypesMatch<["x", "result"]>]> {
+  let summary = "training dropout whose mask changes with the counter";
+  let description = [{
+    `graph.dropout {training}` with a mask drawn per run: element i is kept
+    when the top 24 bits of its draw, as a fraction of 2^24, are >= `ratio`
+    (then scaled by 1 / (1 - ratio)), else 0. The op key is `seed` (the
+    graph.dropout's), the counter the training step's micro-step: each step
+    draws a new mask, a clone within a step the same, and the VJP is the
+    same op applied to the result's gradient (the mask rebuilt, not
+    stored).
+
+    ```mlir
+    %y = graph.random_dropout %x, %key, %step {ratio = 0.1 : f64, seed = 7 : i64}
+        : (tensor<4x8xf32>, tensor<i64>, tensor<i64>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, Graph_RngScalar:$key,
+                       Graph_RngScalar:$counter, F64Attr:$ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$x `,` $key `,` $counter attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif // LOOM_DIALECTS_GRAPH_GRAPHOPS_TD

@@ -281,11 +281,56 @@ LogicalResult vjp(ClampOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
   return success();
 }
 
-LogicalResult vjp(DropoutOp op, Grad &, ArrayRef<Value> dy, Grads &dx) {
-  if (op.getTraining())
-    return op.emitError("dropout in training mode has no VJP rule yet: its "
-                        "mask would need a new seed every step");
+// fake_quantize: the straight-through estimator. With q = round(x / s) + z
+// (z the rounded, clamped zero point), x gets dy where qmin <= q <= qmax
+// and 0 elsewhere. A `learned` scale and zero point get LSQ's gradients
+// (PyTorch's _fake_quantize_learnable_per_*_affine without its grad
+// factor): the scale round(x / s) - x / s inside and clamp(q) - z outside,
+// the zero point -s outside and 0 inside, each summed to its shape.
+LogicalResult vjp(FakeQuantizeOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  OpBuilder &b = g.b;
+  auto lo = b.getF64FloatAttr((double)(int64_t)op.getQmin());
+  auto hi = b.getF64FloatAttr((double)(int64_t)op.getQmax());
+  Value x = op.getX(), s = op.getScale();
+  Value z = b.create<ClampOp>(
+      g.loc, b.create<RoundOp>(g.loc, op.getZeroPoint()), lo, hi);
+  Value xs = g.div(x, s);
+  Value r = b.create<RoundOp>(g.loc, xs);
+  Value q = g.add(r, z);
+  Value inside = g.mul(
+      g.mask(g.cmp(CompareDirection::ge, q, (double)(int64_t)op.getQmin()), q),
+      g.mask(g.cmp(CompareDirection::le, q, (double)(int64_t)op.getQmax()), q));
+  dx[0] = g.sumTo(g.mul(dy[0], inside), x);
+  if (!op.getLearned())
+    return success();
+  Value outside = g.sub(g.scalar(q, 1.0), inside);
+  Value clamped = b.create<ClampOp>(g.loc, q, lo, hi);
+  Value ds =
+      g.add(g.mul(inside, g.sub(r, xs)), g.mul(outside, g.sub(clamped, z)));
+  dx[1] = g.sumTo(g.mul(dy[0], ds), s);
+  dx[2] = g.sumTo(g.mul(dy[0], g.mul(outside, g.neg(s))), op.getZeroPoint());
+  return success();
+}
+
+// Training dropout is x times a mask that depends on the seed (and, for
+// random_dropout, the step counter) and the element index only: its VJP is
+// the same dropout applied to dy, the mask rebuilt rather than stored.
+// (loom-optimizer turns each training graph.dropout of the step, forward
+// and backward alike, into a random_dropout of the micro-step counter.)
+LogicalResult vjp(DropoutOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  if (op.getTraining()) {
+    dx[0] =
+        g.b.create<DropoutOp>(g.loc, dy[0].getType(), dy[0], op->getAttrs());
+    return success();
+  }
   dx[0] = dy[0];
+  return success();
+}
+
+LogicalResult vjp(RandomDropoutOp op, Grad &g, ArrayRef<Value> dy, Grads &dx) {
+  dx[0] = g.b.create<RandomDropoutOp>(
+      g.loc, dy[0].getType(), ValueRange{dy[0], op.getKey(), op.getCounter()},
+      op->getAttrs());
   return success();
 }
 
@@ -1146,6 +1191,10 @@ struct VjpModel : public VjpOpInterface::ExternalModel<VjpModel<OpT>, OpT> {
   bool isDifferentiableOperand(Operation *op, unsigned index) const {
     if constexpr (std::is_same_v<OpT, FillLikeOp>)
       return false;
+    // An observed (not learned) scale and zero point are not trained.
+    if constexpr (std::is_same_v<OpT, FakeQuantizeOp>)
+      if (index > 0 && !cast<OpT>(op).getLearned())
+        return false;
     if constexpr (std::is_same_v<OpT, BatchNormOp>)
       if (!::differentiable(cast<OpT>(op), index))
         return false;
@@ -1166,7 +1215,8 @@ template <typename... Ops> void attach(MLIRContext &ctx) {
 void loom::graph::registerVjpRules(MLIRContext &ctx) {
   attach<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, CosOp, SinOp,
          AtanOp, SigmoidOp, ReluOp, ErfOp, FloorOp, CeilOp, RoundOp, GeluOp,
-         ClampOp, DropoutOp, CastOp, GradAllReduceOp>(ctx);
+         ClampOp, DropoutOp, CastOp, GradAllReduceOp, FakeQuantizeOp,
+         RandomDropoutOp>(ctx);
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, ModOp,
          WhereOp>(ctx);
   attach<MatmulOp, LayerNormOp, BatchNormOp, SoftmaxOp, LogSoftmaxOp,

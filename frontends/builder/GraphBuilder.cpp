@@ -505,6 +505,25 @@ Value GraphBuilder::conv(Value input, Value filter, Value bias,
        builder_.getNamedAttr("groups", builder_.getI64IntegerAttr(groups))});
 }
 
+Value GraphBuilder::convInteger(Value input, Value filter, Value inputZero,
+                                Value filterZero, ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> padding,
+                                ArrayRef<int64_t> dilations, int64_t groups) {
+  auto in = tensorType(input, "conv_integer");
+  if (!in)
+    return {};
+  int64_t spatial = in.getRank() - 2;
+  return build<ConvIntegerOp>(
+      {input, filter, inputZero, filterZero},
+      {builder_.getNamedAttr("strides", builder_.getDenseI64ArrayAttr(
+                                            orFill(strides, spatial, 1))),
+       builder_.getNamedAttr("padding", builder_.getDenseI64ArrayAttr(
+                                            orFill(padding, 2 * spatial, 0))),
+       builder_.getNamedAttr("dilations", builder_.getDenseI64ArrayAttr(
+                                              orFill(dilations, spatial, 1))),
+       builder_.getNamedAttr("groups", builder_.getI64IntegerAttr(groups))});
+}
+
 Value GraphBuilder::maxPool(Value x, ArrayRef<int64_t> kernel,
                             ArrayRef<int64_t> strides,
                             ArrayRef<int64_t> padding, bool ceilMode,

@@ -180,6 +180,15 @@ public:
                    llvm::ArrayRef<int64_t> strides = {},
                    llvm::ArrayRef<int64_t> padding = {},
                    llvm::ArrayRef<int64_t> dilations = {}, int64_t groups = 1);
+  /// `conv(input - inputZero, filter - filterZero)` in i32: 8-bit operands,
+  /// scalar zero points of their element types (graph.conv_integer);
+  /// strides, padding and dilations as conv's.
+  mlir::Value convInteger(mlir::Value input, mlir::Value filter,
+                          mlir::Value inputZero, mlir::Value filterZero,
+                          llvm::ArrayRef<int64_t> strides = {},
+                          llvm::ArrayRef<int64_t> padding = {},
+                          llvm::ArrayRef<int64_t> dilations = {},
+                          int64_t groups = 1);
   /// Empty strides mean the kernel size; empty padding means 0.
   mlir::Value maxPool(mlir::Value x, llvm::ArrayRef<int64_t> kernel,
                       llvm::ArrayRef<int64_t> strides = {},

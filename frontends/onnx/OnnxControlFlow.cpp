@@ -22,8 +22,12 @@
 // scan input's slice at the iteration (reversed for a reverse direction);
 // scan outputs stacked along another axis or in reverse are transposed or
 // reversed after the loop. Scan-8's batch axis runs one loop per batch
-// element. Sequences and optionals are not tensors in Loom: a subgraph that
-// takes or returns one is refused.
+// element. Sequences and optionals are known at import (OnnxSequence.cpp):
+// an If whose branches return them is the branch taken when the condition
+// is known at import, else their elements are the graph.if's results
+// (the branches must give one structure); a Loop that carries them is
+// unrolled at import (trip count and conditions known there); a Scan body
+// that takes or returns one is refused.
 //
 // SequenceMap (OnnxSequence.cpp) imports its body in line once per element
 // (importInline), as an If whose condition is known at import does.
@@ -87,8 +91,9 @@ public:
   explicit SubgraphScope(ImportContext &c)
       : c(c), node(c.node), values(c.values), known(c.known),
         materialized(c.materialized), symbolic(c.symbolic),
-        sequences(c.sequences), unknownAsked(c.unknownAsked),
-        ip(c.b.opBuilder().saveInsertionPoint()) {}
+        sequences(c.sequences), optionals(c.optionals),
+        unknownAsked(c.unknownAsked), ip(c.b.opBuilder().saveInsertionPoint()) {
+  }
   ~SubgraphScope() {
     c.node = node;
     c.values = std::move(values);
@@ -96,6 +101,7 @@ public:
     c.materialized = std::move(materialized);
     c.symbolic = std::move(symbolic);
     c.sequences = std::move(sequences);
+    c.optionals = std::move(optionals);
     c.unknownAsked = std::move(unknownAsked);
     c.b.opBuilder().restoreInsertionPoint(ip);
   }
@@ -108,6 +114,7 @@ private:
   llvm::DenseMap<Attribute, Value> materialized;
   llvm::StringMap<SymShape> symbolic;
   llvm::StringMap<std::vector<Value>> sequences;
+  llvm::StringMap<OptionalValue> optionals;
   SmallVector<int, 4> unknownAsked;
   OpBuilder::InsertPoint ip;
 };
@@ -117,11 +124,17 @@ private:
 using InputBuilder = function_ref<FailureOr<SmallVector<Value>>(Block &)>;
 
 /// Imports subgraph `g` (`what`, for messages) into a new block of `region`
-/// with arguments `argTypes`; `inputs` gives the values of g's inputs. Ends
-/// the block with graph.yield of g's outputs and returns them.
+/// with arguments `argTypes`; `inputs` gives the values of g's inputs, or
+/// `anyInputs` when set (a body imported in line, whose inputs may be
+/// sequences and optionals). Ends the block with graph.yield of g's
+/// outputs and returns them. With `structured`, an output may be a
+/// sequence or optional: each output is appended to it, and the returned
+/// values are their flattenAny.
 FailureOr<SmallVector<Value>>
 importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
-           Region &region, ArrayRef<Type> argTypes, InputBuilder inputs) {
+           Region &region, ArrayRef<Type> argTypes, InputBuilder inputs,
+           const SmallVector<AnyValue> *anyInputs = nullptr,
+           SmallVectorImpl<AnyValue> *structured = nullptr) {
   const onnx::NodeProto *owner = c.node;
   std::string ownerName = owner->name().empty()
                               ? "producing '" + owner->output(0) + "'"
@@ -137,15 +150,18 @@ importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
   auto values = inputs(*block);
   if (failed(values))
     return failure();
-  if (static_cast<int>(values->size()) != g.input_size())
+  size_t given = anyInputs ? anyInputs->size() : values->size();
+  if (static_cast<int>(given) != g.input_size())
     return c.error(Twine(what) + " takes " + Twine(g.input_size()) +
-                   " inputs, expected " + Twine(values->size()));
+                   " inputs, expected " + Twine(given));
   // A body's names shadow the enclosing graphs'.
-  for (auto [info, v] : llvm::zip(g.input(), *values)) {
-    c.values[info.name()] = v;
-    c.known.erase(info.name());
-    c.symbolic.erase(info.name());
-    c.sequences.erase(info.name());
+  for (int i = 0; i < g.input_size(); ++i) {
+    AnyValue v;
+    if (anyInputs)
+      v = (*anyInputs)[i];
+    else
+      v.tensor = (*values)[i];
+    defineAny(c, g.input(i).name(), v);
   }
   for (const auto &init : g.initializer()) {
     auto value = c.convertTensor(
@@ -176,22 +192,22 @@ importBody(ImportContext &c, const onnx::GraphProto &g, StringRef what,
   }
   SmallVector<Value> outputs;
   for (const auto &out : g.output()) {
-    auto it = c.values.find(out.name());
-    Value v = it != c.values.end() ? it->second : Value();
-    if (!v && c.known.count(out.name()))
-      v = c.b.constant(c.known[out.name()]);
-    if (!v && c.sequences.count(out.name())) {
-      c.node = owner;
-      return c.error(Twine(what) + "'s output '" + out.name() +
-                     "' is a sequence; sequences and optionals are not "
-                     "tensors in Loom");
-    }
+    auto v = lookupAny(c, out.name());
     if (!v) {
       c.node = owner;
       return c.error(Twine(what) + "'s output '" + out.name() +
                      "' is never produced");
     }
-    outputs.push_back(v);
+    if (v->kind != AnyValue::Kind::Tensor && !structured) {
+      c.node = owner;
+      return c.error(
+          Twine(what) + "'s output '" + out.name() + "' is " +
+          (v->kind == AnyValue::Kind::Sequence ? "a sequence" : "an optional") +
+          "; sequences and optionals are not tensors in Loom");
+    }
+    flattenAny(c, *v, outputs);
+    if (structured)
+      structured->push_back(*v);
   }
   ob.create<graph::YieldOp>(c.b.locationOf("yield"), outputs);
   return outputs;
@@ -427,6 +443,35 @@ FailureOr<LoopResults> buildLoop(
 
 } // namespace
 
+FailureOr<SmallVector<AnyValue>>
+loom::onnx_import::importInlineAny(ImportContext &c, const onnx::GraphProto &g,
+                                   StringRef what, ArrayRef<AnyValue> inputs) {
+  Region region;
+  SmallVector<AnyValue> given(inputs), structured;
+  auto outputs = importBody(
+      c, g, what, region, {},
+      [](Block &) -> FailureOr<SmallVector<Value>> {
+        return SmallVector<Value>();
+      },
+      &given, &structured);
+  if (failed(outputs))
+    return failure();
+  SmallVector<Value> flat = inlineBody(c, region);
+  // A tensor known at import stays known (a Loop unrolled at import
+  // follows its condition and counters).
+  SmallVector<AnyValue> results;
+  size_t at = 0;
+  for (const AnyValue &s : structured) {
+    AnyValue v = unflattenAny(s, flat, at);
+    if (s.kind == AnyValue::Kind::Tensor && !s.tensor && s.known) {
+      v.tensor = Value();
+      v.known = s.known;
+    }
+    results.push_back(v);
+  }
+  return results;
+}
+
 FailureOr<SmallVector<Value>>
 loom::onnx_import::importInline(ImportContext &c, const onnx::GraphProto &g,
                                 StringRef what, ArrayRef<Value> inputs) {
@@ -451,28 +496,61 @@ LogicalResult loom::onnx_import::ifOp(ImportContext &c) {
   const onnx::GraphProto *elseG = graphAttr(c, "else_branch");
   if (!thenG || !elseG)
     return c.error("then_branch and else_branch must be graphs");
-  if (failed(checkTensorsOnly(c, *thenG, "then_branch")) ||
-      failed(checkTensorsOnly(c, *elseG, "else_branch")))
-    return failure();
   Value cond = asScalar(c, c.input(0), "the condition");
   if (!cond)
     return failure();
   auto noInputs = [](Block &) -> FailureOr<SmallVector<Value>> {
     return SmallVector<Value>();
   };
+  // The branches may return sequences and optionals (`thenS`, `elseS`):
+  // the values are their elements, flattened.
   Region thenRegion, elseRegion;
-  auto thenOut = importBody(c, *thenG, "then_branch", thenRegion, {}, noInputs);
+  SmallVector<AnyValue> thenS, elseS;
+  auto thenOut = importBody(c, *thenG, "then_branch", thenRegion, {}, noInputs,
+                            nullptr, &thenS);
   if (failed(thenOut))
     return failure();
-  auto elseOut = importBody(c, *elseG, "else_branch", elseRegion, {}, noInputs);
+  auto elseOut = importBody(c, *elseG, "else_branch", elseRegion, {}, noInputs,
+                            nullptr, &elseS);
   if (failed(elseOut))
     return failure();
-  if (thenOut->size() != elseOut->size())
-    return c.error("then_branch returns " + Twine(thenOut->size()) +
-                   " values, else_branch " + Twine(elseOut->size()));
-  if (static_cast<int>(thenOut->size()) < c.node->output_size())
+  if (thenS.size() != elseS.size())
+    return c.error("then_branch returns " + Twine(thenS.size()) +
+                   " values, else_branch " + Twine(elseS.size()));
+  if (static_cast<int>(thenS.size()) < c.node->output_size())
     return c.error("the node has " + Twine(c.node->output_size()) +
-                   " outputs, the branches return " + Twine(thenOut->size()));
+                   " outputs, the branches return " + Twine(thenS.size()));
+  auto define = [&](ArrayRef<AnyValue> structure, ArrayRef<Value> flat) {
+    size_t at = 0;
+    for (auto [i, s] : llvm::enumerate(structure)) {
+      AnyValue v = unflattenAny(s, flat, at);
+      if (static_cast<int>(i) < c.node->output_size() &&
+          !c.node->output(i).empty())
+        defineAny(c, c.node->output(i), v);
+    }
+  };
+  // A condition known at import (or computed from constants, as a Not):
+  // the branch taken, in line.
+  std::optional<bool> known;
+  if (auto k = c.knownInput(0))
+    known = *k->getValues<bool>().begin();
+  else
+    known = knownBool(cond);
+  if (known) {
+    bool then = *known;
+    define(then ? thenS : elseS, inlineBody(c, then ? thenRegion : elseRegion));
+    return success();
+  }
+  // Otherwise sequences and optionals must have one structure in both
+  // branches: the graph.if then selects each element.
+  for (auto [i, t, e] : llvm::enumerate(thenS, elseS)) {
+    std::string differ = sameStructure(t, e);
+    if (!differ.empty())
+      return c.error("output " + Twine(i) + ": the branches return " + differ +
+                     ", which a condition known only at run time cannot "
+                     "choose between (sequences and optionals are known at "
+                     "import in Loom); the condition must be known at import");
+  }
   SmallVector<Type> types;
   for (auto [i, t, e] : llvm::enumerate(*thenOut, *elseOut)) {
     RankedTensorType both = join(tensorOf(t), tensorOf(e));
@@ -482,20 +560,12 @@ LogicalResult loom::onnx_import::ifOp(ImportContext &c) {
                      " (another element type or rank)");
     types.push_back(both);
   }
-  // A condition known at import: the branch taken, in line.
-  if (auto known = c.knownInput(0)) {
-    Region &taken = *known->getValues<bool>().begin() ? thenRegion : elseRegion;
-    for (auto [i, v] : llvm::enumerate(inlineBody(c, taken)))
-      c.setOutput(i, v);
-    return success();
-  }
   SmallVector<Value> captures = isolate({&thenRegion, &elseRegion});
   auto op = c.b.opBuilder().create<graph::IfOp>(c.b.locationOf("if"), types,
                                                 cond, captures);
   op.getThenRegion().takeBody(thenRegion);
   op.getElseRegion().takeBody(elseRegion);
-  for (unsigned i = 0; i < op.getNumResults(); ++i)
-    c.setOutput(i, op.getResult(i));
+  define(thenS, SmallVector<Value>(op.getResults()));
   return success();
 }
 
@@ -503,10 +573,148 @@ LogicalResult loom::onnx_import::ifOp(ImportContext &c) {
 // Loop
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The most iterations a Loop unrolled at import may run.
+constexpr int64_t kMaxUnrolledTrips = 4096;
+
+/// A Loop that carries sequences or optionals, unrolled at import: its
+/// trip count and conditions must be known at import, and the body is
+/// imported in line once per iteration (the carried lists may grow).
+LogicalResult unrollLoop(ImportContext &c, const onnx::GraphProto &body) {
+  std::optional<int64_t> trips;
+  std::optional<bool> cond = true;
+  bool unknown = false;
+  // What the error below is about: M and the condition only.
+  c.unknownAsked.clear();
+  if (c.hasInput(0)) {
+    auto k = c.knownInput(0);
+    if (k && (k->getNumElements() != 1 || !k->getElementType().isInteger(64)))
+      return c.error("the trip count M must be one int64");
+    if (k)
+      trips = (*k->getValues<APInt>().begin()).getSExtValue();
+    unknown |= !k;
+  }
+  if (c.hasInput(1)) {
+    auto k = c.knownInput(1);
+    if (k && (k->getNumElements() != 1 || !k->getElementType().isInteger(1)))
+      return c.error("the condition must be one bool");
+    cond =
+        k ? std::optional<bool>(*k->getValues<bool>().begin()) : std::nullopt;
+    unknown |= !k;
+  }
+  if (unknown)
+    return c.error("a Loop that carries a sequence or an optional is "
+                   "unrolled at import: its trip count M and condition must "
+                   "be known at import");
+  SmallVector<AnyValue> carried;
+  for (int i = 2; i < c.node->input_size(); ++i) {
+    auto v = c.hasInput(i) ? lookupAny(c, c.node->input(i)) : std::nullopt;
+    if (!v)
+      return c.error("loop-carried input " + Twine(i) + " is missing");
+    carried.push_back(*v);
+  }
+  if (body.input_size() != static_cast<int>(2 + carried.size()))
+    return c.error("the body takes " + Twine(body.input_size()) +
+                   " inputs, expected the iteration, the condition and " +
+                   Twine(carried.size()) + " loop-carried values");
+  size_t numScans = 0;
+  if (body.output_size() > static_cast<int>(1 + carried.size()))
+    numScans = body.output_size() - 1 - carried.size();
+  SmallVector<SmallVector<Value>> scans(numScans);
+  auto scalarOf = [&](Type elem, Attribute v) {
+    AnyValue a;
+    a.known = ElementsAttr(
+        DenseElementsAttr::get(RankedTensorType::get({}, elem), v));
+    return a;
+  };
+  Type i64 = IntegerType::get(&c.ctx, 64), i1 = IntegerType::get(&c.ctx, 1);
+  for (int64_t i = 0; (!trips || i < *trips) && *cond; ++i) {
+    if (i >= kMaxUnrolledTrips)
+      return c.error("the Loop carries a sequence or an optional and runs "
+                     "more than " +
+                     Twine(kMaxUnrolledTrips) +
+                     " iterations, the most unrolled at import");
+    // Nested unrolled Loops multiply: their nodes count against the
+    // model's node limit.
+    c.unrolledNodes += body.node_size();
+    if (c.options.maxNodes > 0 && c.unrolledNodes > c.options.maxNodes)
+      return c.error("unrolling the Loop imports more than " +
+                     Twine(c.options.maxNodes) +
+                     " nodes, the limit on a model's nodes (loomc "
+                     "--max-nodes)");
+    SmallVector<AnyValue> inputs = {scalarOf(i64, IntegerAttr::get(i64, i)),
+                                    scalarOf(i1, BoolAttr::get(&c.ctx, *cond))};
+    llvm::append_range(inputs, carried);
+    auto outs = importInlineAny(c, body, "body", inputs);
+    if (failed(outs))
+      return failure();
+    if (outs->size() < 1 + carried.size())
+      return c.error("the body returns " + Twine(outs->size()) +
+                     " values, expected the condition and " +
+                     Twine(carried.size()) + " loop-carried values first");
+    const AnyValue &next = (*outs)[0];
+    if (next.kind != AnyValue::Kind::Tensor)
+      return c.error("the body's first output must be the condition");
+    if (next.known) {
+      auto dense = dyn_cast<DenseElementsAttr>(*next.known);
+      if (!dense || !dense.getElementType().isInteger(1) ||
+          dense.getNumElements() != 1)
+        return c.error("the body's first output must be the condition, one "
+                       "bool");
+      cond = *dense.getValues<bool>().begin();
+    } else {
+      cond = knownBool(next.tensor);
+    }
+    if (!cond)
+      return c.error("the body's condition must be known at import: the "
+                     "Loop carries a sequence or an optional and is unrolled "
+                     "at import");
+    for (size_t k = 0; k < carried.size(); ++k)
+      carried[k] = (*outs)[1 + k];
+    for (size_t s = 0; s < numScans; ++s) {
+      const AnyValue &v = (*outs)[1 + carried.size() + s];
+      if (v.kind != AnyValue::Kind::Tensor)
+        return c.error("scan output " + Twine(s) +
+                       " is a sequence or an optional; scan outputs are "
+                       "tensors");
+      SmallVector<Value> flat;
+      flattenAny(c, v, flat);
+      scans[s].push_back(c.b.unsqueeze(flat.front(), {0}));
+    }
+  }
+  for (auto [k, v] : llvm::enumerate(carried))
+    if (static_cast<int>(k) < c.node->output_size() &&
+        !c.node->output(k).empty())
+      defineAny(c, c.node->output(k), v);
+  for (auto [s, rows] : llvm::enumerate(scans)) {
+    if (rows.empty())
+      return c.error("the Loop runs no iteration, so the type of scan "
+                     "output " +
+                     Twine(s) + " is not known");
+    c.setOutput(carried.size() + s,
+                rows.size() == 1 ? rows.front() : c.b.concat(rows, 0));
+  }
+  return success();
+}
+
+} // namespace
+
 LogicalResult loom::onnx_import::loopOp(ImportContext &c) {
   const onnx::GraphProto *body = graphAttr(c, "body");
   if (!body)
     return c.error("body must be a graph");
+  // Sequences and optionals, carried or in the body's signature: unrolled.
+  bool structured = false;
+  for (int i = 2; i < c.node->input_size(); ++i)
+    structured |= c.sequences.count(c.node->input(i)) ||
+                  c.optionals.count(c.node->input(i));
+  for (const auto *list : {&body->input(), &body->output()})
+    for (const auto &v : *list)
+      structured |=
+          v.type().has_sequence_type() || v.type().has_optional_type();
+  if (structured)
+    return unrollLoop(c, *body);
   if (failed(checkTensorsOnly(c, *body, "body")))
     return failure();
   Value tripCount, cond;

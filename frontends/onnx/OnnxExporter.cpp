@@ -19,9 +19,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
 
 #include <cmath>
 #include <deque>
@@ -97,6 +99,8 @@ private:
 
   onnx::GraphProto &g;
   DenseMap<Value, std::string> names;
+  /// The random ops' state argument and the values taken from it.
+  llvm::DenseSet<Value> rngValues;
   /// The initializer of each distinct constant value.
   DenseMap<Attribute, std::string> constants;
   llvm::StringSet<> ownUsed;
@@ -248,6 +252,12 @@ LogicalResult Exporter::run(func::FuncOp func) {
           continue;
         }
     auto in = func.getArgAttrOfType<StringAttr>(i, "graph.input");
+    // The random ops' state (OnnxRandom.cpp) is no ONNX input: the random
+    // ops export to ONNX's, which keep their own generator.
+    if (in && in.getValue() == "loom.rng_state") {
+      rngValues.insert(arg);
+      continue;
+    }
     auto param = func.getArgAttrOfType<StringAttr>(i, "graph.param");
     std::string n = unique(in      ? in.str()
                            : param ? param.str()
@@ -271,9 +281,17 @@ LogicalResult Exporter::run(func::FuncOp func) {
     if (v.getDefiningOp() && !names.count(v))
       names[v] = n;
   }
-  for (Operation &op : func.getBody().front().without_terminator())
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    // The rng state's key and counter (its slices and reshapes) are only
+    // read by random ops, which export without them.
+    if (isa<SliceOp, ReshapeOp>(op) && op.getNumOperands() == 1 &&
+        rngValues.count(op.getOperand(0))) {
+      rngValues.insert(op.getResult(0));
+      continue;
+    }
     if (failed(emit(&op)))
       return failure();
+  }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (names[v] != outNames[i])
       node("Identity", {name(v)}, {outNames[i]});
@@ -546,6 +564,47 @@ LogicalResult Exporter::emit(Operation *op) {
         setInt(n, "seed", o.getSeed());
         return success();
       })
+      // The random ops: ONNX's, with the seed (the float whose bits the
+      // importer kept) when the op has one.
+      .Case<RandomUniformOp, RandomNormalOp, BernoulliOp, MultinomialOp>(
+          [&](auto o) -> LogicalResult {
+            auto rt = cast<RankedTensorType>(o.getType());
+            Operation *rop = o.getOperation();
+            if (isa<RandomUniformOp, RandomNormalOp>(rop)) {
+              bool normal = isa<RandomNormalOp>(rop);
+              n = node(normal ? "RandomNormal" : "RandomUniform", {}, {out()});
+              setInts(n, "shape", rt.getShape());
+              setFloat(n, normal ? "mean" : "low",
+                       rop->getAttrOfType<FloatAttr>(normal ? "mean" : "low")
+                           .getValueAsDouble());
+              setFloat(n, normal ? "scale" : "high",
+                       rop->getAttrOfType<FloatAttr>(normal ? "scale" : "high")
+                           .getValueAsDouble());
+            } else if (auto m = dyn_cast<MultinomialOp>(rop)) {
+              n = node("Multinomial", {in(0)}, {out()});
+              setInt(n, "sample_size", (int64_t)m.getSampleSize());
+            } else {
+              n = node("Bernoulli", {in(0)}, {out()});
+            }
+            setInt(n, "dtype", onnxType(rt.getElementType()));
+            if (auto seed = rop->getAttrOfType<IntegerAttr>("seed")) {
+              uint64_t bits = seed.getValue().getZExtValue();
+              setFloat(n, "seed",
+                       bits >> 32
+                           ? (double)(int64_t)bits
+                           : (double)llvm::bit_cast<float>((uint32_t)bits));
+            }
+            return success();
+          })
+      .Case([&](RandomDropoutOp o) {
+        Type elem = elemOf(o.getX());
+        n = node("Dropout",
+                 {in(0), scalar(o.getRatio().convertToDouble(), elem),
+                  scalar(1, IntegerType::get(ctx, 1))},
+                 {out()});
+        setInt(n, "seed", o.getSeed());
+        return success();
+      })
       .Case<ShiftLeftOp, ShiftRightOp>([&](auto o) -> LogicalResult {
         if (!elemOf(o.getLhs()).isUnsignedInteger())
           return o->emitError("ONNX BitShift takes unsigned integers, not ")
@@ -633,6 +692,14 @@ LogicalResult Exporter::emit(Operation *op) {
         SmallVector<std::string> ins = matmulOperands(o);
         ins.append({in(2), in(3)});
         node("MatMulInteger", ins, {out()});
+        return success();
+      })
+      .Case([&](ConvIntegerOp o) {
+        n = node("ConvInteger", {in(0), in(1), in(2), in(3)}, {out()});
+        setInts(n, "strides", o.getStrides());
+        setInts(n, "pads", o.getPadding());
+        setInts(n, "dilations", o.getDilations());
+        setInt(n, "group", o.getGroups());
         return success();
       })
       .Case([&](ConvOp o) {

@@ -117,6 +117,12 @@ Value ImportContext::input(int i) {
                 "' is a sequence; a tensor is expected there");
     return {};
   }
+  if (optionals.count(name)) {
+    (void)error("input '" + name +
+                "' is an optional; a tensor is expected there "
+                "(OptionalGetElement takes its element)");
+    return {};
+  }
   auto k = known.find(name);
   if (k == known.end()) {
     // A shape vector with dynamic dims taken as data: computed at run time
@@ -430,46 +436,204 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
 // The graph
 //===----------------------------------------------------------------------===//
 
-/// The graph input type; fails on unsupported or missing types.
-namespace {
-struct InputInfo {
-  SmallVector<int64_t> shape;
-  DType dtype;
-  SmallVector<std::string> dimNames; ///< ONNX dim_param, "" where none.
-};
-} // namespace
-
-static FailureOr<InputInfo> convertValueInfo(const onnx::ValueInfoProto &info,
-                                             Location loc) {
-  if (!info.type().has_tensor_type()) {
-    const onnx::TypeProto &t = info.type();
-    const char *kind = t.has_sequence_type()   ? "a sequence"
-                       : t.has_optional_type() ? "an optional"
-                       : t.has_map_type()      ? "a map"
-                                               : nullptr;
+/// The tensor graph input `name` of ONNX tensor type `tt`, with its shape
+/// from `--input-shape` (the first of `shapeKeys` given) or as declared,
+/// dynamic dims sized by --dim and --batch. Null after a diagnostic.
+static Value tensorInput(ImportContext &ic, StringRef name,
+                         const onnx::TypeProto &type,
+                         ArrayRef<std::string> shapeKeys, Location loc,
+                         bool element = false) {
+  const ImportOptions &options = ic.options;
+  if (!type.has_tensor_type()) {
+    const char *kind = type.has_sequence_type()   ? "a sequence"
+                       : type.has_optional_type() ? "an optional"
+                       : type.has_map_type()      ? "a map"
+                                                  : nullptr;
     if (kind)
-      return emitError(loc)
-             << "graph input '" << info.name() << "' is " << kind
-             << "; sequences and optionals are not tensors in Loom";
-    return emitError(loc) << "graph input '" << info.name()
-                          << "' is not a tensor";
+      return emitError(loc) << "graph input '" << name << "' is " << kind
+                            << (element ? " inside a sequence" : "")
+                            << ", which Loom does not support",
+             Value();
+    return emitError(loc) << "graph input '" << name << "' is not a tensor",
+           Value();
   }
-  const auto &tt = info.type().tensor_type();
+  const auto &tt = type.tensor_type();
   std::optional<DType> dtype = convertDataType(tt.elem_type());
   if (!dtype)
-    return emitError(loc) << "graph input '" << info.name()
-                          << "' has element type "
+    return emitError(loc) << "graph input '" << name << "' has element type "
                           << dataTypeName(tt.elem_type())
-                          << ", which Loom does not support";
-  if (!tt.has_shape())
-    return emitError(loc) << "graph input '" << info.name()
-                          << "' has no shape (its rank must be known)";
-  InputInfo result{{}, *dtype, {}};
-  for (const auto &d : tt.shape().dim()) {
-    result.shape.push_back(d.has_dim_value() ? d.dim_value() : kDyn);
-    result.dimNames.push_back(d.has_dim_param() ? d.dim_param() : "");
+                          << ", which Loom does not support",
+           Value();
+  const std::vector<int64_t> *given = nullptr;
+  for (const std::string &key : shapeKeys)
+    if (auto it = options.inputShapes.find(key);
+        !given && it != options.inputShapes.end())
+      given = &it->second;
+  if (!tt.has_shape() && !given)
+    return emitError(loc) << "graph input '" << name
+                          << "' has no shape (its rank must be known; "
+                             "give one with --input-shape "
+                          << name << "=D0xD1...)",
+           Value();
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> dimNames;
+  if (tt.has_shape())
+    for (const auto &d : tt.shape().dim()) {
+      shape.push_back(d.has_dim_value() ? d.dim_value() : kDyn);
+      dimNames.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+  if (given) {
+    if (tt.has_shape() && given->size() != shape.size())
+      return emitError(loc) << "--input-shape gives graph input '" << name
+                            << "' rank " << given->size()
+                            << ", the model declares rank " << shape.size(),
+             Value();
+    for (size_t d = 0; d < given->size(); ++d)
+      if (tt.has_shape() && shape[d] != kDyn && shape[d] != (*given)[d])
+        return emitError(loc)
+                   << "--input-shape gives dim " << d << " of graph input '"
+                   << name << "' size " << (*given)[d]
+                   << ", the model declares " << shape[d],
+               Value();
+    shape.assign(given->begin(), given->end());
+    dimNames.resize(shape.size());
   }
-  return result;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (size != kDyn)
+      continue;
+    auto named = options.dimSizes.find(dimNames[d]);
+    if (!dimNames[d].empty() && named != options.dimSizes.end())
+      size = named->second;
+    else if (d == 0 && options.batch > 0)
+      size = options.batch;
+  }
+  // A sequence's elements may differ in shape: a dim_param of the element
+  // type does not tie them together.
+  if (element)
+    dimNames.assign(dimNames.size(), "");
+  Value v = ic.b.input(name, shape, *dtype, dimNames);
+  if (!v)
+    return emitError(loc) << ic.b.error(), Value();
+  return v;
+}
+
+/// The elements of sequence graph input `name` (element type `elem`): the
+/// tensor inputs NAME.0 ... NAME.N-1 for N given by --seq-len.
+static FailureOr<std::vector<Value>>
+sequenceInput(ImportContext &ic, StringRef name, const onnx::TypeProto &elem,
+              Location loc, StringRef kind = "is a sequence") {
+  auto length = ic.options.sequenceLengths.find(name.str());
+  if (length == ic.options.sequenceLengths.end())
+    return emitError(loc) << "graph input '" << name << "' " << kind
+                          << ": give its length for this compile with "
+                             "--seq-len "
+                          << name << "=N (it becomes the tensor inputs " << name
+                          << ".0 ... " << name << ".N-1)";
+  std::vector<Value> list;
+  for (int64_t k = 0; k < length->second; ++k) {
+    std::string element = (name + "." + Twine(k)).str();
+    Value v = tensorInput(ic, element, elem, {element, name.str()}, loc,
+                          /*element=*/true);
+    if (!v)
+      return failure();
+    list.push_back(v);
+  }
+  return list;
+}
+
+/// Graph input `in` of a sequence or optional type, defined in `ic`.
+static LogicalResult structuredInput(ImportContext &ic,
+                                     const onnx::ValueInfoProto &in,
+                                     Location loc) {
+  const std::string &name = in.name();
+  AnyValue v;
+  const onnx::TypeProto &type = in.type();
+  if (type.has_sequence_type()) {
+    v.kind = AnyValue::Kind::Sequence;
+    auto list = sequenceInput(ic, name, type.sequence_type().elem_type(), loc);
+    if (failed(list))
+      return failure();
+    v.list = std::move(*list);
+    defineAny(ic, name, v);
+    return success();
+  }
+  const onnx::TypeProto &elem = type.optional_type().elem_type();
+  v.kind = AnyValue::Kind::Optional;
+  v.optional.holdsSequence = elem.has_sequence_type();
+  if (!elem.has_sequence_type() && !elem.has_tensor_type())
+    return emitError(loc) << "graph input '" << name
+                          << "' is an optional of a type other than a "
+                             "tensor or a sequence, which Loom does not "
+                             "support";
+  v.optional.present = !ic.options.absentInputs.count(name);
+  if (v.optional.present && elem.has_sequence_type()) {
+    auto list = sequenceInput(ic, name, elem.sequence_type().elem_type(), loc,
+                              "is an optional holding a sequence (present "
+                              "unless --absent " +
+                                  name + ")");
+    if (failed(list))
+      return failure();
+    v.optional.list = std::move(*list);
+  } else if (v.optional.present) {
+    v.optional.tensor = tensorInput(ic, name, elem, {name}, loc);
+    if (!v.optional.tensor)
+      return failure();
+  }
+  defineAny(ic, name, v);
+  return success();
+}
+
+/// Refuses --seq-len, --absent and --input-shape naming no graph input of
+/// their kind.
+static LogicalResult checkInputOptions(ImportContext &ic,
+                                       const onnx::GraphProto &graph,
+                                       Location loc) {
+  const ImportOptions &options = ic.options;
+  llvm::StringMap<const onnx::TypeProto *> types;
+  for (const auto &in : graph.input())
+    if (!ic.known.count(in.name()))
+      types[in.name()] = &in.type();
+  auto isSequence = [&](StringRef name) {
+    const onnx::TypeProto *t = types.lookup(name);
+    return t && (t->has_sequence_type() ||
+                 (t->has_optional_type() &&
+                  t->optional_type().elem_type().has_sequence_type()));
+  };
+  for (const auto &[name, n] : options.sequenceLengths) {
+    if (!isSequence(name))
+      return emitError(loc) << "--seq-len " << name << ": the model has no "
+                            << "sequence graph input '" << name << "'";
+    if (n < 0)
+      return emitError(loc)
+             << "--seq-len " << name << "=" << n << ": a length is 0 or more";
+  }
+  for (const std::string &name : options.absentInputs) {
+    const onnx::TypeProto *t = types.lookup(name);
+    if (!t || !t->has_optional_type())
+      return emitError(loc) << "--absent " << name << ": the model has no "
+                            << "optional graph input '" << name << "'";
+  }
+  for (const auto &[key, dims] : options.inputShapes) {
+    StringRef name = key;
+    bool found = types.count(name);
+    // NAME.K: an element of sequence input NAME.
+    auto [base, index] = name.rsplit('.');
+    unsigned k = 0;
+    if (!found && !index.empty() && !index.getAsInteger(10, k) &&
+        isSequence(base)) {
+      auto length = options.sequenceLengths.find(base.str());
+      found = length == options.sequenceLengths.end() || k < length->second;
+    }
+    if (!found)
+      return emitError(loc) << "--input-shape " << key
+                            << ": the model has no graph input '" << key
+                            << "' (nor a sequence input whose element that "
+                               "is)";
+    if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
+      return emitError(loc)
+             << "--input-shape " << key << ": dims are sizes of 0 or more";
+  }
+  return success();
 }
 
 /// importModel; `owned`: the model is importFile's own, so the data of
@@ -487,7 +651,8 @@ LogicalResult loom::onnx_import::importNode(ImportContext &ic,
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &name = node.input(i);
     if (!name.empty() && !ic.values.count(name) && !ic.known.count(name) &&
-        !ic.symbolic.count(name) && !ic.sequences.count(name))
+        !ic.symbolic.count(name) && !ic.sequences.count(name) &&
+        !ic.optionals.count(name))
       return ic.error("input " + Twine(i) + " ('" + name +
                       "') is not produced by any node, input or "
                       "initializer");
@@ -498,6 +663,11 @@ LogicalResult loom::onnx_import::importNode(ImportContext &ic,
                       "') is a sequence; " + node.op_type() +
                       " takes tensors (sequences are lists known at import "
                       "in Loom, read only by the sequence ops)");
+    if (!entry->takesSequences && ic.optionals.count(name))
+      return ic.error("input " + Twine(i) + " ('" + name +
+                      "') is an optional; " + node.op_type() +
+                      " takes tensors (optionals are known at import to be "
+                      "empty or not in Loom, read only by the optional ops)");
   }
   if (foldShapeArithmetic(ic))
     return success();
@@ -526,7 +696,8 @@ LogicalResult loom::onnx_import::importNode(ImportContext &ic,
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty() && !ic.values.count(node.output(i)) &&
         !ic.known.count(node.output(i)) && !ic.symbolic.count(node.output(i)) &&
-        !ic.sequences.count(node.output(i)))
+        !ic.sequences.count(node.output(i)) &&
+        !ic.optionals.count(node.output(i)))
       return ic.error("output " + Twine(i) + " ('" + node.output(i) +
                       "') is not supported");
   return success();
@@ -681,25 +852,22 @@ importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
       initialValues[init.name()] = *value;
     }
   }
+  if (failed(checkInputOptions(ic, graph, modelLoc)))
+    return failure();
   for (const auto &in : graph.input()) {
     // Older exporters list initializers as inputs too: those are weights.
     if (ic.known.count(in.name()))
       continue;
     Location loc = NameLoc::get(StringAttr::get(&ctx, in.name()));
-    auto info = convertValueInfo(in, loc);
-    if (failed(info))
-      return failure();
-    for (auto [d, size] : llvm::enumerate(info->shape)) {
-      if (size != kDyn)
-        continue;
-      auto named = options.dimSizes.find(info->dimNames[d]);
-      if (!info->dimNames[d].empty() && named != options.dimSizes.end())
-        size = named->second;
-      else if (d == 0 && options.batch > 0)
-        size = options.batch;
+    if (in.type().has_sequence_type() || in.type().has_optional_type()) {
+      if (failed(structuredInput(ic, in, loc)))
+        return failure();
+      continue;
     }
-    ic.values[in.name()] =
-        b.input(in.name(), info->shape, info->dtype, info->dimNames);
+    Value v = tensorInput(ic, in.name(), in.type(), {in.name()}, loc);
+    if (!v)
+      return failure();
+    ic.values[in.name()] = v;
   }
   for (const auto &node : graph.node()) {
     // The opset of the node's domain, as the check above looked it up.
@@ -711,23 +879,47 @@ importModelImpl(MLIRContext &ctx, const onnx::ModelProto &original,
     if (failed(importNode(ic, node, entry)))
       return failure();
   }
+  // A sequence output of N elements is the outputs NAME.0 ... NAME.N-1, a
+  // present optional its tensor (NAME) or elements, an empty one nothing.
+  size_t outputs = 0;
   for (const auto &out : graph.output()) {
-    auto it = ic.values.find(out.name());
-    Value v = it != ic.values.end() ? it->second : Value();
-    if (!v && ic.known.count(out.name())) {
-      auto s = b.scope(out.name());
-      v = b.constant(ic.known[out.name()]);
-    }
-    if (!v && ic.sequences.count(out.name()))
-      return emitError(modelLoc)
-             << "graph output '" << out.name()
-             << "' is a sequence; sequences and optionals are not tensors in "
-                "Loom";
+    auto v = lookupAny(ic, out.name());
     if (!v)
       return emitError(modelLoc)
              << "graph output '" << out.name() << "' is never produced";
-    b.output(out.name(), v);
+    auto elements = [&](ArrayRef<Value> list) {
+      for (auto [k, e] : llvm::enumerate(list))
+        b.output(out.name() + "." + std::to_string(k), e);
+      outputs += list.size();
+    };
+    switch (v->kind) {
+    case AnyValue::Kind::Tensor: {
+      Value t = v->tensor;
+      if (!t) {
+        auto s = b.scope(out.name());
+        t = b.constant(*v->known);
+      }
+      b.output(out.name(), t);
+      ++outputs;
+      break;
+    }
+    case AnyValue::Kind::Sequence:
+      elements(v->list);
+      break;
+    case AnyValue::Kind::Optional:
+      if (v->optional.present && v->optional.holdsSequence)
+        elements(v->optional.list);
+      if (v->optional.present && !v->optional.holdsSequence) {
+        b.output(out.name(), v->optional.tensor);
+        ++outputs;
+      }
+      break;
+    }
   }
+  if (outputs == 0 && graph.output_size() > 0)
+    return emitError(modelLoc)
+           << "every graph output is an empty sequence or an absent "
+              "optional in this compile: the model would compute nothing";
   auto module = b.finish();
   if (failed(module))
     return emitError(modelLoc) << b.error();

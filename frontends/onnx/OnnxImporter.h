@@ -18,6 +18,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,18 @@ struct ImportOptions {
   /// other dynamic dim 0 (0: keep dynamic). Training needs static shapes.
   std::map<std::string, int64_t> dimSizes;
   int64_t batch = 0;
+  /// Sequence and optional graph inputs, fixed per compile as shapes are
+  /// (docs/architecture.md, "Sequence and optional graph inputs"): a
+  /// sequence input NAME of N elements (`loomc --seq-len NAME=N`) becomes
+  /// the tensor inputs NAME.0 ... NAME.N-1; an optional input is present
+  /// (a tensor input NAME, or a sequence's NAME.K) unless listed absent
+  /// (`--absent NAME`: no input at all).
+  std::map<std::string, int64_t> sequenceLengths;
+  std::set<std::string> absentInputs;
+  /// Shapes of graph inputs (and of sequence elements NAME.K, or NAME for
+  /// all of a sequence's elements) the model leaves undeclared or dynamic
+  /// (`--input-shape NAME=2x3`); they must agree with declared dims.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Limits on what a model may make the importer build or read, checked
   /// before anything is allocated (`loomc --max-nodes`,
   /// `--max-tensor-bytes`; docs/hardening.md): nodes in the graph, and

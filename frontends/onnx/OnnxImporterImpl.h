@@ -46,6 +46,28 @@ struct SymShape {
   bool scalar = false;
 };
 
+/// An ONNX optional (OnnxSequence.cpp), known at import to be empty or to
+/// hold a tensor or a sequence (a list, as ImportContext::sequences).
+struct OptionalValue {
+  bool present = false;
+  /// Of a sequence type (also when empty).
+  bool holdsSequence = false;
+  mlir::Value tensor;
+  std::vector<mlir::Value> list;
+};
+
+/// A value of any ONNX type the importer keeps: a tensor (a graph value,
+/// or one known at import: `known`), a sequence or an optional. What a
+/// subgraph imported in line takes and returns (importInlineAny).
+struct AnyValue {
+  enum class Kind { Tensor, Sequence, Optional };
+  Kind kind = Kind::Tensor;
+  mlir::Value tensor;
+  std::optional<mlir::ElementsAttr> known;
+  std::vector<mlir::Value> list;
+  OptionalValue optional;
+};
+
 /// The import of one graph: values by name, values known at import time,
 /// and accessors for the node being imported.
 class ImportContext {
@@ -78,6 +100,12 @@ public:
   /// ONNX sequences: lists of graph values whose length is known at import
   /// (OnnxSequence.cpp). Only ops marked takesSequences may read one.
   llvm::StringMap<std::vector<mlir::Value>> sequences;
+  /// ONNX optionals, known at import to be empty or not (OnnxSequence.cpp).
+  /// Read, as sequences, only by ops marked takesSequences.
+  llvm::StringMap<OptionalValue> optionals;
+  /// Nodes imported by unrolling Loops at import (OnnxControlFlow.cpp),
+  /// bounded by ImportOptions::maxNodes as the graph's own nodes are.
+  int64_t unrolledNodes = 0;
 
   /// Input `i` as a shape vector: symbolic, or a known integer tensor.
   std::optional<SymShape> symbolicInput(int i) const;
@@ -234,6 +262,18 @@ mlir::Value maxPoolIndices(ImportContext &c, mlir::Value x, mlir::Value y,
                            llvm::ArrayRef<int64_t> pads,
                            llvm::ArrayRef<int64_t> dilations, bool columnMajor);
 
+/// The window of a convolution node (Conv, ConvInteger, QLinearConv):
+/// strides, dilations and begin-then-end pads per spatial dim (pads / auto_pad
+/// resolved against x), and the group count.
+struct ConvWindow {
+  llvm::SmallVector<int64_t> strides, pads, dilations;
+  int64_t groups = 1;
+};
+/// The node's ConvWindow for input `x` and filter `w` (kernel_shape,
+/// strides, dilations, pads / auto_pad, group); failure after an error,
+/// which `c` has reported.
+mlir::FailureOr<ConvWindow> convWindow(ImportContext &c, mlir::Value x,
+                                       mlir::Value w);
 /// ONNX Conv of `x` and `w` (and `bias`, may be null) with the node's
 /// attributes (kernel_shape, strides, dilations, pads / auto_pad, group);
 /// null after an error, which `c` has reported.
@@ -295,6 +335,39 @@ mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 importInline(ImportContext &c, const onnx::GraphProto &g, llvm::StringRef what,
              llvm::ArrayRef<mlir::Value> inputs);
 
+/// importInline for a subgraph that may take and return sequences and
+/// optionals.
+mlir::FailureOr<llvm::SmallVector<AnyValue>>
+importInlineAny(ImportContext &c, const onnx::GraphProto &g,
+                llvm::StringRef what, llvm::ArrayRef<AnyValue> inputs);
+
+/// The value named `name` as an AnyValue (a tensor known at import keeps
+/// `known` and no graph value); nothing when no value has that name.
+std::optional<AnyValue> lookupAny(ImportContext &c, llvm::StringRef name);
+/// Gives `name` the value `v` (of any kind), replacing what it had.
+void defineAny(ImportContext &c, llvm::StringRef name, const AnyValue &v);
+/// The graph values `v` holds, in order: the tensor (materialized when
+/// known), a sequence's elements, a present optional's tensor or elements.
+void flattenAny(ImportContext &c, const AnyValue &v,
+                llvm::SmallVectorImpl<mlir::Value> &out);
+/// `like` with its graph values taken from `flat` starting at `at`
+/// (advanced): the inverse of flattenAny for a value of one structure.
+AnyValue unflattenAny(const AnyValue &like, llvm::ArrayRef<mlir::Value> flat,
+                      size_t &at);
+/// "" when `a` and `b` have one structure (kinds, sequence lengths,
+/// optionals' presence), else what differs, for messages.
+std::string sameStructure(const AnyValue &a, const AnyValue &b);
+/// The bool `v` holds when it is known at import (a constant, or a
+/// comparison of constants, as Not builds); nothing otherwise.
+std::optional<bool> knownBool(mlir::Value v);
+
+/// Optional, OptionalHasElement and OptionalGetElement (OnnxSequence.cpp).
+mlir::LogicalResult optionalOp(ImportContext &c);
+mlir::LogicalResult optionalHasElement(ImportContext &c);
+mlir::LogicalResult optionalGetElement(ImportContext &c);
+/// Identity of a tensor, sequence or optional (opset 14 and 16).
+mlir::LogicalResult identityAny(ImportContext &c);
+
 /// ONNX sequences as lists of graph values known at import
 /// (OnnxSequence.cpp).
 mlir::LogicalResult sequenceEmpty(ImportContext &c);
@@ -313,6 +386,14 @@ mlir::LogicalResult nonZero(ImportContext &c);
 mlir::LogicalResult compress(ImportContext &c);
 mlir::LogicalResult unique(ImportContext &c);
 mlir::LogicalResult nonMaxSuppression(ImportContext &c);
+
+/// The random ops (OnnxRandom.cpp).
+mlir::LogicalResult randomUniform(ImportContext &c);
+mlir::LogicalResult randomUniformLike(ImportContext &c);
+mlir::LogicalResult randomNormal(ImportContext &c);
+mlir::LogicalResult randomNormalLike(ImportContext &c);
+mlir::LogicalResult bernoulli(ImportContext &c);
+mlir::LogicalResult multinomial(ImportContext &c);
 
 /// The entry for `opType` at `opset`: the newest whose since-version is not
 /// newer than the model's opset. Null when unsupported.

@@ -269,10 +269,10 @@ SmallVector<int64_t> perSpatial(ImportContext &c, StringRef name,
 
 } // namespace
 
-Value loom::onnx_import::convolution(ImportContext &c, Value x, Value w,
-                                     Value bias) {
+FailureOr<ConvWindow> loom::onnx_import::convWindow(ImportContext &c, Value x,
+                                                    Value w) {
   if (!x || !w)
-    return {};
+    return failure();
   auto wType = cast<RankedTensorType>(w.getType());
   SmallVector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty())
@@ -280,16 +280,26 @@ Value loom::onnx_import::convolution(ImportContext &c, Value x, Value w,
                       .drop_front(std::min<int64_t>(2, wType.getRank()))
                       .begin(),
                   wType.getShape().end());
-  if (llvm::any_of(kernel, ShapedType::isDynamic)) {
-    (void)c.error("the kernel size must be static");
-    return {};
-  }
-  SmallVector<int64_t> strides = perSpatial(c, "strides", kernel.size(), 1);
-  SmallVector<int64_t> dilations = perSpatial(c, "dilations", kernel.size(), 1);
-  auto pads = padsOf(c, x, kernel, strides, dilations);
+  if (llvm::any_of(kernel, ShapedType::isDynamic))
+    return c.error("the kernel size must be static");
+  ConvWindow window;
+  window.strides = perSpatial(c, "strides", kernel.size(), 1);
+  window.dilations = perSpatial(c, "dilations", kernel.size(), 1);
+  auto pads = padsOf(c, x, kernel, window.strides, window.dilations);
   if (failed(pads))
+    return failure();
+  window.pads = *pads;
+  window.groups = c.attrInt("group", 1);
+  return window;
+}
+
+Value loom::onnx_import::convolution(ImportContext &c, Value x, Value w,
+                                     Value bias) {
+  FailureOr<ConvWindow> window = convWindow(c, x, w);
+  if (failed(window))
     return {};
-  return c.b.conv(x, w, bias, strides, *pads, dilations, c.attrInt("group", 1));
+  return c.b.conv(x, w, bias, window->strides, window->pads, window->dilations,
+                  window->groups);
 }
 
 namespace {
@@ -1811,6 +1821,13 @@ static const OpEntry kOps[] = {
     {"", "GreaterOrEqual", 12, compare<CompareDirection::ge>},
     {"", "Identity", 1, identity},
     {"", "Dropout", 7, dropout},
+    // Random ops (OnnxRandom.cpp).
+    {"", "RandomUniform", 1, randomUniform},
+    {"", "RandomUniformLike", 1, randomUniformLike},
+    {"", "RandomNormal", 1, randomNormal},
+    {"", "RandomNormalLike", 1, randomNormalLike},
+    {"", "Bernoulli", 15, bernoulli},
+    {"", "Multinomial", 7, multinomial},
     {"", "Constant", 9, constant},
     // Linear algebra, convolution, pooling, normalization.
     {"", "MatMul", 9, matmul},
@@ -2004,6 +2021,15 @@ static const OpEntry kOps[] = {
     {"", "ConcatFromSequence", 11, concatFromSequence, -1,
      /*takesSequences=*/true},
     {"", "SequenceMap", 17, sequenceMap, -1, /*takesSequences=*/true},
+    // Optionals known at import; Identity and Loop of sequences and
+    // optionals (OnnxSequence.cpp, OnnxControlFlow.cpp).
+    {"", "Optional", 15, optionalOp, -1, /*takesSequences=*/true},
+    {"", "OptionalHasElement", 15, optionalHasElement, -1,
+     /*takesSequences=*/true},
+    {"", "OptionalGetElement", 15, optionalGetElement, -1,
+     /*takesSequences=*/true},
+    {"", "Identity", 14, identityAny, -1, /*takesSequences=*/true},
+    {"", "Loop", 13, loopOp, -1, /*takesSequences=*/true},
     // Training optimizers, TfIdfVectorizer (OnnxMisc.cpp).
     {"ai.onnx.preview.training", "Adam", 1, adam},
     {"ai.onnx.preview.training", "Adagrad", 1, adagrad},

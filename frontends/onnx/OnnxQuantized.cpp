@@ -7,8 +7,9 @@
 // zero point from the input's range and quantizes with them. The integer
 // products (MatMulInteger, ConvInteger) and their quantized forms
 // (QLinearMatMul, QLinearConv) subtract the zero points in a wider type and
-// multiply exactly: matmuls in i32, convolutions in f32 where every sum is
-// exact there and f64 beyond (graph.conv computes in floats), then
+// multiply exactly: matmuls in i32, convolutions as graph.conv_integer when
+// each zero point is one value, else in f32 where every sum is exact there
+// and f64 beyond (graph.conv computes in floats), then
 // QLinear* rescale by a_scale * b_scale in f32 and quantize with the
 // output's scale and zero point. Each checks its inputs' element types and
 // names the one that is wrong; scales known at import must be positive
@@ -252,6 +253,15 @@ FailureOr<Value> matmulScale(ImportContext &c, int si, Value operand,
                    "the scale (" + c.node->input(si) + ")");
 }
 
+/// `y` (i32, [N, O, ...]) plus `bias` (i32 [O]; may be null) per channel.
+Value withBias(ImportContext &c, Value y, Value bias) {
+  if (!bias)
+    return y;
+  SmallVector<int64_t> shape(typeOf(y).getRank() - 1, 1);
+  shape[0] = typeOf(bias).getDimSize(0);
+  return c.b.add(y, c.b.reshape(bias, shape));
+}
+
 /// The convolution of zero-shifted 8-bit operands (in i32), exactly, as
 /// i32, plus `bias` (i32, one per output channel; may be null). graph.conv
 /// computes in floats: in f32 when every sum is exact there (at most 258
@@ -266,12 +276,30 @@ Value exactConv(ImportContext &c, Value x, Value w, Value bias) {
   Value y = convolution(c, c.b.cast(x, f), c.b.cast(w, f), Value());
   if (!y)
     return {};
-  y = c.b.cast(y, DType::i32);
-  if (!bias)
-    return y;
-  SmallVector<int64_t> shape(typeOf(y).getRank() - 1, 1);
-  shape[0] = typeOf(bias).getDimSize(0);
-  return c.b.add(y, c.b.reshape(bias, shape));
+  return withBias(c, c.b.cast(y, DType::i32), bias);
+}
+
+/// `conv(x - x_zero, w - w_zero)` as graph.conv_integer for 8-bit inputs
+/// `xi` and `wi` with zero points `xzi` and `wzi` when each zero point is
+/// one value (scalarZero); a null Value when one varies.
+FailureOr<Value> integerConv(ImportContext &c, int xi, int xzi, int wi,
+                             int wzi) {
+  auto zx = scalarZero(c, xi, xzi);
+  if (failed(zx))
+    return failure();
+  auto zw = scalarZero(c, wi, wzi);
+  if (failed(zw))
+    return failure();
+  if (!*zx || !*zw)
+    return Value();
+  FailureOr<ConvWindow> window = convWindow(c, c.input(xi), c.input(wi));
+  if (failed(window))
+    return failure();
+  Value y = c.b.convInteger(c.input(xi), c.input(wi), *zx, *zw, window->strides,
+                            window->pads, window->dilations, window->groups);
+  if (!y)
+    return failure();
+  return y;
 }
 
 /// The output of QLinearMatMul and QLinearConv: the i32 sums `acc`
@@ -371,20 +399,28 @@ LogicalResult qLinearMatMul(ImportContext &c) {
   return requantize(c, *y, *aScale, *bScale);
 }
 
-/// ConvInteger: the zero-shifted operands convolved exactly (exactConv),
-/// as i32. The padding is the shifted zero, as ONNX pads with the zero
-/// point.
+/// ConvInteger: graph.conv_integer (the int8 convolution) when each zero
+/// point is one value, else the zero-shifted operands convolved exactly
+/// (exactConv), as i32. The padding is the shifted zero, as ONNX pads with
+/// the zero point.
 LogicalResult convInteger(ImportContext &c) {
+  auto y = integerConv(c, 0, 2, 1, 3);
+  if (failed(y))
+    return failure();
+  if (*y) {
+    c.setOutput(0, *y);
+    return success();
+  }
   auto x = shiftedOperand(c, 0, 2, 1);
   if (failed(x))
     return failure();
   auto w = shiftedOperand(c, 1, 3, 0);
   if (failed(w))
     return failure();
-  Value y = exactConv(c, *x, *w, Value());
-  if (!y)
+  Value exact = exactConv(c, *x, *w, Value());
+  if (!exact)
     return failure();
-  c.setOutput(0, y);
+  c.setOutput(0, exact);
   return success();
 }
 
@@ -404,7 +440,11 @@ LogicalResult qLinearConv(ImportContext &c) {
     return failure();
   if (*bias && typeOf(*bias).getRank() != 1)
     return c.error("the bias (" + c.node->input(8) + ") must be 1-D");
-  Value y = exactConv(c, *x, *w, *bias);
+  auto integer = integerConv(c, 0, 2, 3, 5);
+  if (failed(integer))
+    return failure();
+  Value y =
+      *integer ? withBias(c, *integer, *bias) : exactConv(c, *x, *w, *bias);
   if (!y)
     return failure();
   auto xScale = matmulScale(c, 1, *x, 1);

@@ -5,7 +5,8 @@
 // runs in ONNX Runtime too. Loom's importer makes each MatMulInteger a
 // graph.matmul_integer, and --loom-integer-matmul makes each
 // DequantizeLinear -> MatMul of the QDQ form one; the CPU code runs both
-// as oneDNN's int8 matmul.
+// as oneDNN's int8 matmul. The static mode quantizes Conv nodes too, which
+// --loom-integer-conv makes graph.conv_integer (oneDNN's int8 convolution).
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,6 +109,18 @@ bool isProduct(const onnx::NodeProto &n) {
          n.domain().empty();
 }
 
+/// A Conv of the default domain.
+bool isConv(const onnx::NodeProto &n) {
+  return n.op_type() == "Conv" && n.domain().empty();
+}
+
+/// A node the mode quantizes when it fits (whyKept): products, and in the
+/// static mode convolutions too (the dynamic mode keeps them f32, as
+/// Loom's QDQ path is the one with an int8 convolution).
+bool isCandidate(const onnx::NodeProto &n, bool isStatic) {
+  return isProduct(n) || (isStatic && isConv(n));
+}
+
 /// Why product `n` stays f32, or "" when it is quantized.
 std::string whyKept(const onnx::NodeProto &n, const onnx::GraphProto &g,
                     const std::map<std::string, int> &initializers,
@@ -117,6 +130,12 @@ std::string whyKept(const onnx::NodeProto &n, const onnx::GraphProto &g,
   if (n.input_size() < 2 || !initializers.count(n.input(1)))
     return "its second input is not an initializer (a weight)";
   const onnx::TensorProto &w = g.initializer(initializers.at(n.input(1)));
+  if (isConv(n)) {
+    if (w.data_type() != onnx::TensorProto::FLOAT || w.dims_size() < 3 ||
+        w.dims_size() > 5)
+      return "its filter is not a 3-D to 5-D float tensor";
+    return "";
+  }
   if (w.data_type() != onnx::TensorProto::FLOAT || w.dims_size() != 2)
     return "its weight is not a 2-D float tensor";
   if (n.op_type() == "Gemm" &&
@@ -271,7 +290,7 @@ std::string findTargets(const onnx::ModelProto &model, const QuantizeOptions &o,
   const onnx::GraphProto &g = model.graph();
   std::map<std::string, int> initializers = initializerIndex(g);
   for (const onnx::NodeProto &n : g.node())
-    if (isProduct(n) &&
+    if (isCandidate(n, o.mode == "static") &&
         whyKept(n, g, initializers, o.exclude.empty() ? nullptr : &exclude)
             .empty())
       targets.push_back({labelOf(n), n.input(0), n.output(0)});
@@ -325,13 +344,14 @@ std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
   old.Swap(g.mutable_node());
   std::set<std::string> replacedWeights;
   // Static: each activation's dequantized name, each weight's (by name and
-  // transB, which picks the per-channel axis) with its quantization.
+  // whether its output channels are its dim 0: Gemm's transB, a Conv's
+  // filter) with its quantization.
   std::map<std::string, std::string> dequantizedActivations;
   std::map<std::pair<std::string, bool>,
            std::pair<std::string, QuantizedWeight>>
       dequantizedWeights;
   for (onnx::NodeProto &n : old) {
-    if (!isProduct(n)) {
+    if (!isCandidate(n, isStatic)) {
       *g.add_node() = std::move(n);
       continue;
     }
@@ -349,7 +369,13 @@ std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
     // (Initializers added below leave it where it is.)
     const onnx::TensorProto &w = g.initializer(initializers[n.input(1)]);
     bool gemm = n.op_type() == "Gemm";
-    bool transB = gemm && intAttr(n, "transB", 0);
+    bool conv = isConv(n);
+    // Whether the output channels are the weight's dim 0 (a Conv's filter
+    // [O, C / group, kernel...] is read as an O x rest matrix).
+    bool transB = conv || (gemm && intAttr(n, "transB", 0));
+    int64_t rows = w.dims(0), cols = 1;
+    for (int i = 1; i < w.dims_size(); ++i)
+      cols *= w.dims(i);
     std::string base = label.empty() ? "matmul" : label;
     QuantizedNode entry;
     entry.node = label;
@@ -371,7 +397,7 @@ std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
         continue;
       }
       QuantizedWeight made =
-          quantizeWeight(values, w.dims(0), w.dims(1), transB, o.perChannel,
+          quantizeWeight(values, rows, cols, transB, o.perChannel,
                          /*keepLayout=*/isStatic);
       std::vector<int64_t> perColumn;
       if (o.perChannel)
@@ -384,7 +410,8 @@ std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,
       if (isStatic) {
         std::string wz = fresh(w.name() + "_zero_point"),
                     wdq = fresh(w.name() + "_dequantized");
-        addInitializer(g, wq, onnx::TensorProto::INT8, {w.dims(0), w.dims(1)},
+        addInitializer(g, wq, onnx::TensorProto::INT8,
+                       std::vector<int64_t>(w.dims().begin(), w.dims().end()),
                        std::move(made.values));
         addInitializer(g, wz, onnx::TensorProto::INT8, perColumn,
                        std::string(o.perChannel ? made.n : 1, '\0'));

@@ -58,7 +58,7 @@ struct QuantizedNode {
   double outputSqnr = NAN;
 };
 
-/// One MatMul/Gemm left in f32, and why.
+/// One MatMul/Gemm (or, static, Conv) left in f32, and why.
 struct KeptNode {
   std::string node, op, why;
 };
@@ -81,10 +81,11 @@ struct QuantizeTarget {
   std::string activation, output;
 };
 
-/// The MatMul/Gemm nodes quantizeModel quantizes with `o` (its mode aside):
-/// each MatMul whose second input is a rank-2 f32 initializer, each Gemm
-/// with such a B (alpha 1, transA 0; transB and a bias C with beta 1 are
-/// taken), not excluded. Returns "" or the problem (a bad --exclude).
+/// The nodes quantizeModel quantizes with `o`: each MatMul whose second
+/// input is a rank-2 f32 initializer, each Gemm with such a B (alpha 1,
+/// transA 0; transB and a bias C with beta 1 are taken) and, in the static
+/// mode, each Conv whose filter is an f32 initializer (its bias taken), not
+/// excluded. Returns "" or the problem (a bad --exclude).
 std::string findTargets(const onnx::ModelProto &model, const QuantizeOptions &o,
                         std::vector<QuantizeTarget> &targets);
 
@@ -100,7 +101,9 @@ std::string findTargets(const onnx::ModelProto &model, const QuantizeOptions &o,
 ///   W_q (s8 initializer) -> DequantizeLinear(w_scale, 0 [, axis])
 /// and the node itself stays, reading the dequantized values; its output
 /// and the bias stay f32. In both modes W_q is the weight rounded to s8
-/// with a symmetric scale (max |w| / 127, per tensor or per output column).
+/// with a symmetric scale (max |w| / 127, per tensor or per output column;
+/// a Conv filter's output channels are its dim 0, DequantizeLinear's axis
+/// 0). The dynamic mode leaves Conv nodes alone.
 /// Returns "" or the problem (a bad option, an opset the written ops lack,
 /// a weight in external data, an activation without a range).
 std::string quantizeModel(onnx::ModelProto &model, const QuantizeOptions &o,

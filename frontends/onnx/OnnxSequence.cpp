@@ -6,9 +6,14 @@
 // SplitToSequence build lists; SequenceAt picks an element, SequenceLength
 // is a known scalar, ConcatFromSequence concatenates the elements and
 // SequenceMap imports its body once per element (importInline, as If and
-// Loop import theirs). No graph op holds a sequence: a graph input or
-// output that is one is refused, and so is any op not marked
-// takesSequences in the op table that is given one.
+// Loop import theirs). No graph op holds a sequence: any op not marked
+// takesSequences in the op table that is given one is refused. A sequence
+// graph input is N tensor inputs NAME.0 ... (N fixed per compile,
+// ImportOptions::sequenceLengths), a sequence output N outputs.
+//
+// Optionals are known at import too (ImportContext::optionals): empty, or
+// holding a tensor or a list. Optional builds one, OptionalHasElement is a
+// known bool, OptionalGetElement the element (an error when empty).
 //
 // A position known at import picks list entries directly. A position known
 // only at run time picks from the elements stacked along a new axis (so
@@ -460,5 +465,262 @@ LogicalResult loom::onnx_import::sequenceMap(ImportContext &c) {
   }
   for (auto [i, list] : llvm::enumerate(outs))
     setList(c, i, std::move(list));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Values of any kind, optionals
+//===----------------------------------------------------------------------===//
+
+std::optional<AnyValue> loom::onnx_import::lookupAny(ImportContext &c,
+                                                     StringRef name) {
+  AnyValue v;
+  if (auto it = c.values.find(name); it != c.values.end()) {
+    v.tensor = it->second;
+    return v;
+  }
+  if (auto it = c.known.find(name); it != c.known.end()) {
+    v.known = it->second;
+    return v;
+  }
+  if (auto it = c.sequences.find(name); it != c.sequences.end()) {
+    v.kind = AnyValue::Kind::Sequence;
+    v.list = it->second;
+    return v;
+  }
+  if (auto it = c.optionals.find(name); it != c.optionals.end()) {
+    v.kind = AnyValue::Kind::Optional;
+    v.optional = it->second;
+    return v;
+  }
+  // A shape vector with dynamic dims: computed at run time (once).
+  if (auto it = c.symbolic.find(name);
+      it != c.symbolic.end() && canMaterialize(it->second)) {
+    auto scope = c.b.scope(name);
+    v.tensor = materializeSymbolic(c, it->second);
+    c.values[name] = v.tensor;
+    return v;
+  }
+  return std::nullopt;
+}
+
+void loom::onnx_import::defineAny(ImportContext &c, StringRef name,
+                                  const AnyValue &v) {
+  c.values.erase(name);
+  c.known.erase(name);
+  c.symbolic.erase(name);
+  c.sequences.erase(name);
+  c.optionals.erase(name);
+  switch (v.kind) {
+  case AnyValue::Kind::Tensor:
+    if (v.tensor)
+      c.values[name] = v.tensor;
+    else if (v.known)
+      c.known[name] = *v.known;
+    return;
+  case AnyValue::Kind::Sequence:
+    c.sequences[name] = v.list;
+    return;
+  case AnyValue::Kind::Optional:
+    c.optionals[name] = v.optional;
+    return;
+  }
+}
+
+void loom::onnx_import::flattenAny(ImportContext &c, const AnyValue &v,
+                                   SmallVectorImpl<Value> &out) {
+  switch (v.kind) {
+  case AnyValue::Kind::Tensor:
+    out.push_back(v.tensor ? v.tensor : c.b.constant(*v.known));
+    return;
+  case AnyValue::Kind::Sequence:
+    llvm::append_range(out, v.list);
+    return;
+  case AnyValue::Kind::Optional:
+    if (!v.optional.present)
+      return;
+    if (v.optional.holdsSequence)
+      llvm::append_range(out, v.optional.list);
+    else
+      out.push_back(v.optional.tensor);
+    return;
+  }
+}
+
+AnyValue loom::onnx_import::unflattenAny(const AnyValue &like,
+                                         ArrayRef<Value> flat, size_t &at) {
+  AnyValue v;
+  v.kind = like.kind;
+  v.optional.present = like.optional.present;
+  v.optional.holdsSequence = like.optional.holdsSequence;
+  switch (like.kind) {
+  case AnyValue::Kind::Tensor:
+    v.tensor = flat[at++];
+    break;
+  case AnyValue::Kind::Sequence:
+    for (size_t k = 0; k < like.list.size(); ++k)
+      v.list.push_back(flat[at++]);
+    break;
+  case AnyValue::Kind::Optional:
+    if (!like.optional.present)
+      break;
+    if (!like.optional.holdsSequence) {
+      v.optional.tensor = flat[at++];
+      break;
+    }
+    for (size_t k = 0; k < like.optional.list.size(); ++k)
+      v.optional.list.push_back(flat[at++]);
+    break;
+  }
+  return v;
+}
+
+/// `v`'s kind, for messages.
+static std::string describe(const AnyValue &v) {
+  switch (v.kind) {
+  case AnyValue::Kind::Tensor:
+    return "a tensor";
+  case AnyValue::Kind::Sequence:
+    return "a sequence of " + std::to_string(v.list.size());
+  case AnyValue::Kind::Optional:
+    if (!v.optional.present)
+      return v.optional.holdsSequence ? "an empty optional sequence"
+                                      : "an empty optional tensor";
+    return v.optional.holdsSequence ? "an optional holding a sequence of " +
+                                          std::to_string(v.optional.list.size())
+                                    : "an optional holding a tensor";
+  }
+  return "";
+}
+
+std::string loom::onnx_import::sameStructure(const AnyValue &a,
+                                             const AnyValue &b) {
+  std::string da = describe(a), db = describe(b);
+  return da == db ? "" : da + " and " + db;
+}
+
+std::optional<bool> loom::onnx_import::knownBool(Value v) {
+  if (!v)
+    return std::nullopt;
+  if (auto constant = v.getDefiningOp<graph::ConstantOp>()) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense || !dense.getElementType().isInteger(1) ||
+        dense.getNumElements() != 1)
+      return std::nullopt;
+    return *dense.getValues<bool>().begin();
+  }
+  // Not(x) is x == false (notOp).
+  if (auto cmp = v.getDefiningOp<graph::CompareOp>()) {
+    auto lhs = knownBool(cmp.getLhs()), rhs = knownBool(cmp.getRhs());
+    if (!lhs || !rhs)
+      return std::nullopt;
+    if (cmp.getDirection() == CompareDirection::eq)
+      return *lhs == *rhs;
+    if (cmp.getDirection() == CompareDirection::ne)
+      return *lhs != *rhs;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// Input `i` of any kind; an error naming it when it has no value.
+FailureOr<AnyValue> anyInput(ImportContext &c, int i) {
+  if (!c.hasInput(i))
+    return c.error("missing input " + Twine(i));
+  auto v = lookupAny(c, c.node->input(i));
+  if (!v)
+    return c.error("input " + Twine(i) + " ('" + c.node->input(i) +
+                   "') is not produced by any node, input or initializer");
+  return *v;
+}
+
+void setKnownBool(ImportContext &c, bool value) {
+  auto type = RankedTensorType::get({}, IntegerType::get(&c.ctx, 1));
+  c.known[c.node->output(0)] = DenseElementsAttr::get(type, value);
+  c.values.erase(c.node->output(0));
+}
+
+} // namespace
+
+LogicalResult loom::onnx_import::optionalOp(ImportContext &c) {
+  AnyValue out;
+  out.kind = AnyValue::Kind::Optional;
+  if (c.hasInput(0)) {
+    auto in = anyInput(c, 0);
+    if (failed(in))
+      return failure();
+    if (in->kind == AnyValue::Kind::Optional)
+      return c.error("input 0 ('" + c.node->input(0) +
+                     "') is an optional: an optional of an optional is not "
+                     "supported");
+    out.optional.present = true;
+    if (in->kind == AnyValue::Kind::Sequence) {
+      out.optional.holdsSequence = true;
+      out.optional.list = in->list;
+    } else {
+      Value v = c.input(0);
+      if (!v)
+        return failure();
+      out.optional.tensor = v;
+    }
+    defineAny(c, c.node->output(0), out);
+    return success();
+  }
+  // Empty: the type attribute says of what.
+  const onnx::TypeProto *type = nullptr;
+  for (const auto &a : c.node->attribute())
+    if (a.name() == "type" && a.has_tp())
+      type = &a.tp();
+  if (!type)
+    return c.error("an Optional without input needs its type attribute");
+  if (type->has_sequence_type())
+    out.optional.holdsSequence = true;
+  else if (!type->has_tensor_type())
+    return c.error("an empty Optional of a type other than a tensor or a "
+                   "sequence is not supported");
+  defineAny(c, c.node->output(0), out);
+  return success();
+}
+
+LogicalResult loom::onnx_import::optionalHasElement(ImportContext &c) {
+  // Opset 18 takes no input (false) or a tensor or sequence (true) too.
+  if (!c.hasInput(0)) {
+    setKnownBool(c, false);
+    return success();
+  }
+  auto in = anyInput(c, 0);
+  if (failed(in))
+    return failure();
+  setKnownBool(c, in->kind != AnyValue::Kind::Optional || in->optional.present);
+  return success();
+}
+
+LogicalResult loom::onnx_import::optionalGetElement(ImportContext &c) {
+  auto in = anyInput(c, 0);
+  if (failed(in))
+    return failure();
+  AnyValue out = *in;
+  if (in->kind == AnyValue::Kind::Optional) {
+    if (!in->optional.present)
+      return c.error("input 0 ('" + c.node->input(0) +
+                     "') is an empty optional: there is no element to get");
+    out = AnyValue();
+    if (in->optional.holdsSequence) {
+      out.kind = AnyValue::Kind::Sequence;
+      out.list = in->optional.list;
+    } else {
+      out.tensor = in->optional.tensor;
+    }
+  }
+  defineAny(c, c.node->output(0), out);
+  return success();
+}
+
+LogicalResult loom::onnx_import::identityAny(ImportContext &c) {
+  auto in = anyInput(c, 0);
+  if (failed(in))
+    return failure();
+  defineAny(c, c.node->output(0), *in);
   return success();
 }

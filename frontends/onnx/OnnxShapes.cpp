@@ -150,8 +150,9 @@ std::optional<SymShape> ImportContext::symbolicInput(int i) const {
   // elements costs nothing as an attribute) is data, not a shape, and is
   // not expanded element by element.
   constexpr int64_t kMaxShapeLength = 1024;
+  // Booleans are not sizes (their true would read as -1).
   if (!value || !isa<IntegerType>(value->getElementType()) ||
-      value->getType().getRank() > 1 ||
+      value->getElementType().isInteger(1) || value->getType().getRank() > 1 ||
       value->getType().getNumElements() > kMaxShapeLength)
     return std::nullopt;
   SymShape s;

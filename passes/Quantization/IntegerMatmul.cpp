@@ -8,13 +8,13 @@
 
 #include "passes/Quantization/Passes.h"
 
-#include "dialects/graph/GraphOps.h"
-#include "dialects/graph/TensorBytes.h"
+#include "passes/Quantization/Dequantized.h"
 
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
 using namespace loom::graph;
+using namespace loom::quantization;
 
 namespace loom {
 #define GEN_PASS_DEF_INTEGERMATMULPASS
@@ -22,64 +22,6 @@ namespace loom {
 } // namespace loom
 
 namespace {
-
-RankedTensorType tensorOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// `v` as a scalar (rank 0) when it holds one value: rank 0 already, one
-/// element (reshaped), or a splat constant, perhaps reshaped (a new scalar
-/// constant); null
-/// otherwise. New ops go at `b`'s insertion point.
-Value asScalar(OpBuilder &b, Value v) {
-  RankedTensorType t = tensorOf(v);
-  if (t.getRank() == 0)
-    return v;
-  Location loc = v.getLoc();
-  if (t.hasStaticShape() && t.getNumElements() == 1)
-    return b.create<ReshapeOp>(loc, v, ArrayRef<int64_t>{});
-  // A splat constant, perhaps reshaped (per-axis parameters are reshaped
-  // to broadcast along their axis).
-  Value source = v;
-  while (auto reshape = source.getDefiningOp<ReshapeOp>())
-    source = reshape.getX();
-  auto constant = source.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return Value();
-  // Its bytes (an inline or a dense_resource one), all alike.
-  FailureOr<std::string> bytes = tensorBytes(constant.getValue());
-  if (failed(bytes) || bytes->empty() ||
-      bytes->find_first_not_of((*bytes)[0]) != std::string::npos)
-    return Value();
-  auto scalar = RankedTensorType::get({}, t.getElementType());
-  return b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(scalar,
-                                  APInt(8, static_cast<uint8_t>((*bytes)[0]))));
-}
-
-/// The dims of scale `s` of an operand of rank `rank` that differ from 1,
-/// right-aligned against the operand (-1: none, -2: more than one).
-int64_t varyingDim(RankedTensorType s, int64_t rank) {
-  int64_t dim = -1;
-  for (auto [i, d] : llvm::enumerate(s.getShape())) {
-    if (d == 1)
-      continue;
-    if (dim != -1)
-      return -2;
-    dim = rank - s.getRank() + static_cast<int64_t>(i);
-  }
-  return dim;
-}
-
-/// An f32 dequantize of 8-bit integers to the integers' shape.
-DequantizeOp dequantizedBytes(Value v) {
-  auto dq = v.getDefiningOp<DequantizeOp>();
-  if (!dq || !tensorOf(dq.getResult()).getElementType().isF32() ||
-      !tensorOf(dq.getX()).getElementType().isInteger(8) ||
-      tensorOf(dq.getX()).getShape() != tensorOf(dq.getResult()).getShape())
-    return {};
-  return dq;
-}
 
 /// A matmul operand that is a dequantize of 8-bit integers, or a reshape
 /// of one with a per-tensor scale (the dequantize of the reshaped

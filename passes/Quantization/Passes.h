@@ -12,7 +12,8 @@
 
 namespace loom {
 
-/// Declared in Passes.td: `--loom-integer-matmul` (IntegerMatmul.cpp).
+/// Declared in Passes.td: `--loom-integer-matmul` (IntegerMatmul.cpp) and
+/// `--loom-integer-conv` (IntegerConv.cpp).
 /// registerQuantizationPasses() registers them for loom-opt.
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION

@@ -233,6 +233,7 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
     SmallVector<unsigned> batchArgs, paramArgs;
     SmallVector<std::string> paramNames;
     std::optional<unsigned> scaleArg; // --loom-autodiff loss-scale
+    std::optional<unsigned> rngArg;   // loom.rng_state
     for (unsigned i = 0; i < grad->getNumArguments(); ++i) {
       if (grad->getArgAttr(i, "graph.loss_scale")) {
         scaleArg = i;
@@ -246,6 +247,13 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       }
       if (param)
         continue; // frozen: a constant below
+      // The random ops' state (an imported ONNX random op): [0, step],
+      // below, so that each micro-step draws anew.
+      if (auto in = grad->getArgAttrOfType<StringAttr>(i, "graph.input");
+          in && in.getValue() == "loom.rng_state") {
+        rngArg = i;
+        continue;
+      }
       batchArgs.push_back(i);
     }
     for (unsigned i : batchArgs) {
@@ -378,8 +386,37 @@ struct OptimizerPass : loom::impl::OptimizerPassBase<OptimizerPass> {
       map.map(grad->getArgument(i),
               b.create<ConstantOp>(grad->getArgument(i).getLoc(), init));
     }
-    for (Operation &op : grad->getBody().front().without_terminator())
-      b.clone(op, map);
+    if (rngArg) {
+      auto one = RankedTensorType::get({1}, b.getI64Type());
+      Value zero = b.create<ConstantOp>(
+          loc,
+          DenseElementsAttr::get(one, b.getIntegerAttr(b.getI64Type(), 0)));
+      Value step1 =
+          b.create<ReshapeOp>(loc, one, stepArg, b.getDenseI64ArrayAttr({1}));
+      map.map(grad->getArgument(*rngArg),
+              b.create<ConcatOp>(loc, ValueRange{zero, step1},
+                                 b.getI64IntegerAttr(0)));
+    }
+    // Training dropout draws a new mask every micro-step: each
+    // graph.dropout {training} of the step (the forward's, its VJP's and
+    // recomputation's clones alike) becomes a graph.random_dropout of the
+    // step counter, so the ones of one step share their mask.
+    Value zeroKey;
+    for (Operation &op : grad->getBody().front().without_terminator()) {
+      auto d = dyn_cast<DropoutOp>(op);
+      if (!d || !d.getTraining() || d.getRatio().convertToDouble() == 0) {
+        b.clone(op, map);
+        continue;
+      }
+      if (!zeroKey)
+        zeroKey = b.create<ConstantOp>(
+            loc, DenseElementsAttr::get(scalarI64,
+                                        b.getIntegerAttr(b.getI64Type(), 0)));
+      map.map(d.getResult(),
+              b.create<RandomDropoutOp>(
+                  d.getLoc(), d.getType(), map.lookupOrDefault(d.getX()),
+                  zeroKey, stepArg, d.getRatioAttr(), d.getSeedAttr()));
+    }
     Value loss = map.lookup(ret.getOperand(0));
     for (Param &p : params) {
       unsigned r = gradResult[p.name];

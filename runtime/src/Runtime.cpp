@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,13 @@ struct loom_session_s {
   /// program, or a pipeline artifact's description (no code of its own:
   /// its trainer runs the stages' and updates' artifacts).
   std::unique_ptr<loom::runtime::Executor> executor;
+  /// The random ops' state (docs/training.md, "Random ops"): when the
+  /// code's last input is `loom.rng_state` (i64 [2]), the session hides it
+  /// from the signature and passes [seed, run counter] itself, the seed
+  /// drawn at load (or LOOM_SEED), the counter one more every run.
+  bool rngInput = false;
+  uint64_t rngSeed = 0;
+  std::atomic<uint64_t> rngCounter{0};
   ~loom_session_s() {
     if (mapping)
       loom::runtime::unregisterMappedFile(mapping.get());
@@ -287,6 +295,20 @@ loom_status createSession(std::unique_ptr<loom_session_s> session,
     session->inputs.push_back(toSignature(sig));
   for (const auto &sig : artifact.outputs())
     session->outputs.push_back(toSignature(sig));
+  if (!session->inputs.empty() &&
+      session->inputs.back().name == "loom.rng_state" &&
+      session->inputs.back().dtype == LOOM_DTYPE_I64 &&
+      session->inputs.back().dims == std::vector<int64_t>{2}) {
+    session->inputs.pop_back();
+    session->rngInput = true;
+    const char *seed = std::getenv("LOOM_SEED");
+    if (seed && *seed) {
+      session->rngSeed = std::strtoull(seed, nullptr, 0);
+    } else {
+      std::random_device device;
+      session->rngSeed = (uint64_t(device()) << 32) ^ device();
+    }
+  }
   for (auto *list : {&session->inputs, &session->outputs})
     for (Signature &s : *list)
       for (const std::string &n : s.dimNames)
@@ -651,6 +673,23 @@ loom_status run(loom_session *session, const loom_tensor *const *inputs,
       return makeStatus(LOOM_UNAVAILABLE,
                         "the communicator is broken by an earlier failure: " +
                             broken);
+  }
+
+  // The random ops' state, after the caller's inputs.
+  std::vector<const loom_tensor *> withState;
+  uint64_t rng[2];
+  loom_tensor_s rngTensor;
+  if (session->rngInput) {
+    rng[0] = session->rngSeed;
+    rng[1] = session->rngCounter.fetch_add(1);
+    rngTensor.dtype = LOOM_DTYPE_I64;
+    rngTensor.shape = {2};
+    rngTensor.count = 2;
+    rngTensor.data = rng;
+    withState.assign(inputs, inputs + num_inputs);
+    withState.push_back(&rngTensor);
+    inputs = withState.data();
+    num_inputs = withState.size();
   }
 
   return session->executor->run({inputs, num_inputs, session->outputs, outputs,

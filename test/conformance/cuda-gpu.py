@@ -141,6 +141,54 @@ def prepare_model(loomc, loom_run, onnx_path, out):
     return None
 
 
+# Models written by test scripts with their inputs (name, script under
+# test/compiler/Inputs, the model file it writes): the integer matmuls of
+# every path of the CUDA target (cuBLASLt's int8 GEMM with its operand and
+# zero-point kernels, the exact loop), docs/quantization.md.
+GENERATED = [
+    ("int8_matmul", "int8_matmul_check.py", "int8.onnx"),
+    ("int8_matmul_shapes", "int8_matmul_cuda_shapes.py", "shapes.onnx"),
+]
+SCRIPTS = os.path.join(HERE, "..", "compiler", "Inputs")
+
+
+def prepare_generated(loomc, loom_run, script, onnx_name, out):
+    """A model a test script writes (`SCRIPT model DIR`: the model and its
+    inputs as NAME.npy), run on the CPU for the reference outputs."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    src = os.path.join(out, "src")
+    for d in (src, os.path.join(out, "in"), os.path.join(out, "cpu")):
+        os.makedirs(d, exist_ok=True)
+    p = run([sys.executable, os.path.join(SCRIPTS, script), "model", src])
+    if p.returncode:
+        return "model: " + first_error(p.stderr)
+    model = os.path.join(src, onnx_name)
+    graph = onnx.load(model, load_external_data=False).graph
+    inits = {i.name for i in graph.initializer}
+    order = [i.name for i in graph.input if i.name not in inits]
+    for k, n in enumerate(order):
+        a = np.load(os.path.join(src, n + ".npy"))
+        with open(os.path.join(out, "in", f"input_{k}.pb"), "wb") as w:
+            w.write(numpy_helper.from_array(a).SerializeToString())
+    p = run([loomc, "compile", model, "--target", "cuda", "-o",
+             os.path.join(out, "model.loom")])
+    if p.returncode:
+        return "cuda compile: " + first_error(p.stderr)
+    cpu = os.path.join(out, "cpu.loom")
+    p = run([loomc, "compile", model, "-o", cpu])
+    if p.returncode:
+        return "cpu compile: " + first_error(p.stderr)
+    p = run([loom_run, cpu, "--in-pb", os.path.join(out, "in"), "--out-pb",
+             os.path.join(out, "cpu")])
+    os.remove(cpu)
+    shutil.rmtree(src, ignore_errors=True)
+    if p.returncode:
+        return "cpu run: " + first_error(p.stderr)
+    return None
+
+
 def first_error(text):
     for line in text.splitlines():
         if "error: " in line:
@@ -167,6 +215,12 @@ def prepare(loomc, loom_run, root, jobs, filt):
             path = os.path.join(MODELS, f)
             work.append((name, lambda n=name, p=path: prepare_model(
                 loomc, loom_run, p, os.path.join(root, n))))
+    for name, script, onnx_name in GENERATED:
+        if filt in "model_" + name:
+            work.append(("model_" + name,
+                         lambda n=name, s=script, o=onnx_name: prepare_generated(
+                             loomc, loom_run, s, o,
+                             os.path.join(root, "model_" + n))))
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(lambda w: (w[0], w[1]()), work))
     failed = [(n, r) for n, r in results if r]

@@ -7,7 +7,8 @@ compiled with `loomc compile --target cuda --emit cuda` (inputs the
 compiler needs frozen to test_data_set_0 with --bind, as node-run.py
 does); then loom-nvrtc-check compiles every kernel of every model for
 sm_80 and sm_90 (the prelude once, identical regions once, programs
-compiled in parallel) and prints "N kernels compiled".
+compiled in parallel) and prints "N kernels compiled". The integer matmul
+sources (GENERATED, INT8_GEMM below) are compiled with them.
 
 A model whose ops the CUDA emitter does not cover yet fails `loomc` with
 an error naming the op; those are listed with the message in
@@ -74,6 +75,51 @@ def emit(loomc, name, out, kind=("--target", "cuda", "--emit", "cuda"),
     return "loomc kept asking for --bind"
 
 
+# Beside the node tests: sources whose kernels the node tests do not reach
+# (their shapes are small), compiled the same way: the integer matmuls of
+# every CUDA path (cuBLASLt's int8 GEMM with its operand and zero-point
+# kernels, the exact loop), from the models test scripts write and the
+# functions of the emitter's lit test.
+INPUTS = os.path.join(HERE, "..", "compiler", "Inputs")
+GENERATED = [("int8_matmul", "int8_matmul_check.py", "int8.onnx"),
+             ("int8_matmul_shapes", "int8_matmul_cuda_shapes.py",
+              "shapes.onnx")]
+INT8_GEMM = os.path.join(HERE, "..", "compiler", "codegen", "cuda",
+                         "int8-gemm.mlir")
+INT8_GEMM_FUNCS = ["uu", "ss_weight", "odd_k", "qdq", "i32", "epilogue",
+                   "trans"]
+
+
+def emit_extra(loomc, tmp, filt):
+    """The extra sources as (name, .cu path or None, error)."""
+    out = []
+    for name, script, model in GENERATED:
+        if filt not in name:
+            continue
+        d = os.path.join(tmp, name)
+        os.makedirs(d, exist_ok=True)
+        p = subprocess.run([sys.executable, os.path.join(INPUTS, script),
+                            "model", d], capture_output=True, text=True)
+        cu = os.path.join(tmp, name + ".cu")
+        if p.returncode == 0:
+            p = subprocess.run([loomc, "compile", os.path.join(d, model),
+                                "--target", "cuda", "--emit", "cuda", "-o",
+                                cu], capture_output=True, text=True)
+        out.append((name, cu if p.returncode == 0 else None,
+                    node_run.first_line(p.stderr, "error: ")))
+    for f in INT8_GEMM_FUNCS:
+        name = "int8_gemm_" + f
+        if filt not in name:
+            continue
+        cu = os.path.join(tmp, name + ".cu")
+        p = subprocess.run([loomc, "compile", INT8_GEMM, "--func", f,
+                            "--target", "cuda", "--emit", "cuda", "-o", cu],
+                           capture_output=True, text=True)
+        out.append((name, cu if p.returncode == 0 else None,
+                    node_run.first_line(p.stderr, "error: ")))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("loomc")
@@ -100,6 +146,16 @@ def main():
         print(f"{len(sources)} of {len(tests)} conformance models emitted "
               f"as CUDA; {len(failed)} not (cuda-emit-failures.txt)")
         ok = True
+        extra = emit_extra(a.loomc, tmp, a.filter)
+        for name, cu, why in extra:
+            if cu:
+                sources.append(cu)
+            else:
+                print(f"NOT EMITTED {name}: {why}")
+                ok = False
+        if extra:
+            print(f"and {len(extra)} integer matmul sources (int8 models, "
+                  f"int8-gemm.mlir)")
         if sources:
             p = subprocess.run([a.check, "--arch", a.arch, "--jobs",
                                 str(a.jobs), *sources],

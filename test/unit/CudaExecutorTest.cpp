@@ -308,7 +308,7 @@ TEST(CudaValidateTest, MatmulOperandsAreChecked) {
        [](auto &a) {
          a.mutable_cuda()->mutable_gemms(0)->set_activation("swish");
        }},
-      {"dtype i32 (cuBLASLt runs f32, f16, bf16, f64)",
+      {"dtype i32 (cuBLASLt runs f32, f16, bf16, f64, and int8 -> int32)",
        [](auto &a) {
          a.mutable_cuda()->mutable_gemms(0)->set_dtype(artifact::I32);
        }},
@@ -327,6 +327,53 @@ TEST(CudaValidateTest, MatmulOperandsAreChecked) {
   EXPECT_EQ(validate(gemmProgram(g)), "");
   for (const Case &c : cases) {
     artifact::Artifact a = gemmProgram(g);
+    c.breakIt(a);
+    std::string error = validate(a);
+    EXPECT_NE(error.find(c.expect), std::string::npos)
+        << "expected '" << c.expect << "', got '" << error << "'";
+  }
+}
+
+/// An int8 GEMM: s8 A [batch, m, k] and B [batch or 1, n, k] (cuBLASLt's
+/// "TN" in row-major terms), D s32 [batch, m, n].
+artifact::Artifact int8GemmProgram(int64_t m, int64_t n, int64_t k,
+                                   int64_t batch, bool shareB) {
+  GemmCase g{m, n, k, batch, false, true, false, shareB, "none", artifact::I8};
+  artifact::Artifact a = gemmProgram(g);
+  a.mutable_outputs(0)->set_dtype(artifact::I32);
+  artifact::CudaCode *c = a.mutable_cuda();
+  CudaBuffer *d = c->mutable_buffers(c->gemms(0).d());
+  d->set_dtype(artifact::I32);
+  d->set_bytes(batch * m * n * 4);
+  c->set_arena_bytes((d->bytes() + 255) / 256 * 256);
+  return a;
+}
+
+TEST(CudaValidateTest, Int8MatmulsFollowCublasLtsRules) {
+  EXPECT_EQ(validate(int8GemmProgram(8, 16, 32, 2, false)), "");
+  struct Case {
+    const char *expect;
+    std::function<void(artifact::Artifact &)> breakIt;
+  };
+  std::vector<Case> cases = {
+      {"takes A as M x K and B as N x K",
+       [](auto &a) { a.mutable_cuda()->mutable_gemms(0)->set_trans_a(true); }},
+      {"takes A as M x K and B as N x K",
+       [](auto &a) { a.mutable_cuda()->mutable_gemms(0)->set_trans_b(false); }},
+      {"k and n are multiples of 4 (cuBLASLt's int8 rule), not k = 30",
+       [](auto &a) { a.mutable_cuda()->mutable_gemms(0)->set_k(30); }},
+      {"has no bias nor activation",
+       [](auto &a) {
+         a.mutable_cuda()->mutable_gemms(0)->set_activation("relu");
+       }},
+      {"operand D is f32, the matmul i32",
+       [](auto &a) {
+         a.mutable_cuda()->mutable_buffers(2)->set_dtype(artifact::F32);
+         a.mutable_outputs(0)->set_dtype(artifact::F32);
+       }},
+  };
+  for (const Case &c : cases) {
+    artifact::Artifact a = int8GemmProgram(8, 16, 32, 2, false);
     c.breakIt(a);
     std::string error = validate(a);
     EXPECT_NE(error.find(c.expect), std::string::npos)
@@ -653,6 +700,62 @@ TEST_P(CudaDeviceTest, MatmulsMatchTheHost) {
   }
 }
 
+TEST_P(CudaDeviceTest, Int8MatmulsAreExact) {
+  REQUIRE_DEVICE();
+  struct Case {
+    int64_t m, n, k, batch;
+    bool shareB;
+  };
+  // Values at the ends of s8's range: every sum exact in the s32 result.
+  for (Case g : {Case{5, 24, 64, 1, false}, Case{16, 8, 36, 3, false},
+                 Case{7, 12, 4, 2, true}}) {
+    SCOPED_TRACE("m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
+                 " k=" + std::to_string(g.k) +
+                 " batch=" + std::to_string(g.batch));
+    loom_session *session = nullptr;
+    std::string message;
+    ASSERT_EQ(createSession(int8GemmProgram(g.m, g.n, g.k, g.batch, g.shareB),
+                            GetParam(), &session, message),
+              LOOM_OK)
+        << message;
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> u(-128, 127);
+    auto make = [&](std::vector<int64_t> dims) {
+      loom_tensor *x = nullptr;
+      loom_status_free(
+          loom_tensor_create(LOOM_DTYPE_I8, dims.size(), dims.data(), &x));
+      auto *p = static_cast<int8_t *>(loom_tensor_data(x));
+      for (size_t i = 0; i < loom_tensor_element_count(x); ++i)
+        p[i] = static_cast<int8_t>(i % 5 == 0 ? -128 : u(rng));
+      return x;
+    };
+    loom_tensor *at = make({g.batch, g.m, g.k});
+    loom_tensor *bt = make({g.shareB ? 1 : g.batch, g.n, g.k});
+    const loom_tensor *in[] = {at, bt};
+    loom_tensor *d = nullptr;
+    loom_status s = loom_session_run(session, in, 2, &d, 1);
+    ASSERT_EQ(s, nullptr) << loom_status_message(s);
+    auto *ap = static_cast<const int8_t *>(loom_tensor_data_const(at));
+    auto *bp = static_cast<const int8_t *>(loom_tensor_data_const(bt));
+    auto *dp = static_cast<const int32_t *>(loom_tensor_data_const(d));
+    int64_t wrong = 0;
+    for (int64_t b = 0; b < g.batch; ++b)
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          int64_t acc = 0, bb = g.shareB ? 0 : b;
+          for (int64_t p = 0; p < g.k; ++p)
+            acc += int64_t(ap[(b * g.m + i) * g.k + p]) *
+                   bp[(bb * g.n + j) * g.k + p];
+          wrong += dp[(b * g.m + i) * g.n + j] != acc;
+        }
+    EXPECT_EQ(wrong, 0);
+    loom_tensor_release(at);
+    loom_tensor_release(bt);
+    loom_tensor_release(d);
+    loom_session_release(session);
+  }
+}
+
 TEST_P(CudaDeviceTest, Tf32MatmulsAreAskedFor) {
   REQUIRE_DEVICE();
   // loomc --allow-tf32 (CudaCode.allow_tf32): f32 matmuls computed with
@@ -928,6 +1031,58 @@ LOOM_KERNEL void bsum(const float *x, const float *w, float *y) {
       total += static_cast<float>(j);
     ASSERT_EQ(y[i], static_cast<float>(i) + total) << "y[" << i << "]";
   }
+}
+
+TEST(CudaSimTest, Int8MatmulsTakeCublasLtsLayoutOnly) {
+  // The simulator's cuBLASLt answers as the GPU's int8 path does: "TN"
+  // with m, k and the leading dims multiples of 4, else no algorithm.
+  using namespace cuda;
+  const CublasLt &lt = *sim::cublasLt();
+  cublasLtHandle_t handle = nullptr;
+  ASSERT_EQ(lt.cublasLtCreate(&handle), 0);
+  auto tryShape = [&](int32_t opA, int32_t opB, uint64_t m, uint64_t k,
+                      int64_t lda) {
+    cublasLtMatmulDesc_t desc = nullptr;
+    EXPECT_EQ(lt.cublasLtMatmulDescCreate(&desc, api::kComputeI32, api::kR32I),
+              0);
+    lt.cublasLtMatmulDescSetAttribute(desc, api::kDescTransA, &opA,
+                                      sizeof(opA));
+    lt.cublasLtMatmulDescSetAttribute(desc, api::kDescTransB, &opB,
+                                      sizeof(opB));
+    uint64_t n = 8;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    lt.cublasLtMatrixLayoutCreate(&a, api::kR8I, k, m, lda);
+    lt.cublasLtMatrixLayoutCreate(&b, api::kR8I, k, n, k);
+    lt.cublasLtMatrixLayoutCreate(&d, api::kR32I, m, n, m);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    lt.cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, d, d, nullptr, 1,
+                                      &result, &found);
+    int status = -1;
+    if (found) {
+      // D (m x n) = A^T B, A k x m, B k x n: every element k * 2 * 3.
+      std::vector<int8_t> av(lda * m, 2), bv(k * n, 3);
+      std::vector<int32_t> dv(m * n, -1);
+      int32_t one = 1, zero = 0;
+      status = lt.cublasLtMatmul(handle, desc, &one, av.data(), a, bv.data(), b,
+                                 &zero, dv.data(), d, dv.data(), d,
+                                 &result.algo, nullptr, 0, nullptr);
+      for (int32_t v : dv)
+        EXPECT_EQ(v, static_cast<int32_t>(6 * k));
+    }
+    for (cublasLtMatrixLayout_t l : {a, b, d})
+      lt.cublasLtMatrixLayoutDestroy(l);
+    lt.cublasLtMatmulDescDestroy(desc);
+    return found ? status : -1;
+  };
+  using api::kOpN, api::kOpT;
+  EXPECT_EQ(tryShape(kOpT, kOpN, 12, 16, 16), 0);
+  EXPECT_EQ(tryShape(kOpN, kOpN, 12, 16, 16), -1) << "NN";
+  EXPECT_EQ(tryShape(kOpT, kOpT, 12, 16, 16), -1) << "TT";
+  EXPECT_EQ(tryShape(kOpT, kOpN, 12, 18, 18), -1) << "k = 18";
+  EXPECT_EQ(tryShape(kOpT, kOpN, 10, 16, 16), -1) << "m = 10";
+  EXPECT_EQ(tryShape(kOpT, kOpN, 12, 16, 18), -1) << "lda = 18";
+  lt.cublasLtDestroy(handle);
 }
 
 TEST(CudaSimTest, MemoryNothingWroteReadsAsNaN) {

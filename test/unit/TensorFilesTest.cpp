@@ -136,3 +136,68 @@ TEST(TensorFiles, DataThatDoesNotFitTheShapeIsRefused) {
 }
 
 } // namespace
+
+// ONNX SequenceProto and OptionalProto files (sequence and optional graph
+// inputs and outputs): read back what writeSequenceProto wrote, tell a
+// TensorProto apart, and refuse a sequence of mixed element types.
+namespace {
+
+TEST(TensorFiles, SequenceProtoRoundTrip) {
+  HostTensor a = f32Tensor({2}, {1, 2}), b = f32Tensor({1, 3}, {3, 4, 5});
+  std::string path = tempPath("seq.pb"), error;
+  ASSERT_TRUE(writeSequenceProto(path, "s", {viewOf(a), viewOf(b)}, error))
+      << error;
+  ValueProto v;
+  bool isValue = false;
+  ASSERT_TRUE(readValueProto(path, v, isValue, error)) << error;
+  ASSERT_TRUE(isValue);
+  EXPECT_EQ(v.name, "s");
+  EXPECT_EQ(v.elemType, 1);
+  EXPECT_FALSE(v.nested);
+  ASSERT_EQ(v.tensors.size(), 2u);
+  EXPECT_EQ(v.tensors[0].shape, a.shape);
+  EXPECT_EQ(v.tensors[0].bytes, a.bytes);
+  EXPECT_EQ(v.tensors[1].shape, b.shape);
+  EXPECT_EQ(v.tensors[1].bytes, b.bytes);
+  unlink(path.c_str());
+}
+
+TEST(TensorFiles, TensorProtoIsNotASequence) {
+  std::string error;
+  for (const char *name : {"x", ""}) {
+    HostTensor t = f32Tensor({}, {7});
+    std::string path = tempPath("t.pb");
+    ASSERT_TRUE(writeTensorProto(path, name, viewOf(t), error)) << error;
+    ValueProto v;
+    bool isValue = true;
+    ASSERT_TRUE(readValueProto(path, v, isValue, error)) << error;
+    EXPECT_FALSE(isValue) << "name '" << name << "'";
+    unlink(path.c_str());
+  }
+}
+
+TEST(TensorFiles, EmptyOptionalAndMixedTypes) {
+  std::string path = tempPath("opt.pb"), error;
+  // An OptionalProto holding nothing: its name (field 1) alone.
+  ASSERT_TRUE(writeFileAtomically(path, std::string("\x0a\x01o", 3), error));
+  ValueProto v;
+  bool isValue = false;
+  ASSERT_TRUE(readValueProto(path, v, isValue, error)) << error;
+  EXPECT_TRUE(isValue);
+  EXPECT_EQ(v.name, "o");
+  EXPECT_TRUE(v.tensors.empty());
+  HostTensor f = f32Tensor({1}, {1});
+  HostTensor i;
+  i.dtype = loom::dtypes::kI64;
+  i.shape = {1};
+  i.bytes.assign(8, '\0');
+  ASSERT_TRUE(writeSequenceProto(path, "m", {viewOf(f), viewOf(i)}, error));
+  EXPECT_FALSE(readValueProto(path, v, isValue, error));
+  EXPECT_NE(error.find("('m') mixes element types: element 1 has data type 7, "
+                       "element 0 1"),
+            std::string::npos)
+      << error;
+  unlink(path.c_str());
+}
+
+} // namespace

@@ -252,6 +252,9 @@ std::vector<Case> allCases() {
         [](auto &b, Value x) { return b.clamp(x, 0.3, std::nullopt); });
   unary(c, "dropout_inference",
         [](auto &b, Value x) { return b.dropout(x, 0.5, false); });
+  // Training dropout: x times a fixed mask, whose VJP rebuilds the mask.
+  unary(c, "dropout_training",
+        [](auto &b, Value x) { return b.dropout(x, 0.5, true, 7); });
   // Elementwise binary, broadcasting.
   binary(c, "add", [](auto &b, Value x, Value y) { return b.add(x, y); });
   binary(c, "sub", [](auto &b, Value x, Value y) { return b.sub(x, y); });

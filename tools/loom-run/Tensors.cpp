@@ -83,4 +83,35 @@ bool writeTensorProto(const std::string &path, const std::string &name,
   return files::writeTensorProto(path, name, viewOf(t), error);
 }
 
+bool readValueProto(const std::string &path, ValueTensors &out, bool &isValue,
+                    std::string &error) {
+  files::ValueProto value;
+  if (!files::readValueProto(path, value, isValue, error))
+    return false;
+  if (!isValue)
+    return true;
+  out = ValueTensors();
+  out.name = value.name;
+  out.elemType = value.elemType;
+  out.nested = value.nested;
+  for (size_t k = 0; k < value.tensors.size(); ++k) {
+    loom_tensor *t = toTensor(
+        value.tensors[k], "'" + path + "' element " + std::to_string(k), error);
+    if (!t)
+      return false;
+    value.tensors[k] = HostTensor(); // one copy of the data at a time
+    out.tensors.emplace_back(t);
+  }
+  return true;
+}
+
+bool writeSequenceProto(const std::string &path, const std::string &name,
+                        const std::vector<const loom_tensor *> &tensors,
+                        std::string &error) {
+  std::vector<TensorView> views;
+  for (const loom_tensor *t : tensors)
+    views.push_back(viewOf(t));
+  return files::writeSequenceProto(path, name, views, error);
+}
+
 } // namespace loom::tools

@@ -55,6 +55,23 @@ loom_tensor *readTensorProto(const std::string &path, std::string &name,
 bool writeTensorProto(const std::string &path, const std::string &name,
                       const loom_tensor *t, std::string &error);
 
+/// An ONNX SequenceProto or OptionalProto of tensors
+/// (files::readValueProto), its tensors as runtime tensors.
+struct ValueTensors {
+  std::string name;
+  int32_t elemType = 0;
+  bool nested = false;
+  std::vector<TensorPtr> tensors;
+};
+/// Reads `path` as a SequenceProto or OptionalProto; `isValue` false (and
+/// true returned) when it holds a TensorProto instead.
+bool readValueProto(const std::string &path, ValueTensors &out, bool &isValue,
+                    std::string &error);
+/// Writes `tensors` as a SequenceProto named `name`.
+bool writeSequenceProto(const std::string &path, const std::string &name,
+                        const std::vector<const loom_tensor *> &tensors,
+                        std::string &error);
+
 } // namespace loom::tools
 
 #endif // LOOM_TOOLS_LOOMRUN_TENSORS_H

@@ -27,6 +27,11 @@
 // are written as float32 .npy (exactly); f16 is numpy's float16 ('<f2').
 // `--bench N` runs N more times and prints latency min/median/p90.
 // `--profile FILE` writes a Chrome trace of the runs: one event per kernel.
+// Sequence and optional values (docs/architecture.md): an input_K.pb or
+// output_K.pb holding an ONNX SequenceProto or OptionalProto is matched by
+// its name to the artifact's NAME.0 ... NAME.N-1 (or NAME), a length or
+// presence other than the compile's refused naming the input; --out-pb
+// writes outputs NAME.0 ... (with no output NAME) as one SequenceProto.
 // `--print-memory` prints what the run holds by role (weights, parameters,
 // optimizer state, the arena, data) and the resident set (Memory.h).
 // A training artifact (loomc train) trains instead: see Train.h. Under a
@@ -512,6 +517,84 @@ int launcherGpu() {
   return static_cast<int>(local % devices);
 }
 
+/// Sequence and optional values (docs/architecture.md, "Sequence and
+/// optional graph inputs"): the artifact takes and gives plain tensors, a
+/// sequence NAME of N as NAME.0 ... NAME.N-1 and a present optional
+/// holding a tensor as NAME.
+
+/// The index of the tensor named `name` among `infos`, or -1.
+long indexOf(const std::vector<loom_tensor_info> &infos,
+             const std::string &name) {
+  for (size_t k = 0; k < infos.size(); ++k)
+    if (name == infos[k].name)
+      return static_cast<long>(k);
+  return -1;
+}
+
+/// The indices of NAME.0, NAME.1, ... among `infos`, as far as they run.
+std::vector<size_t> elementsOf(const std::vector<loom_tensor_info> &infos,
+                               const std::string &name) {
+  std::vector<size_t> out;
+  for (long k;
+       (k = indexOf(infos, name + "." + std::to_string(out.size()))) >= 0;)
+    out.push_back(static_cast<size_t>(k));
+  return out;
+}
+
+/// The artifact's tensors for value `v` (read from `path`): `slots` gets
+/// their indices among `infos`, each matching v.tensors in order. False
+/// with `error` when the artifact was compiled for another length or
+/// presence; `what` is "input" or "output".
+bool slotsOf(const loom::tools::ValueTensors &v, const std::string &path,
+             const std::vector<loom_tensor_info> &infos, const char *what,
+             std::vector<size_t> &slots, std::string &error) {
+  slots.clear();
+  if (v.name.empty()) {
+    error = "'" + path +
+            "' holds a sequence or optional without a name: loom-run "
+            "matches those to the model's " +
+            what + "s by name";
+    return false;
+  }
+  size_t n = v.tensors.size();
+  long plain = indexOf(infos, v.name);
+  if (plain >= 0) {
+    // A present optional holding a tensor.
+    if (n == 1 && !v.nested && v.elemType == 1) {
+      slots.push_back(static_cast<size_t>(plain));
+      return true;
+    }
+    error = std::string(what) + " '" + v.name + "' is one tensor in the " +
+            "artifact, and '" + path + "' holds " +
+            (n == 0 ? std::string("an empty optional or sequence")
+                    : "a sequence of " + std::to_string(n)) +
+            (n == 0 && std::string(what) == "input"
+                 ? " (compile with loomc --absent " + v.name + ")"
+                 : "");
+    return false;
+  }
+  slots = elementsOf(infos, v.name);
+  if (slots.size() == n)
+    return true;
+  error = std::string(what) + " '" + v.name + "' holds " + std::to_string(n) +
+          (n == 1 ? " tensor" : " tensors") + " in '" + path +
+          "', and the artifact was compiled for " +
+          (slots.empty()
+               ? std::string("none (an empty sequence or an absent "
+                             "optional)")
+               : std::to_string(slots.size()) + " (" + v.name + ".0 ... " +
+                     v.name + "." + std::to_string(slots.size() - 1) + ")") +
+          (std::string(what) != "input" ? ""
+           : slots.empty()
+               ? "; compile with loomc --seq-len " + v.name + "=" +
+                     std::to_string(n) + " (a sequence) or without --absent " +
+                     v.name + " (an optional)"
+               : "; compile with loomc --seq-len " + v.name + "=" +
+                     std::to_string(n));
+  slots.clear();
+  return false;
+}
+
 /// The inference options given, for the check that a training run has
 /// none.
 std::string inferenceFlag(const Options &o) {
@@ -663,6 +746,24 @@ int main(int argc, char **argv) {
     std::string path = o.inPb + "/input_" + std::to_string(k) + ".pb";
     if (!fileExists(path))
       break;
+    // A sequence or optional: its tensors to the inputs named for it.
+    loom::tools::ValueTensors value;
+    bool isValue = false;
+    if (!loom::tools::readValueProto(path, value, isValue, error)) {
+      rc = fail(error);
+      break;
+    }
+    if (isValue) {
+      std::vector<size_t> slots;
+      if (!slotsOf(value, path, inInfo, "input", slots, error)) {
+        rc = fail(error);
+        break;
+      }
+      for (size_t j = 0; j < slots.size(); ++j)
+        if (!inputs[slots[j]])
+          inputs[slots[j]] = std::move(value.tensors[j]);
+      continue;
+    }
     std::string name;
     Tensor t(readTensorProto(path, name, error,
                              k < numInputs ? inInfo[k].dtype
@@ -729,13 +830,86 @@ int main(int argc, char **argv) {
         !loom::tools::writeNpy(o.outDir + "/" + name + ".npy", outputs[k].get(),
                                error))
       rc = fail(error);
-    if (!o.outPb.empty() &&
-        !loom::tools::writeTensorProto(o.outPb + "/output_" +
-                                           std::to_string(k) + ".pb",
-                                       name, outputs[k].get(), error))
-      rc = fail(error);
   }
-  if (rc == 0 && !o.checkPb.empty()) {
+  // output_J.pb per ONNX output: the outputs NAME.0, NAME.1, ... (with no
+  // output NAME) are one sequence NAME, written as a SequenceProto.
+  for (size_t k = 0, j = 0; rc == 0 && !o.outPb.empty() && k < numOutputs;
+       ++j) {
+    std::string path = o.outPb + "/output_" + std::to_string(j) + ".pb";
+    std::string name = outInfo[k].name;
+    size_t dot = name.rfind('.');
+    if (dot != std::string::npos && name.compare(dot, 3, ".0") == 0 &&
+        dot + 2 == name.size() && indexOf(outInfo, name.substr(0, dot)) < 0) {
+      std::string base = name.substr(0, dot);
+      std::vector<const loom_tensor *> elements;
+      for (size_t e : elementsOf(outInfo, base))
+        elements.push_back(outputs[e].get());
+      if (!loom::tools::writeSequenceProto(path, base, elements, error))
+        rc = fail(error);
+      k += elements.size();
+      continue;
+    }
+    if (!loom::tools::writeTensorProto(path, name, outputs[k].get(), error))
+      rc = fail(error);
+    ++k;
+  }
+  // Expected sequences or optionals: every expected file is matched to
+  // the outputs by its name.
+  bool structured = false;
+  for (size_t k = 0; rc == 0 && !o.checkPb.empty(); ++k) {
+    std::string path = o.checkPb + "/output_" + std::to_string(k) + ".pb";
+    loom::tools::ValueTensors value;
+    bool isValue = false;
+    if (!fileExists(path))
+      break;
+    if (!loom::tools::readValueProto(path, value, isValue, error))
+      rc = fail(error);
+    structured |= isValue;
+  }
+  for (size_t k = 0, checking = rc == 0 && structured; checking; ++k) {
+    std::string path = o.checkPb + "/output_" + std::to_string(k) + ".pb";
+    if (!fileExists(path))
+      break;
+    loom::tools::ValueTensors value;
+    bool isValue = false;
+    std::vector<size_t> slots;
+    std::vector<Tensor> want;
+    if (!loom::tools::readValueProto(path, value, isValue, error)) {
+      rc = fail(error);
+      break;
+    }
+    if (isValue) {
+      if (!slotsOf(value, path, outInfo, "output", slots, error)) {
+        std::printf("output %zu: MISMATCH: %s\n", k, error.c_str());
+        rc = 1;
+        continue;
+      }
+      want = std::move(value.tensors);
+    } else {
+      std::string name;
+      want.emplace_back(readTensorProto(path, name, error));
+      if (!want.back()) {
+        rc = fail(error);
+        break;
+      }
+      long slot = name.empty() ? -1 : indexOf(outInfo, name);
+      if (slot < 0 && k < numOutputs)
+        slot = static_cast<long>(k);
+      if (slot < 0) {
+        std::printf("output %zu: MISMATCH: the artifact has no output '%s'\n",
+                    k, name.c_str());
+        rc = 1;
+        continue;
+      }
+      slots.push_back(static_cast<size_t>(slot));
+    }
+    for (size_t j = 0; j < slots.size(); ++j)
+      if (!check("output " + std::to_string(slots[j]) + " '" +
+                     outInfo[slots[j]].name + "'",
+                 outputs[slots[j]].get(), want[j].get(), o.rtol, o.atol))
+        rc = 1;
+  }
+  if (rc == 0 && !o.checkPb.empty() && !structured) {
     for (size_t k = 0; k < numOutputs; ++k) {
       std::string ignored;
       Tensor want(

@@ -86,6 +86,8 @@ void buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCpuWidenFloatsPass());
   // Matmuls of dequantized 8-bit tensors run as integer GEMMs.
   pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass());
+  // Convolutions of dequantized 8-bit tensors run as integer ones.
+  pm.addNestedPass<func::FuncOp>(createIntegerConvPass());
   // The graph-level fusion decisions: kernel.fusion regions, each lowered
   // and fused on its own, then inlined.
   FusionPassOptions fusion;

@@ -22,7 +22,7 @@ namespace loom::codegen {
 /// pipeline text: what --loom-recompute runs on the copies it plans, so
 /// that its planned peak is the compiled code's.
 inline constexpr const char *kCpuGraphPasses =
-    "loom-cpu-widen-floats,func.func(loom-integer-matmul)";
+    "loom-cpu-widen-floats,func.func(loom-integer-matmul,loom-integer-conv)";
 
 /// A training step's attribute: [result, argument, ...] pairs whose
 /// result is the argument's next value, to be written into the argument's

@@ -1,6 +1,7 @@
 //===- CpuTransforms.cpp - passes of the CPU code path --------------------===//
 
 #include "compiler/codegen/cpu/CpuTransforms.h"
+#include "compiler/codegen/cpu/ConvLayout.h"
 #include "loom/common/CodegenAbi.h"
 
 #include "dialects/kernel/KernelOps.h"
@@ -216,10 +217,13 @@ struct IntegerMatmul {
   int64_t flags;
 };
 
-std::optional<IntegerMatmul> integerMatmul(linalg::GenericOp op) {
-  std::optional<int64_t> flags = contractionFlags(op);
+/// The operands of an integer product's body, `out + (ext(in0) - z0) *
+/// (ext(in1) - z1)` into an i32 output (graph.matmul_integer's and
+/// graph.conv_integer's lowerings, after folds): inputs 0 and 1, in order.
+std::optional<std::pair<IntegerOperand, IntegerOperand>>
+integerProductBody(linalg::GenericOp op) {
   auto out = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
-  if (!flags || !out || !out.getElementType().isInteger(32))
+  if (!out || !out.getElementType().isInteger(32))
     return std::nullopt;
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -239,9 +243,129 @@ std::optional<IntegerMatmul> integerMatmul(linalg::GenericOp op) {
     std::swap(a, b);
   if (a->arg.getArgNumber() != 0 || b->arg.getArgNumber() != 1)
     return std::nullopt;
-  *flags |= (a->isUnsigned ? abi::kMatmulLhsUnsigned : 0) |
-            (b->isUnsigned ? abi::kMatmulRhsUnsigned : 0);
-  return IntegerMatmul{*a, *b, *flags};
+  return std::make_pair(*a, *b);
+}
+
+std::optional<IntegerMatmul> integerMatmul(linalg::GenericOp op) {
+  std::optional<int64_t> flags = contractionFlags(op);
+  if (!flags)
+    return std::nullopt;
+  auto operands = integerProductBody(op);
+  if (!operands)
+    return std::nullopt;
+  auto [a, b] = *operands;
+  *flags |= (a.isUnsigned ? abi::kMatmulLhsUnsigned : 0) |
+            (b.isUnsigned ? abi::kMatmulRhsUnsigned : 0);
+  return IntegerMatmul{a, b, *flags};
+}
+
+/// The stride and dilation of window expression `e` over `loops` loop
+/// dims when it is `d[out] * stride + d[k] * dilation` (both positive),
+/// read off by evaluating it at unit vectors and checked linear; none
+/// otherwise.
+std::optional<std::pair<int64_t, int64_t>>
+windowStep(AffineExpr e, int64_t loops, int64_t out, int64_t k) {
+  MLIRContext *ctx = e.getContext();
+  auto at = [&](int64_t oneAt, int64_t twoAt) -> std::optional<int64_t> {
+    SmallVector<AffineExpr> values;
+    for (int64_t d = 0; d < loops; ++d)
+      values.push_back(
+          getAffineConstantExpr(d == oneAt ? 1 : (d == twoAt ? 2 : 0), ctx));
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDims(values), 0, 0));
+    if (!c)
+      return std::nullopt;
+    return c.getValue();
+  };
+  std::optional<int64_t> zero = at(-1, -1), s = at(out, -1), d = at(k, -1),
+                         both = at(out, k);
+  if (!zero || *zero != 0 || !s || !d || *s < 1 || *d < 1 || !both ||
+      *both != *s + 2 * *d)
+    return std::nullopt;
+  for (int64_t other = 0; other < loops; ++other) {
+    if (other == out || other == k)
+      continue;
+    std::optional<int64_t> v = at(other, -1);
+    if (!v || *v != 0)
+      return std::nullopt;
+  }
+  return std::make_pair(*s, *d);
+}
+
+/// The [N, C, H, W] buffer that 5-D buffer `v` ([N, G, C/G, H, W]) splits:
+/// the source of the memref.expand_shape that made it; null otherwise.
+Value ungrouped(Value v) {
+  auto expand = v.getDefiningOp<memref::ExpandShapeOp>();
+  if (!expand || expand.getSrcType().getRank() != 4)
+    return {};
+  SmallVector<ReassociationIndices> want = {{0}, {1, 2}, {3}, {4}};
+  if (expand.getReassociationIndices() != want)
+    return {};
+  return expand.getSrc();
+}
+
+/// A 2-D integer convolution (graph.conv_integer as --loom-graph-to-linalg
+/// lowers it): loops (n, g, o, oh, ow, c, kh, kw), the input [N, G, C/G,
+/// H, W] read at (n, g, c, oh * sh + kh * dh, ow * sw + kw * dw), the
+/// filter [G, O/G, C/G, kh, kw] at (g, o, c, kh, kw), further inputs
+/// scalars, the i32 output [N, G, O/G, Ho, Wo] at (n, g, o, oh, ow); the
+/// body integerProductBody's.
+struct IntegerConv {
+  IntegerOperand in, filter;
+  int64_t strides[2], dilations[2];
+  int64_t flags;
+};
+
+std::optional<IntegerConv> integerConv(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() < 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics() || op.getNumLoops() != 8)
+    return std::nullopt;
+  auto iterators = op.getIteratorTypesArray();
+  for (int64_t i = 0; i < 8; ++i)
+    if ((iterators[i] == utils::IteratorType::reduction) != (i >= 5))
+      return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap in = maps[0], filter = maps[1], out = maps.back();
+  for (AffineMap scalar : ArrayRef(maps).slice(2, maps.size() - 3))
+    if (scalar.getNumResults() != 0)
+      return std::nullopt;
+  auto dims = [](AffineMap m, ArrayRef<int64_t> want) {
+    if (m.getNumResults() != want.size())
+      return false;
+    for (auto [e, d] : llvm::zip(m.getResults(), want))
+      if (!isDim(e, d))
+        return false;
+    return true;
+  };
+  if (!dims(out, {0, 1, 2, 3, 4}) || !dims(filter, {1, 2, 5, 6, 7}) ||
+      in.getNumResults() != 5 || !isDim(in.getResult(0), 0) ||
+      !isDim(in.getResult(1), 1) || !isDim(in.getResult(2), 5))
+    return std::nullopt;
+  IntegerConv conv;
+  for (int64_t i = 0; i < 2; ++i) {
+    std::optional<std::pair<int64_t, int64_t>> step =
+        windowStep(in.getResult(3 + i), 8, 3 + i, 6 + i);
+    if (!step)
+      return std::nullopt;
+    conv.strides[i] = step->first;
+    conv.dilations[i] = step->second;
+  }
+  // The input and output as the [N, C, H, W] buffers they split (the
+  // call's operands); an output allocated 5-D is split from a 4-D one.
+  Value out5 = op.getDpsInits()[0];
+  auto outAlloc = out5.getDefiningOp<memref::AllocOp>();
+  if (!ungrouped(op.getDpsInputs()[0]) ||
+      (!ungrouped(out5) &&
+       !(outAlloc && outAlloc.getType().getLayout().isIdentity())))
+    return std::nullopt;
+  auto operands = integerProductBody(op);
+  if (!operands)
+    return std::nullopt;
+  conv.in = operands->first;
+  conv.filter = operands->second;
+  conv.flags = (conv.in.isUnsigned ? abi::kIntegerConvInUnsigned : 0) |
+               (conv.filter.isUnsigned ? abi::kIntegerConvFilterUnsigned : 0);
+  return conv;
 }
 
 struct CpuMathApproximationPass
@@ -344,30 +468,33 @@ bool onlyFreshWritesBetween(Operation *from, Operation *to) {
   return true;
 }
 
-/// A convolution input padded with zeros (tensor.pad, bufferized): an
-/// allocation filled with zeros and the source copied into a window of it.
+/// A convolution or pooling input padded with a constant (tensor.pad,
+/// bufferized): an allocation filled with it and the source copied into a
+/// window of it.
 struct ZeroPadded {
   Value source;
   int64_t top, left, bottom, right;
   SmallVector<Operation *> ops; // to erase once the kernel pads instead
 };
 
-std::optional<ZeroPadded> zeroPadded(linalg::Conv2DNchwFchwOp conv) {
-  Value input = conv.getInputs()[0];
+/// `user`'s `input` when it is padded with a constant that `fillValue`
+/// accepts, read by `user` alone.
+std::optional<ZeroPadded> padded(Operation *user, Value input,
+                                 function_ref<bool(Value)> fillValue) {
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return std::nullopt;
   Operation *fill = nullptr;
   memref::SubViewOp window;
   SmallVector<memref::DimOp> dims;
-  for (Operation *user : alloc->getUsers()) {
-    if (user == conv.getOperation())
+  for (Operation *other : alloc->getUsers()) {
+    if (other == user)
       continue;
-    if (auto dim = dyn_cast<memref::DimOp>(user))
+    if (auto dim = dyn_cast<memref::DimOp>(other))
       dims.push_back(dim);
-    else if (fills(user, alloc, isZero) && !fill)
-      fill = user;
-    else if (auto sub = dyn_cast<memref::SubViewOp>(user); sub && !window)
+    else if (fills(other, alloc, fillValue) && !fill)
+      fill = other;
+    else if (auto sub = dyn_cast<memref::SubViewOp>(other); sub && !window)
       window = sub;
     else
       return std::nullopt;
@@ -376,8 +503,7 @@ std::optional<ZeroPadded> zeroPadded(linalg::Conv2DNchwFchwOp conv) {
     return std::nullopt;
   auto copy = dyn_cast<memref::CopyOp>(*window->user_begin());
   if (!copy || copy.getTarget() != window.getResult() ||
-      !fill->isBeforeInBlock(copy) ||
-      !onlyFreshWritesBetween(copy, conv.getOperation()))
+      !fill->isBeforeInBlock(copy) || !onlyFreshWritesBetween(copy, user))
     return std::nullopt;
   auto full = cast<MemRefType>(alloc.getType());
   auto part = dyn_cast<MemRefType>(copy.getSource().getType());
@@ -423,6 +549,107 @@ std::optional<ZeroPadded> zeroPadded(linalg::Conv2DNchwFchwOp conv) {
   p.right = full.getDimSize(3) - p.left - part.getDimSize(3);
   p.ops = {copy, window, fill, alloc};
   return p;
+}
+
+std::optional<ZeroPadded> zeroPadded(linalg::Conv2DNchwFchwOp conv) {
+  return padded(conv, conv.getInputs()[0], isZero);
+}
+
+bool isNegativeInfinity(Value v) {
+  FloatAttr f;
+  return matchPattern(v, m_Constant(&f)) && f.getValue().isInfinity() &&
+         f.getValue().isNegative();
+}
+
+/// A 2-D max pooling as --loom-graph-to-linalg lowers graph.max_pool over
+/// f32 NCHW: loops (n, c, oh, ow, kh, kw), the input read at (n, c, oh *
+/// sh + kh * dh, ow * sw + kw * dw), a [kh, kw] buffer giving the window's
+/// shape, the output at (n, c, oh, ow) filled with -inf right before, the
+/// body max(out, in), or max(out, max(in, 0)) where a ReLU before the
+/// pooling was fused into it (the same as a ReLU after it).
+struct MaxPool {
+  int64_t kernel[2], strides[2], dilations[2];
+  bool relu;
+};
+
+std::optional<MaxPool> maxPool(linalg::GenericOp op) {
+  auto f32x4 = [](Value v) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    return type && type.getRank() == 4 && type.getElementType().isF32();
+  };
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics() || op.getNumLoops() != 6 ||
+      !f32x4(op.getDpsInputs()[0]) || !f32x4(op.getDpsInits()[0]))
+    return std::nullopt;
+  auto iterators = op.getIteratorTypesArray();
+  for (int64_t i = 0; i < 6; ++i)
+    if ((iterators[i] == utils::IteratorType::reduction) != (i >= 4))
+      return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto window = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
+  if (!window || !window.hasStaticShape() || window.getRank() != 2 ||
+      maps[1].getNumResults() != 2 || !isDim(maps[1].getResult(0), 4) ||
+      !isDim(maps[1].getResult(1), 5) || maps[2].getNumResults() != 4 ||
+      maps[0].getNumResults() != 4 || !isDim(maps[0].getResult(0), 0) ||
+      !isDim(maps[0].getResult(1), 1))
+    return std::nullopt;
+  for (int64_t d = 0; d < 4; ++d)
+    if (!isDim(maps[2].getResult(d), d))
+      return std::nullopt;
+  MaxPool pool;
+  // `o * stride + k * dilation`: its coefficients, read off at unit
+  // vectors (and checked linear).
+  MLIRContext *ctx = op.getContext();
+  for (int64_t i = 0; i < 2; ++i) {
+    AffineExpr e = maps[0].getResult(2 + i);
+    auto at = [&](int64_t oneAt, int64_t twoAt) -> std::optional<int64_t> {
+      SmallVector<AffineExpr> values;
+      for (int64_t d = 0; d < 6; ++d)
+        values.push_back(getAffineConstantExpr(d == oneAt   ? 1
+                                               : d == twoAt ? 2
+                                                            : 0,
+                                               ctx));
+      auto c = dyn_cast<AffineConstantExpr>(
+          simplifyAffineExpr(e.replaceDims(values), 0, 0));
+      return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+    };
+    std::optional<int64_t> zero = at(-1, -1), s = at(2 + i, -1),
+                           d = at(4 + i, -1), both = at(2 + i, 4 + i);
+    if (!zero || *zero != 0 || !s || !d || *s < 1 || *d < 1 || !both ||
+        *both != *s + 2 * *d)
+      return std::nullopt;
+    for (int64_t other = 0; other < 6; ++other)
+      if (other != 2 + i && other != 4 + i) {
+        std::optional<int64_t> v = at(other, -1);
+        if (!v || *v != 0)
+          return std::nullopt;
+      }
+    pool.kernel[i] = window.getDimSize(i);
+    pool.strides[i] = *s;
+    pool.dilations[i] = *d;
+  }
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Value in = body.getArgument(0), out = body.getArgument(2);
+  pool.relu = false;
+  if (body.getOperations().size() == 3) {
+    auto relu = dyn_cast<arith::MaximumFOp>(body.front());
+    if (!relu || !((relu.getLhs() == in && isZero(relu.getRhs())) ||
+                   (relu.getRhs() == in && isZero(relu.getLhs()))))
+      return std::nullopt;
+    in = relu.getResult();
+    pool.relu = true;
+  }
+  auto max = dyn_cast<arith::MaximumFOp>(yield.getValues()[0].getDefiningOp());
+  if (body.getOperations().size() != 2 + pool.relu || !max ||
+      !((max.getLhs() == in && max.getRhs() == out) ||
+        (max.getLhs() == out && max.getRhs() == in)))
+    return std::nullopt;
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || fill.output() != op.getDpsInits()[0] ||
+      !isNegativeInfinity(fill.value()))
+    return std::nullopt;
+  return pool;
 }
 
 /// The bias a convolution's output is initialized with: a generic
@@ -575,6 +802,85 @@ struct CpuLibraryCallsPass
     op->erase();
   }
 
+  /// An integer convolution becomes a call of loom_cpu_conv2d_i8(in,
+  /// filter, out, in zero, filter zero, strides, dilations, padding,
+  /// flags) on the [N, C, H, W] input and output and the grouped filter,
+  /// the zero points loaded and widened to i32 here; the input comes
+  /// padded (with its zero point), so the call's padding is 0.
+  /// The 5-D allocation `alloc` ([N, G, O/G, H, W]) as the split of a 4-D
+  /// one ([N, O, H, W]), which its users' views back to 4-D read directly.
+  static void ungroupAllocation(memref::AllocOp alloc) {
+    OpBuilder b(alloc);
+    Location loc = alloc.getLoc();
+    MemRefType t = alloc.getType();
+    auto sizes = alloc.getMixedSizes();
+    SmallVector<int64_t> shape = {t.getDimSize(0),
+                                  t.getDimSize(1) * t.getDimSize(2),
+                                  t.getDimSize(3), t.getDimSize(4)};
+    SmallVector<Value> dynamic;
+    for (int64_t d : {0, 3, 4})
+      if (t.isDynamicDim(d))
+        dynamic.push_back(cast<Value>(sizes[d]));
+    auto flat = b.create<memref::AllocOp>(
+        loc, MemRefType::get(shape, t.getElementType()), dynamic,
+        alloc.getAlignmentAttr());
+    SmallVector<ReassociationIndices> split = {{0}, {1, 2}, {3}, {4}};
+    Value view =
+        b.create<memref::ExpandShapeOp>(loc, t.getShape(), flat, split, sizes);
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers())) {
+      auto collapse = dyn_cast<memref::CollapseShapeOp>(user);
+      if (collapse && collapse.getReassociationIndices() == split &&
+          collapse.getType() == flat.getType()) {
+        collapse.replaceAllUsesWith(flat.getResult());
+        collapse->erase();
+      }
+    }
+    alloc.replaceAllUsesWith(view);
+    alloc->erase();
+  }
+
+  static func::CallOp replaceIntegerConv(ModuleOp module, linalg::GenericOp op,
+                                         const IntegerConv &c) {
+    if (auto alloc = op.getDpsInits()[0].getDefiningOp<memref::AllocOp>())
+      ungroupAllocation(alloc);
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type i8 = b.getI8Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+    auto bytes = UnrankedMemRefType::get(i8, 0),
+         ints = UnrankedMemRefType::get(i32, 0);
+    SmallVector<Type> types = {bytes, bytes, ints, i32, i32};
+    types.append(9, i64);
+    declareRuntimeFunction(module, abi::kCpuConv2dI8,
+                           b.getFunctionType(types, {}), /*cInterface=*/true);
+    auto zero = [&](const IntegerOperand &x) -> Value {
+      if (!x.zeroArg)
+        return b.create<arith::ConstantIntOp>(loc, x.zeroConst, 32);
+      Value z = b.create<memref::LoadOp>(
+          loc, op.getDpsInputs()[x.zeroArg.getArgNumber()], ValueRange{});
+      if (x.isUnsigned)
+        return b.create<arith::ExtUIOp>(loc, i32, z);
+      return b.create<arith::ExtSIOp>(loc, i32, z);
+    };
+    SmallVector<Value> args = {
+        b.create<memref::CastOp>(loc, bytes, ungrouped(op.getDpsInputs()[0])),
+        b.create<memref::CastOp>(loc, bytes, op.getDpsInputs()[1]),
+        b.create<memref::CastOp>(loc, ints, ungrouped(op.getDpsInits()[0])),
+        zero(c.in), zero(c.filter)};
+    for (int64_t v :
+         {c.strides[0], c.strides[1], c.dilations[0], c.dilations[1],
+          int64_t(0), int64_t(0), int64_t(0), int64_t(0), c.flags})
+      args.push_back(b.create<arith::ConstantIntOp>(loc, v, 64));
+    auto call =
+        b.create<func::CallOp>(loc, abi::kCpuConv2dI8, TypeRange{}, args);
+    Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
+    op->erase();
+    // The grouped views go when nothing else reads them.
+    for (Value v : {in, out})
+      if (v.use_empty())
+        v.getDefiningOp()->erase();
+    return call;
+  }
+
   static bool allF32Memrefs(Operation *op) {
     return llvm::all_of(op->getOperandTypes(), [](Type t) {
       auto m = dyn_cast<MemRefType>(t);
@@ -647,53 +953,52 @@ struct CpuLibraryCallsPass
     return call;
   }
 
-  /// A buffer that one convolution writes and only another reads (conv,
-  /// ReLU, conv: the first two layers of every residual block) is
-  /// nobody else's business: it is handed over in NHWC, the layout
-  /// oneDNN's kernels pick for small batches, instead of NCHW (the
-  /// writer's reorder out and the reader's reorder in go away).
-  static void handOffNhwc(ArrayRef<func::CallOp> calls) {
-    constexpr unsigned kIn = 0, kOut = 2, kFlags = kConvMemrefs + kConvInts - 1;
-    auto source = [](func::CallOp call, unsigned i) {
-      auto cast = call.getOperand(i).getDefiningOp<memref::CastOp>();
-      return cast && cast->hasOneUse() ? cast.getSource() : Value();
-    };
-    auto setFlag = [](func::CallOp call, int64_t flag) {
-      OpBuilder b(call);
-      auto old = call.getOperand(kFlags).getDefiningOp<arith::ConstantIntOp>();
-      call->setOperand(kFlags, b.create<arith::ConstantIntOp>(
-                                   call.getLoc(), old.value() | flag, 64));
-    };
-    for (func::CallOp writer : calls) {
-      Value buffer = source(writer, kOut);
-      auto type = buffer ? dyn_cast<MemRefType>(buffer.getType()) : nullptr;
-      if (!type || !type.getLayout().isIdentity() ||
-          !buffer.getDefiningOp<memref::AllocOp>())
-        continue;
-      func::CallOp reader;
-      bool alone = true;
-      for (Operation *user : buffer.getUsers()) {
-        if (isa<memref::DimOp>(user))
-          continue;
-        auto cast = dyn_cast<memref::CastOp>(user);
-        auto call = cast && cast->hasOneUse()
-                        ? dyn_cast<func::CallOp>(*cast->user_begin())
-                        : func::CallOp();
-        if (call == writer && call.getOperand(kOut) == cast.getResult())
-          continue;
-        if (call && !reader && llvm::is_contained(calls, call) &&
-            call.getOperand(kIn) == cast.getResult() &&
-            llvm::count(call.getOperands(), cast.getResult()) == 1) {
-          reader = call;
-          continue;
-        }
-        alone = false;
-      }
-      if (!alone || !reader)
-        continue;
-      setFlag(writer, abi::kConvOutNhwc);
-      setFlag(reader, abi::kConvInNhwc);
+  /// The max pooling's call operands: in, out; window (2), strides (2),
+  /// dilations (2), padding (4), flags.
+  static constexpr unsigned kPoolMemrefs = 2, kPoolInts = 11;
+
+  /// A max pooling becomes a call of loom_cpu_maxpool2d_f32(in, out,
+  /// window, strides, dilations, padding, flags), taking in the -inf
+  /// padding of its input (the kernel pads), the -inf fill of its output
+  /// (overwritten) and a ReLU fused into it (kPoolRelu).
+  static func::CallOp replaceMaxPool(ModuleOp module, linalg::GenericOp op,
+                                     const MaxPool &pool) {
+    Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
+    int64_t pad[4] = {0, 0, 0, 0};
+    if (std::optional<ZeroPadded> p = padded(op, in, isNegativeInfinity)) {
+      in = p->source;
+      pad[0] = p->top, pad[1] = p->left, pad[2] = p->bottom, pad[3] = p->right;
+      op->setOperand(0, in);
+      for (Operation *dead : p->ops)
+        dead->erase();
     }
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (!fill || fill.output() != out)
+      return {};
+    fill->erase(); // the kernel overwrites the -inf fill
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto unranked = UnrankedMemRefType::get(b.getF32Type(), 0);
+    SmallVector<Type> types(kPoolMemrefs, unranked);
+    types.append(kPoolInts, b.getI64Type());
+    declareRuntimeFunction(module, abi::kCpuMaxPool2dF32,
+                           b.getFunctionType(types, {}), /*cInterface=*/true);
+    SmallVector<Value> args;
+    for (Value v : {in, out})
+      args.push_back(b.create<memref::CastOp>(loc, unranked, v));
+    for (int64_t i :
+         {pool.kernel[0], pool.kernel[1], pool.strides[0], pool.strides[1],
+          pool.dilations[0], pool.dilations[1], pad[0], pad[1], pad[2], pad[3],
+          pool.relu ? int64_t(abi::kPoolRelu) : int64_t(0)})
+      args.push_back(b.create<arith::ConstantIntOp>(loc, i, 64));
+    auto call =
+        b.create<func::CallOp>(loc, abi::kCpuMaxPool2dF32, TypeRange{}, args);
+    Value window = op.getDpsInputs()[1];
+    op->erase();
+    if (auto alloc = window.getDefiningOp<memref::AllocOp>();
+        alloc && alloc->use_empty())
+      alloc->erase();
+    return call;
   }
 
   void runOnOperation() override {
@@ -702,6 +1007,8 @@ struct CpuLibraryCallsPass
     SmallVector<StringRef> names;
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     SmallVector<std::pair<linalg::GenericOp, IntegerMatmul>> integerMatmuls;
+    SmallVector<std::pair<linalg::GenericOp, MaxPool>> maxPools;
+    SmallVector<std::pair<linalg::GenericOp, IntegerConv>> integerConvs;
     // A zero fill of the output right before: the kernel overwrites it
     // instead (kMatmulOverwrite), one pass over the output fewer.
     auto dropZeroFill = [](linalg::GenericOp generic) -> int64_t {
@@ -726,6 +1033,14 @@ struct CpuLibraryCallsPass
           if (isConstantBuffer(generic.getDpsInputs()[1]))
             m->flags |= abi::kMatmulConstantRhs;
           integerMatmuls.push_back({generic, *m});
+        } else if (auto pool = maxPool(generic)) {
+          maxPools.push_back({generic, *pool});
+        } else if (auto ic = integerConv(generic)) {
+          if (dropZeroFill(generic))
+            ic->flags |= abi::kIntegerConvOverwrite;
+          if (isConstantBuffer(generic.getDpsInputs()[1]))
+            ic->flags |= abi::kIntegerConvConstantFilter;
+          integerConvs.push_back({generic, *ic});
         }
       } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
         if (conv.hasPureBufferSemantics() && allF32Memrefs(op))
@@ -736,10 +1051,33 @@ struct CpuLibraryCallsPass
       replaceByCall(module, call.first, name, call.second);
     for (auto &[generic, m] : integerMatmuls)
       replaceIntegerMatmul(module, generic, m);
+    SmallVector<func::CallOp> integerConvCalls;
+    for (auto &[generic, c] : integerConvs)
+      integerConvCalls.push_back(replaceIntegerConv(module, generic, c));
     SmallVector<func::CallOp> convCalls;
     for (linalg::Conv2DNchwFchwOp conv : convs)
       convCalls.push_back(replaceConv(module, conv));
-    handOffNhwc(convCalls);
+    // Convolutions and poolings, and the layout of the buffers between
+    // them (ConvLayout.cpp).
+    constexpr unsigned kConvFlags = kConvMemrefs + kConvInts - 1,
+                       kPoolFlags = kPoolMemrefs + kPoolInts - 1;
+    SmallVector<LayoutCall> layoutCalls;
+    for (func::CallOp call : convCalls)
+      layoutCalls.push_back(
+          {call, 0, 2, kConvFlags, abi::kConvInNhwc, abi::kConvOutNhwc});
+    foldResidualAdds(layoutCalls, abi::kConvOverwrite, abi::kConvRelu);
+    // The integer convolutions take NHWC too (no residual folding: their
+    // results are i32 sums).
+    constexpr unsigned kIntegerConvFlags = 13;
+    for (func::CallOp call : integerConvCalls)
+      layoutCalls.push_back({call, 0, 2, kIntegerConvFlags,
+                             abi::kIntegerConvInNhwc,
+                             abi::kIntegerConvOutNhwc});
+    for (auto &[generic, pool] : maxPools)
+      if (func::CallOp call = replaceMaxPool(module, generic, pool))
+        layoutCalls.push_back(
+            {call, 0, 1, kPoolFlags, abi::kPoolInNhwc, abi::kPoolOutNhwc});
+    chooseNhwcLayouts(layoutCalls);
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/cuda/CudaEmitter.h"
 #include "passes/Fusion/Passes.h"
+#include "passes/Quantization/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -20,6 +21,10 @@ FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
   if (!func)
     return module.emitError("no function '") << entry << "' to compile";
   PassManager pm(module.getContext());
+  // Matmuls of dequantized 8-bit tensors run as cuBLASLt's int8 GEMM
+  // (CudaEmitGemm.cpp), as the CPU's run as its integer GEMM; before
+  // attention fusion, which would keep them in floats.
+  pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass());
   // A training step's attention was fused before autodiff (its gradient
   // with it); an inference graph's is fused here.
   if (options.fuseAttentionMinScores >= 0) {

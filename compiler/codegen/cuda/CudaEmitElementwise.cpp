@@ -251,6 +251,32 @@ FailureOr<std::string> emitDequantize(KernelText &kernel,
                      (*a)[2] + ") * " + (*a)[1]);
 }
 
+/// (clamp(rint(x / scale) + z, qmin, qmax) - z) * scale with z the
+/// rounded, clamped zero point, in x's compute type.
+FailureOr<std::string> emitFakeQuantize(KernelText &kernel, FakeQuantizeOp fq,
+                                        Value result, const Idx &index) {
+  auto a = evalOperands(kernel, fq, result, index);
+  if (failed(a))
+    return failure();
+  const std::string &x = (*a)[0], &scale = (*a)[1], &zero = (*a)[2];
+  Type f = elemOf(result);
+  std::string fType = computeType(f);
+  std::string lo =
+      "(" + fType + ")" + literal((double)(int64_t)fq.getQmin(), f);
+  std::string hi =
+      "(" + fType + ")" + literal((double)(int64_t)fq.getQmax(), f);
+  auto clamp = [&](const std::string &v) {
+    return "loom::min_(loom::max_(" + v + ", " + lo + "), " + hi + ")";
+  };
+  std::string z =
+      kernel.let(fType, clamp("loom::round_((" + fType + ")" + zero + ")"));
+  std::string q =
+      kernel.let(fType, clamp("loom::round_((" + fType + ")" + x + " / (" +
+                              fType + ")" + scale + ") + " + z));
+  return rounded(kernel, f,
+                 "(" + q + " - " + z + ") * (" + fType + ")" + scale);
+}
+
 } // namespace
 
 void registerElementwiseEmitters(OpEmitterTable &table) {
@@ -298,6 +324,7 @@ void registerElementwiseEmitters(OpEmitterTable &table) {
   table.add(emitWhere);
   table.add(emitQuantize);
   table.add(emitDequantize);
+  table.add(emitFakeQuantize);
 }
 
 } // namespace loom::codegen::cuda::detail

@@ -265,6 +265,16 @@ public:
                               llvm::ArrayRef<int> buffers) {
     return emitMap(values, buffers, llvm::DenseMap<mlir::Value, int>());
   }
+  /// How a whole-region emitter computes a value of the region that its
+  /// steps before the map kernel produced (an integer GEMM's product with
+  /// its zero-point corrections), at an index of the map kernel.
+  using ComputedValue = std::function<mlir::FailureOr<std::string>(
+      KernelText &kernel, const Idx &index)>;
+  /// emitMap, with `computed` values evaluated by their function.
+  mlir::LogicalResult
+  emitMap(llvm::ArrayRef<mlir::Value> values, llvm::ArrayRef<int> buffers,
+          const llvm::DenseMap<mlir::Value, int> &readBack,
+          const llvm::DenseMap<mlir::Value, ComputedValue> &computed);
 
 private:
   llvm::DenseMap<mlir::Operation *, std::string> constantNames;
@@ -416,6 +426,8 @@ void registerDataMovementEmitters(OpEmitterTable &table);
 void registerReductionEmitters(OpEmitterTable &table);
 void registerGemmEmitters(OpEmitterTable &table);
 void registerAttentionEmitters(OpEmitterTable &table);
+/// The random ops (CudaEmitRandom.cpp).
+void registerRandomEmitters(OpEmitterTable &table);
 
 /// A whole-region op's operand in a buffer: a region operand's, or
 /// scratch that a map kernel computes it into (a constant cloned into the

@@ -56,6 +56,7 @@ const OpEmitterTable &opEmitters() {
     registerReductionEmitters(families);
     registerGemmEmitters(families);
     registerAttentionEmitters(families);
+    registerRandomEmitters(families);
     return families;
   }();
   return table;
@@ -292,6 +293,13 @@ static std::string vectorType(Type type) {
 LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
                                      ArrayRef<int> buffers,
                                      const DenseMap<Value, int> &readBack) {
+  return emitMap(values, buffers, readBack, {});
+}
+
+LogicalResult
+RegionEmitter::emitMap(ArrayRef<Value> values, ArrayRef<int> buffers,
+                       const DenseMap<Value, int> &readBack,
+                       const DenseMap<Value, ComputedValue> &computed) {
   // Outputs of one shape share a grid-stride loop; shapes in order.
   SmallVector<SmallVector<int64_t>> shapes;
   for (Value value : values) {
@@ -311,6 +319,13 @@ LogicalResult RegionEmitter::emitMap(ArrayRef<Value> values,
           kernel.let(computeType(elemOf(readValue)),
                      "loom::ld(" + pointer + "[" +
                          linearize(index, shapeOf(readValue)) + "])"));
+    };
+  }
+  // Values the caller computes (scalar loads of what its steps wrote).
+  for (auto &[value, compute] : computed) {
+    ComputedValue fn = compute;
+    kernel.overrides[value] = [&kernel, fn](const Idx &index) {
+      return fn(kernel, index);
     };
   }
   int64_t iterations = 0;

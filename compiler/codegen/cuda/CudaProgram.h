@@ -64,7 +64,11 @@ struct Gemm {
   bool transA = false, transB = false;
   int64_t strideA = 0, strideB = 0, strideD = 0;
   /// The element type of A, B, D and the bias ("f32", "f16", "bf16",
-  /// "f64"); f16 and bf16 accumulate in f32.
+  /// "f64"); f16 and bf16 accumulate in f32. "i8": A and B are s8, D is
+  /// s32 (CUBLAS_COMPUTE_32I, exact), no bias nor activation, and the
+  /// layout is cuBLASLt's IMMA one in row-major terms: transA false,
+  /// transB true (B stored N x K), K and N multiples of 4
+  /// (kInt8GemmMultiple).
   std::string elementType;
   int a = -1, b = -1, d = -1;
   /// A bias of N elements added to each row of D (cuBLASLt's epilogue).
@@ -72,6 +76,10 @@ struct Gemm {
   /// "none", "relu" or "gelu" (GELU's tanh form), after the bias.
   std::string activation = "none";
 };
+
+/// What K and N of an int8 Gemm are multiples of (cuBLASLt's IMMA rule
+/// for its regular ordering: m, k and the leading dims multiples of 4).
+inline constexpr int64_t kInt8GemmMultiple = 4;
 
 /// A collective of the mesh (an upstream `mesh` op the sharding passes
 /// produced) between the ranks of a job, run by the runtime's

@@ -259,6 +259,24 @@ static Value body(DequantizeOp, const Scalar &s) {
   return b.create<arith::MulFOp>(loc, convertScalar(b, loc, d, s.elem), s.a[1]);
 }
 
+/// (clamp(roundeven(x / scale) + z, qmin, qmax) - z) * scale with
+/// z = clamp(roundeven(zero_point), qmin, qmax), all in x's float type.
+static Value body(FakeQuantizeOp o, const Scalar &s) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Value lo = s.cst((double)(int64_t)o.getQmin()),
+        hi = s.cst((double)(int64_t)o.getQmax());
+  auto clamp = [&](Value v) {
+    return minScalar(b, loc, maxScalar(b, loc, v, lo), hi);
+  };
+  Value z = clamp(b.create<math::RoundEvenOp>(loc, s.a[2]));
+  Value q = b.create<math::RoundEvenOp>(
+      loc, b.create<arith::DivFOp>(loc, s.a[0], s.a[1]));
+  q = clamp(b.create<arith::AddFOp>(loc, q, z));
+  return b.create<arith::MulFOp>(loc, b.create<arith::SubFOp>(loc, q, z),
+                                 s.a[1]);
+}
+
 namespace {
 
 /// An elementwise op as one linalg.generic over its result whose operands
@@ -361,4 +379,5 @@ void loom::populateGraphToLinalgElementwisePatterns(
            ElementwiseLowering<BitNotOp>, ElementwiseLowering<ShiftLeftOp>,
            ElementwiseLowering<ShiftRightOp>,
            LowerOpPattern<DropoutOp, lowerDropout>>(patterns.getContext());
+  patterns.add<ElementwiseLowering<FakeQuantizeOp>>(patterns.getContext());
 }

@@ -133,10 +133,12 @@ struct GraphToLinalgPass
     loom::populateGraphToLinalgElementwisePatterns(set);
     loom::populateGraphToLinalgReductionPatterns(set);
     loom::populateGraphToLinalgContractionPatterns(set);
+    loom::populateGraphToLinalgIntegerConvPatterns(set);
     loom::populateGraphToLinalgDataMovementPatterns(set);
     loom::populateGraphToLinalgResizePatterns(set);
     loom::populateGraphToLinalgDynamicShapePatterns(set);
     loom::populateGraphToLinalgControlFlowPatterns(set);
+    loom::populateGraphToLinalgRandomPatterns(set);
     patterns = std::move(set);
     return success();
   }

@@ -35,6 +35,11 @@ void populateGraphToLinalgReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateGraphToLinalgContractionPatterns(
     mlir::RewritePatternSet &patterns);
 
+/// graph.conv_integer: one contraction generic over the grouped layout
+/// (IntegerConv.cpp).
+void populateGraphToLinalgIntegerConvPatterns(
+    mlir::RewritePatternSet &patterns);
+
 /// Constants, fills, iota, transpose, reshapes, concat, slice, gathers,
 /// pad, trilu and scatter_elements.
 void populateGraphToLinalgDataMovementPatterns(
@@ -51,6 +56,10 @@ void populateGraphToLinalgDynamicShapePatterns(
 /// graph.if and graph.loop: scf.if and scf.while on tensors (ControlFlow.cpp).
 void populateGraphToLinalgControlFlowPatterns(
     mlir::RewritePatternSet &patterns);
+
+/// The random ops: one linalg.generic each over a counter-based generator
+/// (Random.cpp).
+void populateGraphToLinalgRandomPatterns(mlir::RewritePatternSet &patterns);
 
 namespace graph_to_linalg {
 

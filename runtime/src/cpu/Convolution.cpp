@@ -15,6 +15,17 @@
 // the convolution is im2col and one GEMM per image, the input's padding
 // written as zeros into the im2col buffer.
 //
+// A tensor the compiler keeps in NHWC (kConvInNhwc / kConvOutNhwc: the
+// buffers between the convolutions of a CNN, residual adds and pooling
+// included) is given to the primitive as it is: its brgconv kernels run
+// on NHWC, so only the filter is reordered (once). A residual add folded
+// into the convolution is the primitive's sum post-op (out holds the
+// residual on entry), a ReLU after it an eltwise post-op.
+//
+// `loom_cpu_maxpool2d_f32` is oneDNN's max pooling on the strided tensors
+// as they are (padding excluded from the window, as -inf padding), or
+// plain loops when oneDNN has none.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/cpu/Kernels.h"
@@ -27,6 +38,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -147,6 +159,21 @@ void convIm2col(const View &I, const View &W, const View &O,
 
 // ---- oneDNN's convolution primitive ----------------------------------------
 
+/// `md`: a 4-D f32 tensor of `dims` with `strides` (a size-1 dim's stride is
+/// never used; oneDNN wants a plausible one, so it is set here).
+bool stridedDesc(dnnl_memory_desc_t &md, const dnnl_dims_t dims,
+                 dnnl_dims_t strides) {
+  for (int i = 3; i >= 0; --i)
+    if (dims[i] == 1) {
+      int64_t inner = 1;
+      for (int j = i + 1; j < 4; ++j)
+        inner = std::max<int64_t>(inner, strides[j] * dims[j]);
+      strides[i] = inner;
+    }
+  return dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32, strides) ==
+         dnnl_success;
+}
+
 /// One convolution, set up: the primitive, the layouts it chose, the
 /// reorders between them and the caller's strided NCHW tensors.
 struct Conv {
@@ -165,23 +192,11 @@ struct Conv {
     dnnl_dims_t idims, wdims, odims, istr, wstr, ostr;
     for (int i = 0; i < 4; ++i) {
       idims[i] = I.sizes[i], wdims[i] = W.sizes[i], odims[i] = O.sizes[i];
-      // A size-1 dim's stride is never used; oneDNN wants a plausible one.
       istr[i] = I.strides[i], wstr[i] = W.strides[i], ostr[i] = O.strides[i];
     }
-    auto strided = [](dnnl_memory_desc_t &md, const dnnl_dims_t dims,
-                      dnnl_dims_t strides) {
-      for (int i = 3; i >= 0; --i)
-        if (dims[i] == 1) {
-          int64_t inner = 1;
-          for (int j = i + 1; j < 4; ++j)
-            inner = std::max<int64_t>(inner, strides[j] * dims[j]);
-          strides[i] = inner;
-        }
-      return dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32,
-                                              strides) == dnnl_success;
-    };
-    if (!strided(userSrc, idims, istr) || !strided(userWei, wdims, wstr) ||
-        !strided(userDst, odims, ostr))
+    if (!stridedDesc(userSrc, idims, istr) ||
+        !stridedDesc(userWei, wdims, wstr) ||
+        !stridedDesc(userDst, odims, ostr))
       return false;
     dnnl_memory_desc_t anySrc, anyWei, anyDst;
     if (dnnl_memory_desc_init_by_tag(&anySrc, 4, idims, dnnl_f32,
@@ -198,15 +213,27 @@ struct Conv {
     if (hasBias && dnnl_memory_desc_init_by_tag(&bias, 1, bdims, dnnl_f32,
                                                 dnnl_a) != dnnl_success)
       return false;
-    dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(
-            &cd, dnnl_forward_inference, dnnl_convolution_direct, &anySrc,
-            &anyWei, hasBias ? &bias : nullptr, &anyDst, strides, dilates, padL,
-            padR) != dnnl_success)
-      return false;
-    dnnl_primitive_desc_t pd = primitiveDesc(
-        &cd, /*srcZeroPoint=*/false, !(p.flags & loom::abi::kConvOverwrite),
-        p.flags & loom::abi::kConvRelu);
+    // A tensor handed over in NHWC stays so: oneDNN's brgconv kernels run
+    // on NHWC directly (it picks a blocked layout only for the filter), so
+    // neither side reorders it. Where no kernel takes it, oneDNN chooses.
+    auto primitive = [&](bool keepNhwc) -> dnnl_primitive_desc_t {
+      bool inNhwc = keepNhwc && (p.flags & loom::abi::kConvInNhwc),
+           outNhwc = keepNhwc && (p.flags & loom::abi::kConvOutNhwc);
+      dnnl_convolution_desc_t cd;
+      if (dnnl_dilated_convolution_forward_desc_init(
+              &cd, dnnl_forward_inference, dnnl_convolution_direct,
+              inNhwc ? &userSrc : &anySrc, &anyWei, hasBias ? &bias : nullptr,
+              outNhwc ? &userDst : &anyDst, strides, dilates, padL,
+              padR) != dnnl_success)
+        return nullptr;
+      return primitiveDesc(&cd, /*srcZeroPoint=*/false,
+                           !(p.flags & loom::abi::kConvOverwrite),
+                           p.flags & loom::abi::kConvRelu);
+    };
+    bool nhwc = p.flags & (loom::abi::kConvInNhwc | loom::abi::kConvOutNhwc);
+    dnnl_primitive_desc_t pd = nhwc ? primitive(true) : nullptr;
+    if (!pd)
+      pd = primitive(false);
     if (!pd)
       return false;
     src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
@@ -330,12 +357,146 @@ bool convOneDnn(const View &I, const View &W, const View &O,
   return dnnl_stream_wait(stream) == dnnl_success && ok;
 }
 
+// ---- Max pooling ------------------------------------------------------------
+
+/// The pooling's parameters besides its tensors.
+struct PoolParams {
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  bool relu;
+};
+
+/// out[n, c, oh, ow] = max over the window's positions inside the input;
+/// -inf where none is (what padding with -inf gives).
+void maxPoolLoops(const View &I, const View &O, const PoolParams &p) {
+  int64_t N = O.sizes[0], C = O.sizes[1], OH = O.sizes[2], OW = O.sizes[3];
+  int64_t IH = I.sizes[2], IW = I.sizes[3];
+#pragma omp parallel for collapse(2) schedule(static) if (N * C > 1)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const float *in = I.data + n * I.strides[0] + c * I.strides[1];
+      float *out = O.data + n * O.strides[0] + c * O.strides[1];
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t x = 0; x < OW; ++x) {
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t i = 0; i < p.kh; ++i) {
+            int64_t iy = y * p.sh + i * p.dh - p.pt;
+            if (iy < 0 || iy >= IH)
+              continue;
+            for (int64_t j = 0; j < p.kw; ++j) {
+              int64_t ix = x * p.sw + j * p.dw - p.pl;
+              if (ix < 0 || ix >= IW)
+                continue;
+              float v = in[iy * I.strides[2] + ix * I.strides[3]];
+              // NaN wins, as arith.maximumf's does.
+              m = (v > m || v != v) && m == m ? v : m;
+            }
+          }
+          if (p.relu && m == m)
+            m = m > 0.0f ? m : 0.0f;
+          out[y * O.strides[2] + x * O.strides[3]] = m;
+        }
+    }
+}
+
+/// One max pooling, set up: oneDNN's pooling primitive on the caller's
+/// strided tensors as they are (no reorders: it runs on NCHW, NHWC or any
+/// other dense layout).
+struct Pool {
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_desc_t src, dst, scratch;
+  /// Never used; forgetPacked wants one.
+  PackedWeights packed;
+
+  ~Pool() {
+    if (prim)
+      dnnl_primitive_destroy(prim);
+  }
+
+  bool make(const View &I, const View &O, const PoolParams &p) {
+    dnnl_dims_t idims, odims, istr, ostr;
+    for (int i = 0; i < 4; ++i) {
+      idims[i] = I.sizes[i], odims[i] = O.sizes[i];
+      istr[i] = I.strides[i], ostr[i] = O.strides[i];
+    }
+    if (!stridedDesc(src, idims, istr) || !stridedDesc(dst, odims, ostr))
+      return false;
+    dnnl_dims_t strides = {p.sh, p.sw}, kernel = {p.kh, p.kw},
+                dilates = {p.dh - 1, p.dw - 1}, padL = {p.pt, p.pl},
+                padR = {p.pb, p.pr};
+    dnnl_pooling_v2_desc_t pdesc;
+    if (dnnl_pooling_v2_forward_desc_init(
+            &pdesc, dnnl_forward_inference, dnnl_pooling_max, &src, &dst,
+            strides, kernel, dilates, padL, padR) != dnnl_success)
+      return false;
+    dnnl_primitive_desc_t pd = primitiveDesc(&pdesc, /*srcZeroPoint=*/false,
+                                             /*sum=*/false, p.relu);
+    if (!pd)
+      return false;
+    scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    bool ok = dnnl_primitive_create(&prim, pd) == dnnl_success;
+    dnnl_primitive_desc_destroy(pd);
+    return ok;
+  }
+};
+
+struct PoolCache {
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, std::shared_ptr<Pool>> pools;
+};
+
+PoolCache &poolCache() {
+  static PoolCache *c = new PoolCache; // never destroyed, as cache()
+  return *c;
+}
+
+/// Runs the pooling with oneDNN; false when oneDNN has no implementation
+/// for it (nothing was written).
+bool maxPoolOneDnn(const View &I, const View &O, const PoolParams &p) {
+  if (!engine())
+    return false;
+  std::vector<int64_t> key;
+  for (const View *v : {&I, &O})
+    for (int i = 0; i < 4; ++i)
+      key.push_back(v->sizes[i]), key.push_back(v->strides[i]);
+  for (int64_t x : {p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, p.pb, p.pr})
+    key.push_back(x);
+  key.push_back(p.relu);
+  key.push_back(omp_get_max_threads());
+  PoolCache &c = poolCache();
+  std::shared_ptr<Pool> pool = setUpOnce(
+      c.mutex, c.pools, key, [&](Pool &made) { return made.make(I, O, p); });
+  dnnl_stream_t stream = pool ? threadStream() : nullptr;
+  if (!stream)
+    return false;
+  thread_local Buffer scratch;
+  void *pad = nullptr;
+  if (size_t bytes = dnnl_memory_desc_get_size(&pool->scratch);
+      bytes && !(pad = scratch.get(bytes)))
+    return false;
+  Memory s(pool->src, I.data), d(pool->dst, O.data), sp(pool->scratch, pad);
+  dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, s.mem},
+                            {DNNL_ARG_DST, d.mem},
+                            {DNNL_ARG_SCRATCHPAD, sp.mem}};
+  return s.mem && d.mem && sp.mem &&
+         dnnl_primitive_execute(pool->prim, stream, 3, args) == dnnl_success &&
+         dnnl_stream_wait(stream) == dnnl_success;
+}
+
 bool im2colForced() {
   static const bool forced = [] {
     const char *e = std::getenv("LOOM_CPU_CONV");
     return e && std::strcmp(e, "im2col") == 0;
   }();
   return forced;
+}
+
+/// `v` (a dense [N, C, H, W] tensor in NHWC order) viewed with its NHWC
+/// strides, kept in `strides`.
+void nhwcStrides(View &v, int64_t *strides) {
+  const int64_t *s = v.sizes;
+  strides[0] = s[1] * s[2] * s[3], strides[1] = 1;
+  strides[2] = s[3] * s[1], strides[3] = s[1];
+  v.strides = strides;
 }
 
 } // namespace
@@ -363,18 +524,12 @@ __attribute__((visibility("default"))) void LOOM_ABI_CIFACE(
                                   int64_t pt, int64_t pl, int64_t pb,
                                   int64_t pr, int64_t flags) {
   View I = view(inU), W = view(filterU), O = view(outU), B = view(biasU);
-  // A tensor handed between two convolutions in NHWC: its NHWC strides.
+  // A tensor the compiler chose to keep in NHWC: its NHWC strides.
   int64_t inStrides[4], outStrides[4];
-  auto nhwc = [](View &v, int64_t *strides) {
-    const int64_t *s = v.sizes;
-    strides[0] = s[1] * s[2] * s[3], strides[1] = 1;
-    strides[2] = s[3] * s[1], strides[3] = s[1];
-    v.strides = strides;
-  };
   if (flags & loom::abi::kConvInNhwc)
-    nhwc(I, inStrides);
+    nhwcStrides(I, inStrides);
   if (flags & loom::abi::kConvOutNhwc)
-    nhwc(O, outStrides);
+    nhwcStrides(O, outStrides);
   bool hasBias = flags & loom::abi::kConvBias;
   ConvParams p{sh,
                sw,
@@ -390,9 +545,58 @@ __attribute__((visibility("default"))) void LOOM_ABI_CIFACE(
   for (int i = 0; i < 4; ++i)
     if (O.sizes[i] == 0)
       return;
+  // Batch sizes that disagree come only after a failed run-time check (the
+  // run reports it and goes on with safe sizes): nothing to compute.
+  if (I.sizes[0] != O.sizes[0])
+    return;
   if (!im2colForced() && convOneDnn(I, W, O, p))
     return;
   convIm2col(I, W, O, p);
+}
+
+/// out[n, c, oh, ow] = max over kh x kw window positions (i, j) inside
+/// the input of in[n, c, oh*sh + i*dh - pt, ow*sw + j*dw - pl] (-inf
+/// padding: pt/pl before, pb/pr after), then (kPoolRelu) max(x, 0), f32.
+/// `flags`: loom::abi::PoolFlags.
+__attribute__((visibility("default"))) void
+LOOM_ABI_CIFACE(LOOM_ABI_CPU_MAXPOOL2D_F32)(Unranked *inU, Unranked *outU,
+                                            int64_t kh, int64_t kw, int64_t sh,
+                                            int64_t sw, int64_t dh, int64_t dw,
+                                            int64_t pt, int64_t pl, int64_t pb,
+                                            int64_t pr, int64_t flags) {
+  View I = view(inU), O = view(outU);
+  int64_t inStrides[4], outStrides[4];
+  if (flags & loom::abi::kPoolInNhwc)
+    nhwcStrides(I, inStrides);
+  if (flags & loom::abi::kPoolOutNhwc)
+    nhwcStrides(O, outStrides);
+  PoolParams p{kh,
+               kw,
+               sh,
+               sw,
+               dh,
+               dw,
+               pt,
+               pl,
+               pb,
+               pr,
+               bool(flags & loom::abi::kPoolRelu)};
+  for (int i = 0; i < 4; ++i)
+    if (O.sizes[i] == 0)
+      return;
+  if (I.sizes[0] != O.sizes[0] || I.sizes[1] != O.sizes[1])
+    return; // as the convolution's
+  // A window that would read past the input (its sizes disagree: only
+  // after a failed run-time check) is not run.
+  for (int d = 0; d < 2; ++d) {
+    int64_t window = (d ? dw : dh) * ((d ? kw : kh) - 1) + 1;
+    if ((O.sizes[2 + d] - 1) * (d ? sw : sh) + window >
+        I.sizes[2 + d] + (d ? pl + pr : pt + pb))
+      return;
+  }
+  if (!im2colForced() && maxPoolOneDnn(I, O, p))
+    return;
+  maxPoolLoops(I, O, p);
 }
 
 } // extern "C"

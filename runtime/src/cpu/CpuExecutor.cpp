@@ -49,7 +49,10 @@ struct ThreadsScope {
 
 // Kept packs are keyed by address: a later artifact's weights may come
 // to the same one.
-CpuExecutor::~CpuExecutor() { cpu::forgetPackedFilters(); }
+CpuExecutor::~CpuExecutor() {
+  cpu::forgetPackedFilters();
+  cpu::forgetPackedIntegerConvFilters();
+}
 
 loom_status CpuExecutor::load(const artifact::Artifact &a,
                               const artifact::DataSection &section,

@@ -24,6 +24,7 @@
 
 #include "runtime/src/cpu/Kernels.h"
 #include "runtime/src/cpu/MatmulPrimitive.h"
+#include "runtime/src/cpu/OneDnn.h"
 
 #include "loom/common/CodegenAbi.h"
 
@@ -59,16 +60,7 @@ Forced forced() {
 
 /// Whether oneDNN's integer GEMM sums exactly on this CPU (see the file
 /// comment), and is not forced off.
-bool exactOneDnn() {
-  static const bool exact = [] {
-    if (forced() == Forced::Loops)
-      return false;
-    unsigned isa = dnnl_get_effective_cpu_isa();
-    auto has = [&](unsigned bits) { return (isa & bits) == bits; };
-    return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
-  }();
-  return exact;
-}
+bool exactOneDnn() { return forced() != Forced::Loops && int8SumsExact(); }
 
 /// An 8-bit operand as oneDNN reads it, signed unless its type is left
 /// alone: an unsigned one to be made signed (`flip`) is copied less 128 (x

@@ -143,6 +143,11 @@ void forgetPackedFilters();
 /// The integer matmuls' part of forgetPackedFilters (IntegerMatmul.cpp).
 void forgetPackedMatmulRhs();
 
+/// Drops the filters the integer convolutions keep reordered
+/// (kIntegerConvConstantFilter; IntegerConvolution.cpp): called with
+/// forgetPackedFilters when an artifact's weights go away.
+void forgetPackedIntegerConvFilters();
+
 } // namespace loom::runtime::cpu
 
 #endif // LOOM_RUNTIME_CPU_KERNELS_H

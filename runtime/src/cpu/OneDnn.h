@@ -57,6 +57,19 @@ inline dnnl_engine_t engine() {
   return e;
 }
 
+/// Whether oneDNN's int8 kernels (GEMM, matmul, convolution) sum u8 x s8
+/// products exactly on this CPU: with VNNI (AVX512-VNNI or AVX-VNNI; AMX
+/// has it too). Without it they add pairs in saturating 16-bit lanes
+/// (vpmaddubsw).
+inline bool int8SumsExact() {
+  static const bool exact = [] {
+    unsigned isa = dnnl_get_effective_cpu_isa();
+    auto has = [&](unsigned bits) { return (isa & bits) == bits; };
+    return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
+  }();
+  return exact;
+}
+
 /// A reorder between two layouts, or none when they are the same.
 struct Reorder {
   dnnl_primitive_t prim = nullptr;

@@ -69,6 +69,12 @@ inline constexpr int kComputeF32 = 68,
                      kComputeF64 = 70;         // CUBLAS_COMPUTE_32F, _64F
 inline constexpr int kComputeF32FastTf32 = 77; // CUBLAS_COMPUTE_32F_FAST_TF32
 inline constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14; // CUDA_R_*
+inline constexpr int kR8I = 3, kR32I = 10; // CUDA_R_8I, CUDA_R_32I
+inline constexpr int kComputeI32 = 72;     // CUBLAS_COMPUTE_32I
+// cuBLASLt's int8 GEMM (IMMA, regular ordering): "TN" only (its A
+// transposed, its B not), m, k and the leading dims multiples of this,
+// pointers 4-byte aligned.
+inline constexpr int64_t kInt8Multiple = 4;
 inline constexpr int kDescTransA = 3, kDescTransB = 4; // CUBLASLT_MATMUL_DESC_*
 inline constexpr int kDescEpilogue = 7, kDescBiasPointer = 8;
 inline constexpr uint32_t kEpilogueDefault = 1,

@@ -221,10 +221,23 @@ bool validateProgram(const artifact::Artifact &a, std::string &error) {
   for (int i = 0; i < c.gemms_size(); ++i) {
     const CudaGemm &g = c.gemms(i);
     std::string where = "matmul " + std::to_string(i) + " " + quoted(g.name());
+    // INT8: s8 x s8 -> s32 (CUBLAS_COMPUTE_32I), D of INT32.
+    bool int8 = g.dtype() == artifact::I8;
     if (g.dtype() != artifact::F32 && g.dtype() != artifact::F16 &&
-        g.dtype() != artifact::BF16 && g.dtype() != artifact::F64)
+        g.dtype() != artifact::BF16 && g.dtype() != artifact::F64 && !int8)
       return fail(where + ": dtype " + artifact::dtypeName(g.dtype()) +
-                  " (cuBLASLt runs f32, f16, bf16, f64)");
+                  " (cuBLASLt runs f32, f16, bf16, f64, and int8 -> int32)");
+    if (int8 && (g.trans_a() || !g.trans_b()))
+      return fail(where + ": an int8 matmul takes A as M x K and B as N x K "
+                          "(trans_a false, trans_b true: cuBLASLt's int8 "
+                          "layout)");
+    if (int8 && (g.k() % api::kInt8Multiple || g.n() % api::kInt8Multiple))
+      return fail(where +
+                  ": an int8 matmul's k and n are multiples of 4 "
+                  "(cuBLASLt's int8 rule), not k = " +
+                  std::to_string(g.k()) + ", n = " + std::to_string(g.n()));
+    if (int8 && (g.bias() != -1 || g.activation() != "none"))
+      return fail(where + ": an int8 matmul has no bias nor activation");
     for (auto [v, n] : {std::pair{g.m(), "m"},
                         {g.n(), "n"},
                         {g.k(), "k"},
@@ -250,9 +263,11 @@ bool validateProgram(const artifact::Artifact &a, std::string &error) {
       if (!bufferIndex(buffer, what))
         return false;
       const CudaBuffer &b = c.buffers(buffer);
-      if (b.dtype() != g.dtype())
+      artifact::DType want =
+          int8 && std::string(name) == "D" ? artifact::I32 : g.dtype();
+      if (b.dtype() != want)
         return fail(what + " is " + artifact::dtypeName(b.dtype()) +
-                    ", the matmul " + artifact::dtypeName(g.dtype()));
+                    ", the matmul " + artifact::dtypeName(want));
       int64_t need = (g.batch() - 1) * stride + elems;
       int64_t have =
           b.bytes() / static_cast<int64_t>(artifact::dtypeSize(b.dtype()));
@@ -486,6 +501,8 @@ struct GemmPlan {
   uint32_t epilogue = 0;
   cublasLtMatmulHeuristicResult_t heuristic{};
   bool f64 = false;
+  /// s8 x s8 -> s32: alpha and beta are int32.
+  bool int8 = false;
 };
 
 struct CudaExecutor::Impl {
@@ -781,8 +798,13 @@ bool CudaExecutor::Impl::matmul(Slot &slot, int i, std::string &error) const {
   const GemmPlan &plan = gemms[i];
   float oneF = 1, zeroF = 0;
   double oneD = 1, zeroD = 0;
-  const void *alpha = plan.f64 ? static_cast<const void *>(&oneD) : &oneF;
-  const void *beta = plan.f64 ? static_cast<const void *>(&zeroD) : &zeroF;
+  int32_t oneI = 1, zeroI = 0;
+  const void *alpha = plan.f64    ? static_cast<const void *>(&oneD)
+                      : plan.int8 ? static_cast<const void *>(&oneI)
+                                  : &oneF;
+  const void *beta = plan.f64    ? static_cast<const void *>(&zeroD)
+                     : plan.int8 ? static_cast<const void *>(&zeroI)
+                                 : &zeroF;
   auto ptr = [&](int b) { return reinterpret_cast<void *>(address(slot, b)); };
   void *d = ptr(g.d());
   cublasStatus_t st = lt->cublasLtMatmul(
@@ -1332,11 +1354,17 @@ CudaExecutor::load(const artifact::Artifact &a,
                : g.dtype() == artifact::F64  ? api::kR64F
                                              : api::kR32F;
     plan.f64 = g.dtype() == artifact::F64;
-    plan.computeType = plan.f64 ? api::kComputeF64
+    plan.int8 = g.dtype() == artifact::I8;
+    plan.computeType = plan.f64    ? api::kComputeF64
+                       : plan.int8 ? api::kComputeI32
                        : code.allow_tf32() && g.dtype() == artifact::F32
                            ? api::kComputeF32FastTf32
                            : api::kComputeF32;
-    plan.scaleType = plan.f64 ? api::kR64F : api::kR32F;
+    plan.scaleType = plan.f64    ? api::kR64F
+                     : plan.int8 ? api::kR32I
+                                 : api::kR32F;
+    if (plan.int8)
+      type = api::kR8I;
     bool bias = g.bias() >= 0;
     plan.epilogue = g.activation() == "relu"
                         ? (bias ? api::kEpilogueReluBias : api::kEpilogueRelu)
@@ -1349,6 +1377,8 @@ CudaExecutor::load(const artifact::Artifact &a,
     //     (ld k) -> k x n with op T;
     //   its B = our A: stored m x k (ld k) -> k x m, or k x m transposed
     //     (ld m) -> m x k with op T.
+    // int8 (trans_b, not trans_a): its A is k x n with op T, its B k x m,
+    // D n x m of int32 ("TN", the IMMA kernels' layout).
     struct Layout {
       cublasLtMatrixLayout_t *out;
       uint64_t rows, cols;
@@ -1363,8 +1393,9 @@ CudaExecutor::load(const artifact::Artifact &a,
         {&plan.d, uint64_t(g.n()), uint64_t(g.m()), g.n(), g.stride_d()},
     };
     for (Layout &l : layouts) {
-      if (!ltCheck(x.lt->cublasLtMatrixLayoutCreate(l.out, type, l.rows, l.cols,
-                                                    l.ld),
+      int layoutType = plan.int8 && l.out == &plan.d ? api::kR32I : type;
+      if (!ltCheck(x.lt->cublasLtMatrixLayoutCreate(l.out, layoutType, l.rows,
+                                                    l.cols, l.ld),
                    "cublasLtMatrixLayoutCreate for matmul " + g.name()))
         return nullptr;
       if (g.batch() > 1) {

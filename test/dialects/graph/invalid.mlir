@@ -1657,6 +1657,36 @@ func.func @matmul_integer_contracting(%a: tensor<4x8xui8>, %b: tensor<7x2xi8>, %
 
 // -----
 
+// conv_integer_c1: 8-bit operands.
+func.func @conv_integer_c1_wide(%x: tensor<1x2x5x5xi16>, %w: tensor<3x2x3x3xi8>, %zx: tensor<i16>, %zw: tensor<i8>) {
+  // expected-error @+2 {{'graph.conv_integer' op input must hold 8-bit integers}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv_integer %x, %w, %zx, %zw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x5x5xi16>, tensor<3x2x3x3xi8>, tensor<i16>, tensor<i8>) -> tensor<1x3x3x3xi32>
+  return
+}
+
+// -----
+
+// conv_integer_c1: a scalar zero point of the operand's type.
+func.func @conv_integer_c1_zero(%x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8>, %zx: tensor<ui8>, %zw: tensor<3xi8>) {
+  // expected-error @+2 {{'graph.conv_integer' op filter_zero must be a scalar of filter's element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv_integer %x, %w, %zx, %zw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x3x3xi32>
+  return
+}
+
+// -----
+
+// conv_integer_c2: conv's shape rules (conv_c3: groups divide channels).
+func.func @conv_integer_c2_groups(%x: tensor<1x4x5x5xui8>, %w: tensor<3x2x3x3xi8>, %zx: tensor<ui8>, %zw: tensor<i8>) {
+  // expected-error @+2 {{'graph.conv_integer' op output channels 3 are not divisible by groups 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.conv_integer %x, %w, %zx, %zw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 2 : (tensor<1x4x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<i8>) -> tensor<1x3x3x3xi32>
+  return
+}
+
+// -----
+
 // nonzero: the mask is boolean.
 func.func @nonzero_mask(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'graph.nonzero' op operand #0 must be ranked tensor of 1-bit signless integer values}}

@@ -167,6 +167,15 @@ func.func @matmul_integer_roundtrip(%a: tensor<2x4x8xui8>, %b: tensor<16x8xi8>, 
   return %y : tensor<2x4x16xi32>
 }
 
+// An integer convolution: 8-bit operands, scalar zero points, an i32
+// result with conv's shapes (grouped here).
+// CHECK-LABEL: func.func @conv_integer_roundtrip
+func.func @conv_integer_roundtrip(%x: tensor<1x4x8x8xui8>, %w: tensor<6x2x3x3xi8>, %zx: tensor<ui8>, %zw: tensor<i8>) -> tensor<1x6x4x8xi32> {
+  // CHECK: graph.conv_integer %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} strides = [2, 1] padding = [1, 1, 0, 1] dilations = [1, 1] groups = 2 : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>, tensor<ui8>, tensor<i8>) -> tensor<1x6x4x8xi32>
+  %y = graph.conv_integer %x, %w, %zx, %zw strides = [2, 1] padding = [1, 1, 0, 1] dilations = [1, 1] groups = 2 : (tensor<1x4x8x8xui8>, tensor<6x2x3x3xi8>, tensor<ui8>, tensor<i8>) -> tensor<1x6x4x8xi32>
+  return %y : tensor<1x6x4x8xi32>
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary and ternary ops
 //===----------------------------------------------------------------------===//

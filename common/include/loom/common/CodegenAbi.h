@@ -68,6 +68,20 @@
 /// [+ bias[f]]`, then [ReLU], with loom::abi::ConvFlags
 /// (runtime/src/cpu/Convolution.cpp).
 #define LOOM_ABI_CPU_CONV2D_NCHW_F32 loom_cpu_conv2d_nchw_f32
+/// C interface: `loom_cpu_conv2d_i8(memref<*xi8> in, filter, memref<*xi32>
+/// out, i32 inZero, filterZero, i64 strideH, strideW, dilationH, dilationW,
+/// padTop, padLeft, padBottom, padRight, flags)`: `out (+)= conv(in -
+/// inZero, filter - filterZero)` exactly in i32 (in [N, C, H, W], filter
+/// grouped [G, O/G, C/G, kh, kw], out [N, O, Ho, Wo]), the padding holding
+/// inZero, with loom::abi::IntegerConvFlags
+/// (runtime/src/cpu/IntegerConvolution.cpp).
+#define LOOM_ABI_CPU_CONV2D_I8 loom_cpu_conv2d_i8
+/// C interface: `loom_cpu_maxpool2d_f32(memref<*xf32> in, out, i64
+/// kernelH, kernelW, strideH, strideW, dilationH, dilationW, padTop,
+/// padLeft, padBottom, padRight, flags)`: `out = max over the window of
+/// (-inf-padded in)`, with loom::abi::PoolFlags
+/// (runtime/src/cpu/Convolution.cpp).
+#define LOOM_ABI_CPU_MAXPOOL2D_F32 loom_cpu_maxpool2d_f32
 
 namespace loom::abi {
 
@@ -94,6 +108,10 @@ inline constexpr const char kCpuMatmulI8[] =
     LOOM_ABI_STRING(LOOM_ABI_CPU_MATMUL_I8);
 inline constexpr const char kCpuConv2dNchwF32[] =
     LOOM_ABI_STRING(LOOM_ABI_CPU_CONV2D_NCHW_F32);
+inline constexpr const char kCpuConv2dI8[] =
+    LOOM_ABI_STRING(LOOM_ABI_CPU_CONV2D_I8);
+inline constexpr const char kCpuMaxPool2dF32[] =
+    LOOM_ABI_STRING(LOOM_ABI_CPU_MAXPOOL2D_F32);
 
 /// The `flags` of loom_cpu_matmul_f32, or-ed together.
 enum MatmulFlags : int64_t {
@@ -118,6 +136,24 @@ enum MatmulFlags : int64_t {
   kMatmulConstantRhs = 128,
 };
 
+/// The `flags` of loom_cpu_conv2d_i8, or-ed together.
+enum IntegerConvFlags : int64_t {
+  /// out is overwritten (=) instead of accumulated into (+=).
+  kIntegerConvOverwrite = 1,
+  /// The filter is a weight of the artifact: the kernel may keep it
+  /// reordered for the next calls.
+  kIntegerConvConstantFilter = 2,
+  /// in holds unsigned 8-bit integers (else signed).
+  kIntegerConvInUnsigned = 4,
+  /// filter holds unsigned 8-bit integers (else signed).
+  kIntegerConvFilterUnsigned = 8,
+  /// `in` holds its [N, C, H, W] elements in NHWC order (dense; its
+  /// strides are not read), as kConvInNhwc.
+  kIntegerConvInNhwc = 16,
+  /// `out` holds its elements in NHWC order, as kConvOutNhwc.
+  kIntegerConvOutNhwc = 32,
+};
+
 /// The `flags` of loom_cpu_conv2d_nchw_f32, or-ed together.
 enum ConvFlags : int64_t {
   /// out is overwritten (=) instead of accumulated into (+=): the
@@ -129,15 +165,26 @@ enum ConvFlags : int64_t {
   /// bias[f] (a [F] tensor) is added to every output of channel f; without
   /// this flag the bias operand is not read.
   kConvBias = 4,
-  /// The result goes through max(x, 0) (only with kConvOverwrite).
+  /// The result goes through max(x, 0), after the bias and (without
+  /// kConvOverwrite) the sum into out: conv + residual, then ReLU.
   kConvRelu = 8,
   /// `in` holds its [N, C, H, W] elements in NHWC order (dense; its
-  /// strides are not read), written so by a convolution with
-  /// kConvOutNhwc.
+  /// strides are not read): the compiler chose that layout for the buffer
+  /// (CpuLibraryCallsPass), and every other reader and writer of it agrees.
   kConvInNhwc = 16,
-  /// `out` is written in NHWC order (dense; its strides are not read),
-  /// for a convolution with kConvInNhwc that is its only reader.
+  /// `out` holds its elements in NHWC order (dense; its strides are not
+  /// read), likewise.
   kConvOutNhwc = 32,
+};
+
+/// The `flags` of loom_cpu_maxpool2d_f32, or-ed together.
+enum PoolFlags : int64_t {
+  /// `in` holds its [N, C, H, W] elements in NHWC order (as kConvInNhwc).
+  kPoolInNhwc = 1,
+  /// `out` holds its elements in NHWC order.
+  kPoolOutNhwc = 2,
+  /// The result goes through max(x, 0).
+  kPoolRelu = 4,
 };
 
 /// The `kind` of a collective call.

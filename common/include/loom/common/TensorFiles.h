@@ -99,6 +99,35 @@ bool writeTensorProto(const std::string &path, const std::string &name,
 /// `t` as a serialized TensorProto named `name`.
 std::string tensorProtoBytes(const std::string &name, const TensorView &t);
 
+/// An ONNX SequenceProto or OptionalProto of tensors read from a .pb file
+/// (the backend test layout of sequence and optional values). The two
+/// share one wire layout (name, elem_type, the tensor or tensors in field
+/// 3, a sequence in field 5), so a one-tensor sequence and an optional
+/// holding a tensor read alike: the model says which it is.
+struct ValueProto {
+  std::string name;
+  /// ONNX's elem_type: 0 none (an empty optional), 1 tensors, 3 a
+  /// sequence (an optional holding one).
+  int32_t elemType = 0;
+  /// The tensors: a sequence's, an optional's one, or the tensors of the
+  /// sequence an optional holds (`nested`).
+  std::vector<HostTensor> tensors;
+  bool nested = false;
+};
+
+/// Reads a SequenceProto or OptionalProto of tensors. Returns true with
+/// `isValue` false, reading nothing, when the file holds a TensorProto
+/// instead (readTensorProto reads that); false with `error` naming the
+/// file for a malformed one, one of sparse tensors or maps, or a
+/// sequence whose tensors differ in element type. A UINT16 tensor is read
+/// as `expected` when that is BF16 or F16 (readTensorProto).
+bool readValueProto(const std::string &path, ValueProto &out, bool &isValue,
+                    std::string &error, int32_t expected = 0);
+/// Writes `tensors` as a SequenceProto named `name`.
+bool writeSequenceProto(const std::string &path, const std::string &name,
+                        const std::vector<TensorView> &tensors,
+                        std::string &error);
+
 /// Reads FILE.npy or FILE.pb (a TensorProto), by extension.
 bool readTensorFile(const std::string &path, HostTensor &out,
                     std::string &error);

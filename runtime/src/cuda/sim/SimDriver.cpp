@@ -483,7 +483,10 @@ cublasStatus_t ltDestroy(cublasLtHandle_t h) {
 }
 cublasStatus_t descCreate(cublasLtMatmulDesc_t *d, int compute, int scale) {
   if (compute != api::kComputeF32 && compute != api::kComputeF64 &&
-      compute != api::kComputeF32FastTf32)
+      compute != api::kComputeF32FastTf32 && compute != api::kComputeI32)
+    return kNotSupported;
+  // CUBLAS_COMPUTE_32I scales in int32 (or f32, which Loom does not use).
+  if (compute == api::kComputeI32 && scale != api::kR32I)
     return kNotSupported;
   *d = new LtMatmulDesc{compute, scale};
   return 0;
@@ -510,7 +513,7 @@ cublasStatus_t descSet(cublasLtMatmulDesc_t d, int attr, const void *v,
 cublasStatus_t layoutCreate(cublasLtMatrixLayout_t *l, int type, uint64_t rows,
                             uint64_t cols, int64_t ld) {
   if (type != api::kR32F && type != api::kR64F && type != api::kR16F &&
-      type != api::kR16BF)
+      type != api::kR16BF && type != api::kR8I && type != api::kR32I)
     return kNotSupported;
   if (ld < static_cast<int64_t>(rows))
     return kInvalid;
@@ -539,11 +542,20 @@ cublasStatus_t prefDestroy(cublasLtMatmulPreference_t p) {
 cublasStatus_t prefSet(cublasLtMatmulPreference_t, int, const void *, size_t) {
   return 0;
 }
-cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t,
-                         cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
-                         cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+cublasStatus_t int8Supported(const LtMatmulDesc &d, const LtMatrixLayout &la,
+                             const LtMatrixLayout &lb, const LtMatrixLayout &lc,
+                             const LtMatrixLayout &ld);
+cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
+                         cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                         cublasLtMatrixLayout_t lc, cublasLtMatrixLayout_t ld,
                          cublasLtMatmulPreference_t, int requested,
                          cublasLtMatmulHeuristicResult_t *results, int *found) {
+  // The int8 path's rules: no algorithm for what it does not take.
+  if (d && la && lb && lc && ld && d->compute == api::kComputeI32 &&
+      int8Supported(*d, *la, *lb, *lc, *ld) != 0) {
+    *found = 0;
+    return kNotSupported;
+  }
   *found = requested > 0 ? 1 : 0;
   if (requested > 0)
     results[0] = cublasLtMatmulHeuristicResult_t{};
@@ -696,6 +708,77 @@ gemm(const LtMatmulDesc &d, T alpha, const void *A, const LtMatrixLayout &la,
   return 0;
 }
 
+/// Whether cuBLASLt's int8 path (CUBLAS_COMPUTE_32I, regular ordering)
+/// takes these layouts: s8 A and B, s32 C and D, "TN" (A transposed, B
+/// not), m, k and every leading dim multiples of 4, no epilogue.
+cublasStatus_t int8Supported(const LtMatmulDesc &d, const LtMatrixLayout &la,
+                             const LtMatrixLayout &lb, const LtMatrixLayout &lc,
+                             const LtMatrixLayout &ld) {
+  const int64_t q = api::kInt8Multiple;
+  if (la.type != api::kR8I || lb.type != api::kR8I || lc.type != api::kR32I ||
+      ld.type != api::kR32I || d.transA != api::kOpT || d.transB != api::kOpN ||
+      d.bias || d.epilogue != api::kEpilogueDefault || la.ld % q || lb.ld % q ||
+      lc.ld % q || ld.ld % q)
+    return kNotSupported;
+  int64_t m = static_cast<int64_t>(ld.rows), n = static_cast<int64_t>(ld.cols);
+  int64_t k = static_cast<int64_t>(la.rows);
+  if (static_cast<int64_t>(la.cols) != m ||
+      static_cast<int64_t>(lb.rows) != k ||
+      static_cast<int64_t>(lb.cols) != n || lc.rows != ld.rows ||
+      lc.cols != ld.cols)
+    return kInvalid;
+  if (m % q || k % q)
+    return kNotSupported;
+  return 0;
+}
+
+/// D = alpha op(A) op(B) + beta C of s8 A and B, s32 C and D
+/// (CUBLAS_COMPUTE_32I), exact: the sums in 64 bits, wrapped to 32 as the
+/// GPU's 32-bit accumulator wraps. Only what cuBLASLt's int8 path takes
+/// with the regular ordering: "TN" (A transposed, B not), m, k and every
+/// leading dim multiples of 4, pointers 4-byte aligned, no epilogue;
+/// anything else is CUBLAS_STATUS_NOT_SUPPORTED, as on the GPU, so that
+/// the simulator catches a program the GPU would refuse.
+cublasStatus_t gemmInt8(const LtMatmulDesc &d, int32_t alpha, const void *A,
+                        const LtMatrixLayout &la, const void *B,
+                        const LtMatrixLayout &lb, int32_t beta, const void *C,
+                        const LtMatrixLayout &lc, void *D,
+                        const LtMatrixLayout &ld) {
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % 4 == 0;
+  };
+  if (cublasStatus_t st = int8Supported(d, la, lb, lc, ld))
+    return st;
+  if (!aligned(A) || !aligned(B) || !aligned(C) || !aligned(D))
+    return kNotSupported;
+  int64_t m = static_cast<int64_t>(ld.rows), n = static_cast<int64_t>(ld.cols);
+  int64_t k = static_cast<int64_t>(la.rows);
+  auto s8 = static_cast<const int8_t *>(A), t8 = static_cast<const int8_t *>(B);
+  auto c32 = static_cast<const int32_t *>(C);
+  auto d32 = static_cast<int32_t *>(D);
+  int batch = std::max(1, ld.batch);
+  for (int b = 0; b < batch; ++b) {
+    // Column-major: op(A) = A^T, A stored k x m (ld la.ld).
+    const int8_t *a = s8 + (la.batch > 1 ? b * la.stride : 0);
+    const int8_t *bm = t8 + (lb.batch > 1 ? b * lb.stride : 0);
+    const int32_t *c = c32 + (lc.batch > 1 ? b * lc.stride : 0);
+    int32_t *out = d32 + b * ld.stride;
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t row = 0; row < m; ++row) {
+        int64_t sum = 0;
+        const int8_t *x = a + row * la.ld, *y = bm + col * lb.ld;
+        for (int64_t r = 0; r < k; ++r)
+          sum += int64_t(x[r]) * int64_t(y[r]);
+        uint64_t v = uint64_t(sum) * uint64_t(int64_t(alpha));
+        if (beta != 0)
+          v +=
+              uint64_t(int64_t(c[col * lc.ld + row])) * uint64_t(int64_t(beta));
+        out[col * ld.ld + row] = static_cast<int32_t>(static_cast<uint32_t>(v));
+      }
+  }
+  return 0;
+}
+
 cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t d,
                       const void *alpha, const void *A,
                       cublasLtMatrixLayout_t la, const void *B,
@@ -707,6 +790,17 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   if (!d || !la || !lb || !lc || !ldd)
     return kInvalid;
   bool f64 = d->compute == api::kComputeF64;
+  if (d->compute == api::kComputeI32) {
+    int32_t al = 0, be = 0;
+    std::memcpy(&al, alpha, 4);
+    std::memcpy(&be, beta, 4);
+    LtMatmulDesc desc = *d;
+    LtMatrixLayout a = *la, b = *lb, c = *lc, dd = *ldd;
+    return submit(s, [=] {
+      ++stats.matmuls;
+      return gemmInt8(desc, al, A, a, B, b, be, C, c, D, dd);
+    });
+  }
   // Alpha and beta are read now (host pointers), as cuBLASLt does.
   double al = 0, be = 0;
   if (f64) {

@@ -140,12 +140,14 @@ func.func @folded(%x: memref<?x3x4x5xf32>, %w: memref<4x3x2x2xf32> {graph.weight
 // What the kernel must leave: a padded buffer written between the copy and
 // the convolution (its source, %x, is overwritten after the copy: the
 // padding stays), an output zero-filled (flags 1) whose pre-activation is
-// returned as well (the ReLU stays), and a constant global filter (2):
-// flags = 3.
+// returned as well (the ReLU stays), and a constant global filter (2);
+// the padded buffer, which only the convolution, a fill and the copy
+// touch, is NHWC (16; the copy writes it through a strided view):
+// flags = 19.
 // CHECK-LABEL: func.func @kept
 // CHECK: memref.copy
 // CHECK: linalg.fill
-// CHECK: %[[F:.*]] = arith.constant 3 : i64
+// CHECK: %[[F:.*]] = arith.constant 19 : i64
 // CHECK-NEXT: call @loom_cpu_conv2d_nchw_f32({{.*}}, %[[F]])
 // CHECK: arith.maximumf
 memref.global "private" constant @filter : memref<4x3x2x2xf32> = dense<0.5>
