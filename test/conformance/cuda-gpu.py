@@ -84,13 +84,14 @@ def prepare_node(loomc, loom_run, name, out):
         return "cuda compile: " + err
     model = os.path.join(node_run.DATA, name, "model.onnx")
     cpu = os.path.join(out, "cpu.loom")
-    p = node_run.compile_model(loomc, model, cpu, binds)
-    if p.returncode:
-        return "cpu compile: " + node_run.first_line(p.stderr, "error: ")
     ds = os.path.join(node_run.DATA, name, "test_data_set_0")
-    # The CUDA artifact takes the inputs that were not frozen.
     import onnx
     graph = onnx.load(model, load_external_data=False).graph
+    p = node_run.compile_model(loomc, model, cpu, binds,
+                               node_run.structure_args(graph, ds))
+    if p.returncode:
+        return "cpu compile: " + node_run.first_line(p.stderr, "error: ")
+    # The CUDA artifact takes the inputs that were not frozen.
     inits = {i.name for i in graph.initializer}
     order = [i.name for i in graph.input if i.name not in inits]
     os.makedirs(os.path.join(out, "in"), exist_ok=True)

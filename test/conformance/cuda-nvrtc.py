@@ -55,8 +55,13 @@ def emit(loomc, name, out, kind=("--target", "cuda", "--emit", "cuda"),
     model = os.path.join(d, "model.onnx")
     binds = {} if binds is None else binds
     import onnx
+    # Sequence and optional inputs: their lengths and presence are fixed
+    # per compile, from the first data set (as node-run.py compiles them).
+    graph = onnx.load(model, load_external_data=False).graph
+    structure = node_run.structure_args(
+        graph, os.path.join(d, "test_data_set_0"))
     for _ in range(4):
-        args = [loomc, "compile", model, *kind, "-o", out]
+        args = [loomc, "compile", model, *kind, "-o", out, *structure]
         for n, path in binds.items():
             args += ["--bind", f"{n}={path}"]
         p = subprocess.run(args, capture_output=True, text=True, timeout=300)
@@ -65,7 +70,6 @@ def emit(loomc, name, out, kind=("--target", "cuda", "--emit", "cuda"),
         asked = re.findall(r"--bind (\S+)=FILE", p.stderr)
         if not asked:
             return node_run.first_line(p.stderr, "error: ")
-        graph = onnx.load(model, load_external_data=False).graph
         inits = {i.name for i in graph.initializer}
         order = [i.name for i in graph.input if i.name not in inits]
         for n in asked:
