@@ -564,76 +564,8 @@ static size_t typedValues(const onnx::TensorProto &proto, int32_t dtype) {
   }
 }
 
-bool readTensorProto(const std::string &path, std::string &name,
-                     HostTensor &out, std::string &error, int32_t expected) {
-  std::string bytes;
-  if (!readFile(path, bytes, error))
-    return false;
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) {
-    error = "'" + path + "' is not a TensorProto";
-    return false;
-  }
-  name = proto.name();
-  int32_t dtype = proto.data_type();
-  if (proto.data_type() == onnx::TensorProto::UINT16 &&
-      (expected == dtypes::kBF16 || expected == dtypes::kF16))
-    dtype = expected;
-  size_t elem = sizeOf(dtype);
-  if (!elem) {
-    error = "'" + path + "' has data type " +
-            std::to_string(proto.data_type()) +
-            ", which the runtime does not support";
-    return false;
-  }
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    error = "'" + path + "' keeps its data in an external file";
-    return false;
-  }
-  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
-  // The data must fit the dims before anything is allocated: raw bytes,
-  // or one typed value per element (checked as bytes of `elem` each).
-  size_t available = proto.has_raw_data() ? proto.raw_data().size()
-                                          : typedValues(proto, dtype) * elem;
-  if (!fitsData(shape, dtype, available, "'" + path + "'", error))
-    return false;
-  out.dtype = dtype;
-  out.shape = std::move(shape);
-  if (proto.has_raw_data()) {
-    out.bytes = std::move(*proto.mutable_raw_data());
-    return true;
-  }
-  out.bytes.assign(available, '\0');
-  if (dtype == dtypes::kF32)
-    copyTyped(proto.float_data(), out, elem);
-  else if (dtype == dtypes::kF64)
-    copyTyped(proto.double_data(), out, elem);
-  else if (dtype == dtypes::kI64)
-    copyTyped(proto.int64_data(), out, elem);
-  else
-    copyTyped(proto.int32_data(), out, elem);
-  return true;
-}
-
-std::string tensorProtoBytes(const std::string &name, const TensorView &t) {
-  onnx::TensorProto proto;
-  proto.set_name(name);
-  proto.set_data_type(static_cast<int>(t.dtype));
-  for (size_t i = 0; i < t.rank; ++i)
-    proto.add_dims(t.shape[i]);
-  proto.set_raw_data(t.data, sizeBytes(t));
-  return proto.SerializeAsString();
-}
-
-bool writeTensorProto(const std::string &path, const std::string &name,
-                      const TensorView &t, std::string &error) {
-  return writeFileAtomically(path, tensorProtoBytes(name, t), error);
-}
-
-// ---- ONNX SequenceProto and OptionalProto ----
-
-/// `proto`'s tensor as `out` (the checks of readTensorProto), for messages
-/// `where`.
+/// `proto`'s tensor as `out`, its type and dims checked against its data
+/// before anything is allocated; messages name `where`.
 static bool tensorOfProto(onnx::TensorProto &proto, HostTensor &out,
                           const std::string &where, std::string &error,
                           int32_t expected) {
@@ -652,6 +584,8 @@ static bool tensorOfProto(onnx::TensorProto &proto, HostTensor &out,
     return false;
   }
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  // The data must fit the dims before anything is allocated: raw bytes,
+  // or one typed value per element (checked as bytes of `elem` each).
   size_t available = proto.has_raw_data() ? proto.raw_data().size()
                                           : typedValues(proto, dtype) * elem;
   if (!fitsData(shape, dtype, available, where, error))
@@ -673,6 +607,37 @@ static bool tensorOfProto(onnx::TensorProto &proto, HostTensor &out,
     copyTyped(proto.int32_data(), out, elem);
   return true;
 }
+
+bool readTensorProto(const std::string &path, std::string &name,
+                     HostTensor &out, std::string &error, int32_t expected) {
+  std::string bytes;
+  if (!readFile(path, bytes, error))
+    return false;
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) {
+    error = "'" + path + "' is not a TensorProto";
+    return false;
+  }
+  name = proto.name();
+  return tensorOfProto(proto, out, "'" + path + "'", error, expected);
+}
+
+std::string tensorProtoBytes(const std::string &name, const TensorView &t) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(static_cast<int>(t.dtype));
+  for (size_t i = 0; i < t.rank; ++i)
+    proto.add_dims(t.shape[i]);
+  proto.set_raw_data(t.data, sizeBytes(t));
+  return proto.SerializeAsString();
+}
+
+bool writeTensorProto(const std::string &path, const std::string &name,
+                      const TensorView &t, std::string &error) {
+  return writeFileAtomically(path, tensorProtoBytes(name, t), error);
+}
+
+// ---- ONNX SequenceProto and OptionalProto ----
 
 /// Whether `s` parsed as a SequenceProto of tensors without a field
 /// another message would put there (a TensorProto's dims, name or data
