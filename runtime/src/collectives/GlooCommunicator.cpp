@@ -594,14 +594,24 @@ bool GlooCommunicator::init(const std::string &addr, int port,
   }
   startWorker([this] { work(); });
   pthread_sigmask(SIG_SETMASK, &callerMask, nullptr);
-  // The world's pairs, first on the worker like any group's.
+  // The world's pairs, first on the worker like any group's, then a
+  // barrier over them: a rank's pairs may be connected (its peer's
+  // connection accepted) while the peer is still finishing its side, and a
+  // rank that returned from here and broke at once (a bad first call)
+  // would reset that connection under it. So no rank returns before all
+  // are connected, as NCCL's collective init does.
   Group world(size_);
   for (int r = 0; r < size_; ++r)
     world[r] = r;
   std::string worldError =
       enqueue("the connection of all " + std::to_string(size_) + " ranks",
               world, LOOM_DTYPE_I8,
-              [](const std::shared_ptr<gloo::Context> &, uint32_t) {})
+              [this](const std::shared_ptr<gloo::Context> &ctx, uint32_t tag) {
+                gloo::BarrierOptions opts(ctx);
+                opts.setTag(tag);
+                opts.setTimeout(timeout_);
+                gloo::barrier(opts);
+              })
           ->wait();
   if (!worldError.empty()) {
     error = where() + worldError;
