@@ -9,8 +9,10 @@
 //       // subviews [lo, hi) of that dim; its linalg.index shifted by lo
 //
 // and replaced by a call of `@loom_par_dispatch_N(%n, %grain, %operands...)`.
-// Fills of a constant, transposes, copies and maps become such generics
-// first. A generic that does not split is outlined whole into
+// A table the body gathers from (read by memref.load inside it) is passed
+// whole to every chunk, after the operands. Fills of a constant,
+// transposes, copies and maps become such generics first. A generic that
+// does not split is outlined whole into
 // `@loom_seq_N(%operands..., %captured...)` and called directly, so the
 // graph's function is a straight line of calls (cheap to compile) and the
 // nests of identical layers are identical functions (merged, LlvmBackend).
@@ -56,6 +58,20 @@ bool isConstant(Value v) {
          v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
 }
 
+/// A value from outside a generic's body that its outlined chunks can take
+/// along: a constant (cloned), or a memref the body only loads from (a
+/// gather's table, passed whole to every chunk).
+bool isConstantOrReadTable(Value v, Region &body) {
+  if (isConstant(v))
+    return true;
+  if (!isa<MemRefType>(v.getType()))
+    return false;
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    return !body.isAncestor(use.getOwner()->getParentRegion()) ||
+           isa<memref::LoadOp, memref::DimOp>(use.getOwner());
+  });
+}
+
 /// For each operand, the position of loop `loop` among its dims (-1: it
 /// does not read it); nullopt when that loop cannot be split.
 std::optional<SmallVector<int64_t>> splitDims(linalg::GenericOp op,
@@ -95,10 +111,14 @@ std::optional<std::pair<unsigned, SmallVector<int64_t>>>
 chooseSplit(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0)
     return std::nullopt;
-  // Values from outside the body must be constants we can clone.
+  // Values from outside the body: constants we clone, tables we pass (not
+  // an output: chunks would read what others write).
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(op.getRegion(), captured);
-  if (!llvm::all_of(captured, isConstant))
+  if (!llvm::all_of(captured, [&](Value v) {
+        return isConstantOrReadTable(v, op.getRegion()) &&
+               !llvm::is_contained(op.getDpsInits(), v);
+      }))
     return std::nullopt;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   std::optional<std::pair<unsigned, SmallVector<int64_t>>> first;
@@ -187,7 +207,7 @@ struct CpuParallelLoopsPass
   }
 
   /// A loop nest that does not split (a reduction to a scalar, a loop of
-  /// fewer than 4, a gather that reads a table inside its body) moves
+  /// fewer than 4, a body that writes outside its outputs) moves
   /// whole into `@loom_seq_N(%operands..., %captured...)`, called directly:
   /// the step's function keeps only calls, and the nests of identical
   /// layers become identical functions that code generation merges
@@ -227,6 +247,14 @@ struct CpuParallelLoopsPass
     OpBuilder b(ctx);
     Type indexType = b.getIndexType();
     SmallVector<Value> operands(op->getOperands());
+    // Tables the body gathers from follow the operands, whole.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegion(), captured);
+    SmallVector<Value> tables;
+    for (Value v : captured)
+      if (!isConstant(v))
+        tables.push_back(v);
+    operands.append(tables.begin(), tables.end());
     SmallVector<Type> argTypes = {indexType, indexType};
     for (Value v : operands)
       argTypes.push_back(v.getType());
@@ -269,10 +297,11 @@ struct CpuParallelLoopsPass
           b.create<memref::SubViewOp>(loc, arg, offsets, sizes, strides));
     }
     IRMapping mapping;
-    SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegion(), captured);
+    for (auto [i, table] : llvm::enumerate(tables))
+      mapping.map(table, entry->getArgument(2 + dims.size() + i));
     for (Value v : captured)
-      mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+      if (isConstant(v))
+        mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0));
     auto clone = b.create<linalg::GenericOp>(
         loc, TypeRange{}, ValueRange(views).take_front(op.getNumDpsInputs()),
         ValueRange(views).drop_front(op.getNumDpsInputs()),
