@@ -144,7 +144,11 @@ INSTANTIATE_TEST_SUITE_P(Layouts, CpuMatmul,
                                            Case{1, 128, 96, 80, true, true},
                                            Case{2, 64, 160, 48, false, false},
                                            Case{3, 17, 33, 65, true, false},
-                                           Case{1, 2, 768, 1000, true, true}),
+                                           Case{1, 2, 768, 1000, true, true},
+                                           // One row (no longer sgemv).
+                                           Case{1, 1, 1024, 4096, false, true},
+                                           Case{1, 1, 512, 1000, true, false},
+                                           Case{3, 1, 64, 48, false, true}),
                          [](const ::testing::TestParamInfo<Case> &info) {
                            return nameOf(info.param);
                          });
