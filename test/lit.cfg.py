@@ -36,6 +36,15 @@ config.substitutions.append(
 if os.path.exists(os.path.join(config.loom_tools_dir, "loom-serve")):
     config.available_features.add("loom-serve")
 
+# CPUs with AVX-512, where oneDNN has kernels others lack (Winograd
+# convolutions).
+try:
+    with open("/proc/cpuinfo") as _cpuinfo:
+        if " avx512f" in _cpuinfo.read():
+            config.available_features.add("avx512f")
+except OSError:
+    pass
+
 # Debian's Python with numpy and onnx (the python3 on PATH may lack them),
 # the test helper scripts and the PyTorch-exported models.
 config.substitutions.append(("%python", "/usr/bin/python3"))

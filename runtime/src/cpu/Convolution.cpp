@@ -11,9 +11,11 @@
 // address, until an artifact's weights are released (forgetPackedFilters);
 // a filter that changes (training) is reordered on every call.
 //
-// When oneDNN has no implementation for a case, or LOOM_CPU_CONV=im2col,
-// the convolution is im2col and one GEMM per image, the input's padding
-// written as zeros into the im2col buffer.
+// A 3x3 stride-1 convolution runs as Winograd's F(2x2, 3x3) where oneDNN
+// has it (LOOM_CPU_CONV=direct keeps the direct kernels). When oneDNN has
+// no implementation for a case, or LOOM_CPU_CONV=im2col, the convolution is
+// im2col and one GEMM per image, the input's padding written as zeros into
+// the im2col buffer.
 //
 // A tensor the compiler keeps in NHWC (kConvInNhwc / kConvOutNhwc: the
 // buffers between the convolutions of a CNN, residual adds and pooling
@@ -42,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 using namespace loom::runtime::cpu;
@@ -174,6 +177,16 @@ bool stridedDesc(dnnl_memory_desc_t &md, const dnnl_dims_t dims,
          dnnl_success;
 }
 
+/// LOOM_CPU_CONV: "im2col" (no oneDNN), "direct" (no Winograd), unset.
+bool convForced(const char *mode) {
+  static const std::string forced = [] {
+    const char *e = std::getenv("LOOM_CPU_CONV");
+    return std::string(e ? e : "");
+  }();
+  return forced == mode;
+}
+bool im2colForced() { return convForced("im2col"); }
+
 /// One convolution, set up: the primitive, the layouts it chose, the
 /// reorders between them and the caller's strided NCHW tensors.
 struct Conv {
@@ -216,12 +229,13 @@ struct Conv {
     // A tensor handed over in NHWC stays so: oneDNN's brgconv kernels run
     // on NHWC directly (it picks a blocked layout only for the filter), so
     // neither side reorders it. Where no kernel takes it, oneDNN chooses.
-    auto primitive = [&](bool keepNhwc) -> dnnl_primitive_desc_t {
+    auto primitive = [&](dnnl_alg_kind_t algorithm,
+                         bool keepNhwc) -> dnnl_primitive_desc_t {
       bool inNhwc = keepNhwc && (p.flags & loom::abi::kConvInNhwc),
            outNhwc = keepNhwc && (p.flags & loom::abi::kConvOutNhwc);
       dnnl_convolution_desc_t cd;
       if (dnnl_dilated_convolution_forward_desc_init(
-              &cd, dnnl_forward_inference, dnnl_convolution_direct,
+              &cd, dnnl_forward_inference, algorithm,
               inNhwc ? &userSrc : &anySrc, &anyWei, hasBias ? &bias : nullptr,
               outNhwc ? &userDst : &anyDst, strides, dilates, padL,
               padR) != dnnl_success)
@@ -230,10 +244,25 @@ struct Conv {
                            !(p.flags & loom::abi::kConvOverwrite),
                            p.flags & loom::abi::kConvRelu);
     };
+    // A 3x3 stride-1 convolution of 64 channels or more in and out runs
+    // as Winograd's algorithm where oneDNN has it (f32 on AVX-512; its own
+    // blocked layout, so NHWC tensors are reordered around it): ResNet-18's
+    // 3x3 layers 1.6-2x faster with the reorders (F(2x2, 3x3) at batch 1),
+    // the model 25-30% faster at batch 8, its logits 131 dB from the
+    // direct convolution's (docs/performance.md). With 8-32 channels (the
+    // ResNet-style models of bench/cpu_inference) oneDNN's F(4x4, 3x3) and
+    // the reorders made the model 3x slower, hence the bound. oneDNN's
+    // convolution_auto would not pick Winograd at batch 1.
+    bool winograd = wdims[2] == 3 && wdims[3] == 3 && p.sh == 1 && p.sw == 1 &&
+                    p.dh == 1 && p.dw == 1 && wdims[0] >= 64 &&
+                    wdims[1] >= 64 && !convForced("direct");
     bool nhwc = p.flags & (loom::abi::kConvInNhwc | loom::abi::kConvOutNhwc);
-    dnnl_primitive_desc_t pd = nhwc ? primitive(true) : nullptr;
+    dnnl_primitive_desc_t pd =
+        winograd ? primitive(dnnl_convolution_winograd, false) : nullptr;
+    if (!pd && nhwc)
+      pd = primitive(dnnl_convolution_direct, true);
     if (!pd)
-      pd = primitive(false);
+      pd = primitive(dnnl_convolution_direct, false);
     if (!pd)
       return false;
     src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
@@ -480,14 +509,6 @@ bool maxPoolOneDnn(const View &I, const View &O, const PoolParams &p) {
   return s.mem && d.mem && sp.mem &&
          dnnl_primitive_execute(pool->prim, stream, 3, args) == dnnl_success &&
          dnnl_stream_wait(stream) == dnnl_success;
-}
-
-bool im2colForced() {
-  static const bool forced = [] {
-    const char *e = std::getenv("LOOM_CPU_CONV");
-    return e && std::strcmp(e, "im2col") == 0;
-  }();
-  return forced;
 }
 
 /// `v` (a dense [N, C, H, W] tensor in NHWC order) viewed with its NHWC

@@ -18,6 +18,11 @@ runtime's convolution kernel and what it must leave alone:
   grouped         groups = 2 (not the kernel's form)
   chain           conv, ReLU, conv: the tensor between them only the two
                   convolutions see (handed over in NHWC)
+  wide, wide_residual, wide_chain
+                  the same with 64 channels in and out, 3x3, stride 1:
+                  Winograd's algorithm where oneDNN has it (AVX-512), with
+                  bias and ReLU, a residual add (the sum post-op), and
+                  tensors reordered between NHWC and its layout
 """
 import os
 import sys
@@ -58,6 +63,9 @@ def weights():
         "w3": rng.standard_normal((8, 8, 3, 3)).astype(np.float32),
         "b3": rng.standard_normal(8).astype(np.float32),
         "wg": rng.standard_normal((6, 4, 3, 3)).astype(np.float32),
+        "ww": (rng.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32),
+        "bw": rng.standard_normal(64).astype(np.float32),
+        "ww2": (rng.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32),
     }
 
 
@@ -69,6 +77,8 @@ def model(d):
     x = rng.standard_normal((2, 8, 11, 13)).astype(np.float32)
     x2 = rng.standard_normal((2, 8, 11, 13)).astype(np.float32)
     w = rng.standard_normal((5, 8, 3, 3)).astype(np.float32)
+    xw = rng.standard_normal((2, 64, 9, 10)).astype(np.float32)
+    np.save(os.path.join(d, "xw.npy"), xw)
     np.save(os.path.join(d, "x.npy"), x)
     np.save(os.path.join(d, "x2.npy"), x2)
     np.save(os.path.join(d, "w.npy"), w)
@@ -92,15 +102,24 @@ def model(d):
         node("Relu", ["h"], ["hr"]),
         node("Conv", ["hr", "w1", "b1"], ["chain"], strides=[2, 1],
              pads=[0, 1, 1, 0]),
+        node("Conv", ["xw", "ww", "bw"], ["cw"], pads=[1, 1, 1, 1]),
+        node("Relu", ["cw"], ["wide"]),
+        node("Conv", ["xw", "ww2", "bw"], ["cw2"], pads=[1, 1, 1, 1]),
+        node("Add", ["cw2", "xw"], ["sw"]),
+        node("Relu", ["sw"], ["wide_residual"]),
+        node("Conv", ["wide", "ww2"], ["wide_chain"], pads=[1, 1, 1, 1]),
     ]
     shape = [2, 8, 11, 13]
     outputs = ["pad_bias_relu", "twice", "strided", "residual", "shared",
-               "shared_relu", "input_filter", "grouped", "chain"]
+               "shared_relu", "input_filter", "grouped", "chain", "wide",
+               "wide_residual", "wide_chain"]
     graph = helper.make_graph(
         nodes, "convs",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
          helper.make_tensor_value_info("x2", TensorProto.FLOAT, shape),
-         helper.make_tensor_value_info("w", TensorProto.FLOAT, [5, 8, 3, 3])],
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [5, 8, 3, 3]),
+         helper.make_tensor_value_info("xw", TensorProto.FLOAT,
+                                       [2, 64, 9, 10])],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
          for o in outputs],
         inits)
@@ -113,6 +132,7 @@ def check(d):
     x = np.load(os.path.join(d, "x.npy")).astype(np.float64)
     x2 = np.load(os.path.join(d, "x2.npy")).astype(np.float64)
     w = np.load(os.path.join(d, "w.npy")).astype(np.float64)
+    xw = np.load(os.path.join(d, "xw.npy")).astype(np.float64)
     relu = lambda v: np.maximum(v, 0)  # noqa: E731
     shared = conv(x2, p["w3"], p["b3"], pads=(1, 1, 1, 1))
     want = {
@@ -127,6 +147,11 @@ def check(d):
         "grouped": conv(x, p["wg"], pads=(1, 1, 1, 1), groups=2),
         "chain": conv(relu(conv(x2, p["w3"], p["b3"], pads=(1, 1, 1, 1))),
                       p["w1"], p["b1"], stride=(2, 1), pads=(0, 1, 1, 0)),
+        "wide": relu(conv(xw, p["ww"], p["bw"], pads=(1, 1, 1, 1))),
+        "wide_residual": relu(conv(xw, p["ww2"], p["bw"], pads=(1, 1, 1, 1))
+                              + xw),
+        "wide_chain": conv(relu(conv(xw, p["ww"], p["bw"], pads=(1, 1, 1, 1))),
+                           p["ww2"], pads=(1, 1, 1, 1)),
     }
     bad = 0
     for name, ref in want.items():
