@@ -3,6 +3,7 @@
 #include "compiler/Compile.h"
 
 #include "frontends/onnx/OnnxExporter.h"
+#include "passes/Quantization/Passes.h"
 #include "passes/Sharding/ShardingUtils.h"
 
 #include "dialects/graph/GraphOps.h"
@@ -734,6 +735,13 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     func->walk(
         [&](Operation *op) { recomputes |= op->hasAttr("loom.recompute"); });
     PassManager pm(module.getContext());
+    // On CUDA the int8 products' constant weights are stored N x K, as
+    // cuBLASLt's int8 GEMM reads them (not transposed on every run).
+    if (options.target == "cuda") {
+      IntegerMatmulPassOptions integer;
+      integer.weightsNK = true;
+      pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass(integer));
+    }
     pm.addPass(createCanonicalizerPass());
     if (!recomputes)
       pm.addPass(createCSEPass());

@@ -574,20 +574,7 @@ void buildPipelineUpdatePassPipeline(OpPassManager &pm,
 
 void buildInferencePipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.target == "cuda") {
-    // Matmuls of dequantized 8-bit tensors run as cuBLASLt's int8 GEMM, as
-    // the CPU's run as its integer GEMM (docs/quantization.md).
-    pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass());
-    if (options.cuda.fuseAttentionMinScores >= 0) {
-      FuseAttentionPassOptions attention;
-      attention.summary = options.cuda.printFusion;
-      attention.minScores = options.cuda.fuseAttentionMinScores;
-      pm.addPass(createFuseAttentionPass(attention, nullptr));
-    }
-    // The CUDA emitter writes one kernel per region.
-    FusionPassOptions fusion;
-    fusion.report = options.cuda.fusionReport;
-    fusion.summary = options.cuda.printFusion;
-    pm.addPass(createFusionPass(fusion));
+    codegen::buildCudaRegionPipeline(pm, options.cuda);
     return;
   }
   codegen::buildCpuLoweringPipeline(pm, options.cpu);

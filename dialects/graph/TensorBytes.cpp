@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -41,6 +42,46 @@ FailureOr<std::string> tensorBytes(ElementsAttr value) {
       appendElementBytes(raw, i, width);
   }
   return raw;
+}
+
+ElementsAttr elementsFromBytes(ShapedType type, std::string bytes,
+                               StringRef name) {
+  if (bytes.size() > 1024) {
+    // Resource keys are identifiers in the IR text: keep [A-Za-z0-9_].
+    std::string key = name.empty() ? "tensor" : name.str();
+    for (char &ch : key)
+      if (!llvm::isAlnum(ch) && ch != '_')
+        ch = '_';
+    if (llvm::isDigit(key.front()))
+      key.insert(key.begin(), '_');
+    // The blob takes the bytes over (no second copy of a large weight):
+    // operator new's memory is aligned for any scalar.
+    auto *owned = new std::string(std::move(bytes));
+    AsmResourceBlob blob(
+        ArrayRef<char>(owned->data(), owned->size()), alignof(int64_t),
+        [owned](void *, size_t, size_t) { delete owned; },
+        /*dataIsMutable=*/false);
+    return DenseResourceElementsAttr::get(type, key, std::move(blob));
+  }
+  bool detectedSplat = false;
+  ArrayRef<char> raw(bytes.data(), bytes.size());
+  if (!DenseElementsAttr::isValidRawBuffer(type, raw, detectedSplat))
+    return nullptr;
+  return DenseElementsAttr::getFromRawBuffer(type, raw);
+}
+
+DenseElementsAttr denseElements(ElementsAttr value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense;
+  auto type = cast<ShapedType>(value.getType());
+  FailureOr<std::string> bytes = tensorBytes(value);
+  bool detectedSplat = false;
+  if (failed(bytes) || type.getElementType().isInteger(1) ||
+      !DenseElementsAttr::isValidRawBuffer(
+          type, ArrayRef<char>(bytes->data(), bytes->size()), detectedSplat))
+    return nullptr;
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(bytes->data(), bytes->size()));
 }
 
 } // namespace loom::graph

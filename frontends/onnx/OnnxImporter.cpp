@@ -2,6 +2,8 @@
 
 #include "frontends/onnx/OnnxImporterImpl.h"
 
+#include "dialects/graph/TensorBytes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -407,29 +409,11 @@ FailureOr<ElementsAttr> ImportContext::convertTensor(const onnx::TensorProto &t,
   }
   // Weights larger than 1 KiB go to a resource blob: no copy into the IR
   // text, printed once in the file's resource section.
-  if (bytes.size() > 1024) {
-    // Resource keys are identifiers in the IR text: keep [A-Za-z0-9_].
-    std::string name = t.name().empty() ? "onnx_tensor" : t.name();
-    for (char &ch : name)
-      if (!llvm::isAlnum(ch) && ch != '_')
-        ch = '_';
-    if (llvm::isDigit(name.front()))
-      name.insert(name.begin(), '_');
-    // The blob takes the bytes over (no second copy of a large weight):
-    // operator new's memory is aligned for any scalar.
-    auto *owned = new std::string(std::move(bytes));
-    AsmResourceBlob blob(
-        ArrayRef<char>(owned->data(), owned->size()), alignof(int64_t),
-        [owned](void *, size_t, size_t) { delete owned; },
-        /*dataIsMutable=*/false);
-    return ElementsAttr(
-        DenseResourceElementsAttr::get(type, name, std::move(blob)));
-  }
-  bool detectedSplat = false;
-  ArrayRef<char> raw(bytes.data(), bytes.size());
-  if (!DenseElementsAttr::isValidRawBuffer(type, raw, detectedSplat))
+  ElementsAttr value = loom::graph::elementsFromBytes(
+      type, std::move(bytes), t.name().empty() ? "onnx_tensor" : t.name());
+  if (!value)
     return emitError(loc) << "tensor '" << t.name() << "' has invalid data";
-  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, raw));
+  return value;
 }
 
 //===----------------------------------------------------------------------===//

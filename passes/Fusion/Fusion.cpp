@@ -75,8 +75,8 @@ OpClass classify(Operation *op) {
     c.kind = FusionKind::softmax;
   else if (isa<LayerNormOp>(op))
     c.kind = FusionKind::norm;
-  else if (isa<MatmulOp>(op))
-    c.kind = FusionKind::matmul;
+  else if (isa<MatmulOp, MatmulIntegerOp>(op))
+    c.kind = FusionKind::matmul; // an integer one's requantization its epilogue
   else
     c.kind = FusionKind::other;
   c.prologue = c.kind == FusionKind::reduction ||

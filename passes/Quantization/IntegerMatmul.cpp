@@ -10,6 +10,8 @@
 
 #include "passes/Quantization/Dequantized.h"
 
+#include "dialects/graph/TensorBytes.h"
+
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -110,13 +112,59 @@ bool rewrite(MatmulOp mm) {
   return true;
 }
 
+/// `weights-nk`: a constant 8-bit K x N rhs becomes a constant N x K read
+/// with transpose_rhs (the same product); `done` keeps one transposed copy
+/// of a weight several products read.
+void storeRhsTransposed(MatmulIntegerOp mm,
+                        DenseMap<Operation *, Value> &done) {
+  auto c = mm.getRhs().getDefiningOp<ConstantOp>();
+  RankedTensorType type = tensorOf(mm.getRhs());
+  if (mm.getTransposeRhs() || !c || type.getRank() != 2 ||
+      !type.hasStaticShape() || type.getElementTypeBitWidth() != 8)
+    return;
+  Value &weight = done[c];
+  if (!weight) {
+    FailureOr<std::string> bytes = tensorBytes(c.getValue());
+    int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+    if (failed(bytes) || static_cast<int64_t>(bytes->size()) != k * n) {
+      done.erase(c);
+      return;
+    }
+    std::string nk(bytes->size(), '\0');
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        nk[j * k + i] = (*bytes)[i * n + j];
+    ElementsAttr value =
+        elementsFromBytes(RankedTensorType::get({n, k}, type.getElementType()),
+                          std::move(nk), "weight_nk");
+    if (!value) {
+      done.erase(c);
+      return;
+    }
+    OpBuilder b(c);
+    b.setInsertionPointAfter(c);
+    weight = b.create<ConstantOp>(c.getLoc(), value);
+  }
+  mm.getRhsMutable().assign(weight);
+  mm.setTransposeRhs(true);
+}
+
 struct IntegerMatmulPass
     : loom::impl::IntegerMatmulPassBase<IntegerMatmulPass> {
+  using IntegerMatmulPassBase::IntegerMatmulPassBase;
   void runOnOperation() override {
     SmallVector<MatmulOp> matmuls;
     getOperation().walk([&](MatmulOp mm) { matmuls.push_back(mm); });
     for (MatmulOp mm : matmuls)
       rewrite(mm);
+    if (!weightsNK)
+      return;
+    DenseMap<Operation *, Value> done;
+    getOperation().walk(
+        [&](MatmulIntegerOp mm) { storeRhsTransposed(mm, done); });
+    for (auto &[constant, weight] : done)
+      if (constant->use_empty())
+        constant->erase();
   }
 };
 

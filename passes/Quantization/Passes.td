@@ -25,7 +25,17 @@ def IntegerMatmulPass : Pass<"loom-integer-matmul", "mlir::func::FuncOp"> {
     constant splat (per-channel zero points of symmetric weights) counts as
     scalar. What does not fit (per-row or varying zero points, scales
     along other dims, non-8-bit or non-f32 dequantizes) is left as it is.
+
+    With `weights-nk` (the CUDA target), every `graph.matmul_integer`
+    whose rhs is a constant 8-bit K x N matrix (the weight of a QDQ or a
+    MatMulInteger model) gets it as a constant N x K and `transpose_rhs`:
+    the layout cuBLASLt's int8 GEMM reads, so the CUDA program reads the
+    weight as it is instead of transposing it on every run.
   }];
+  let options = [
+    Option<"weightsNK", "weights-nk", "bool", "false",
+           "store constant 8-bit K x N rhs matrices as N x K">,
+  ];
   let dependentDialects = ["::loom::graph::GraphDialect"];
 }
 

@@ -14,13 +14,8 @@ using namespace mlir;
 
 namespace loom::codegen {
 
-FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
-                                        unsigned numInputs,
-                                        const CudaCodegenOptions &options) {
-  auto func = module.lookupSymbol<func::FuncOp>(entry);
-  if (!func)
-    return module.emitError("no function '") << entry << "' to compile";
-  PassManager pm(module.getContext());
+void buildCudaRegionPipeline(OpPassManager &pm,
+                             const CudaCodegenOptions &options) {
   // Matmuls of dequantized 8-bit tensors run as cuBLASLt's int8 GEMM
   // (CudaEmitGemm.cpp), as the CPU's run as its integer GEMM; before
   // attention fusion, which would keep them in floats.
@@ -37,6 +32,16 @@ FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
   fusion.report = options.fusionReport;
   fusion.summary = options.printFusion;
   pm.addPass(createFusionPass(fusion));
+}
+
+FailureOr<cuda::Program> compileForCuda(ModuleOp module, StringRef entry,
+                                        unsigned numInputs,
+                                        const CudaCodegenOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no function '") << entry << "' to compile";
+  PassManager pm(module.getContext());
+  buildCudaRegionPipeline(pm, options);
   if (options.timing)
     pm.enableTiming();
   if (failed(pm.run(module)))

@@ -15,6 +15,7 @@
 #include "compiler/codegen/cuda/CudaProgram.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ struct CudaCodegenOptions {
   /// -1: none.
   int64_t fuseAttentionMinScores = kFuseAttentionAuto;
 };
+
+/// The graph passes before the emitter: integer matmuls, attention
+/// fusion, the kernel.fusion regions (loom-opt's loom-inference-pipeline
+/// with target=cuda runs these too).
+void buildCudaRegionPipeline(mlir::OpPassManager &pm,
+                             const CudaCodegenOptions &options);
 
 /// Compiles function `entry` of `module` (rewritten in place) to a CUDA
 /// program; its first `numInputs` arguments are inputs, the rest weights.

@@ -30,6 +30,7 @@
 #include "compiler/codegen/cuda/CudaEmitInternal.h"
 #include "compiler/codegen/cuda/CudaPrelude.h"
 #include "dialects/graph/LocationString.h"
+#include "dialects/graph/TensorBytes.h"
 #include "passes/MemoryPlan/ArenaPlanner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,7 +90,10 @@ std::string RegionEmitter::constantArray(graph::ConstantOp constant) {
   auto it = constantNames.find(constant);
   if (it != constantNames.end())
     return it->second;
-  auto value = cast<ElementsAttr>(constant.getValue());
+  // Element by element: a resource blob's bytes as dense elements first.
+  ElementsAttr value = graph::denseElements(constant.getValue());
+  if (!value)
+    value = constant.getValue();
   Type type = value.getElementType();
   std::string name =
       fusion.getName().str() + "_c" + std::to_string(constantNames.size());

@@ -10,6 +10,7 @@
 #include "compiler/codegen/cuda/CudaEmitInternal.h"
 
 #include "dialects/graph/LocationString.h"
+#include "dialects/graph/TensorBytes.h"
 #include "loom/common/SourceChunks.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -153,6 +154,12 @@ std::string literal(double value, Type type) {
 
 double elementAsDouble(ElementsAttr attr, int64_t index) {
   Type type = attr.getElementType();
+  // A resource blob gives no element access: its bytes as dense elements.
+  if (!isa<DenseElementsAttr>(attr))
+    if (DenseElementsAttr dense = graph::denseElements(attr))
+      attr = dense;
+  if (!isa<DenseElementsAttr>(attr))
+    return 0;
   auto values = attr.getValues<Attribute>();
   Attribute element = values[index];
   if (auto floatAttr = dyn_cast<FloatAttr>(element))

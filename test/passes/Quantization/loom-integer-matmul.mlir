@@ -75,3 +75,22 @@ func.func @reshaped(%x: tensor<2x5x64xui8>, %w: tensor<64x24xi8>, %s: tensor<f32
   %y = graph.matmul %x2, %wd : (tensor<10x64xf32>, tensor<64x24xf32>) -> tensor<10x24xf32>
   return %y : tensor<10x24xf32>
 }
+
+// weights-nk (the CUDA target): a constant 8-bit K x N rhs becomes its
+// N x K transpose read with transpose_rhs, one copy for all its products;
+// a rhs already N x K, or one that is not a constant, stays.
+// RUN: loom-opt --pass-pipeline='builtin.module(func.func(loom-integer-matmul{weights-nk=1}))' %s | FileCheck %s --check-prefix=NK
+// NK-LABEL: func.func @weights_nk
+// NK: %[[W:.*]] = graph.constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi8>
+// NK-NOT: graph.constant dense<{{\[}}[1, 2, 3]
+// NK: graph.matmul_integer %arg0, %[[W]], %{{.*}}, %{{.*}} {transpose_rhs}
+// NK: graph.matmul_integer %arg1, %[[W]], %{{.*}}, %{{.*}} {transpose_rhs}
+// NK: graph.matmul_integer %arg0, %arg2, %{{.*}}, %{{.*}} :
+func.func @weights_nk(%a: tensor<4x2xi8>, %b: tensor<5x2xi8>, %c: tensor<2x3xi8>) -> (tensor<4x3xi32>, tensor<5x3xi32>, tensor<4x3xi32>) {
+  %w = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi8>
+  %z = graph.constant dense<0> : tensor<i8>
+  %0 = graph.matmul_integer %a, %w, %z, %z : (tensor<4x2xi8>, tensor<2x3xi8>, tensor<i8>, tensor<i8>) -> tensor<4x3xi32>
+  %1 = graph.matmul_integer %b, %w, %z, %z : (tensor<5x2xi8>, tensor<2x3xi8>, tensor<i8>, tensor<i8>) -> tensor<5x3xi32>
+  %2 = graph.matmul_integer %a, %c, %z, %z : (tensor<4x2xi8>, tensor<2x3xi8>, tensor<i8>, tensor<i8>) -> tensor<4x3xi32>
+  return %0, %1, %2 : tensor<4x3xi32>, tensor<5x3xi32>, tensor<4x3xi32>
+}

@@ -19,7 +19,7 @@
 // u8 x u8 with zero points 3 and 7: each operand is read less 128 into s8
 // rows of K (the rhs, stored K x N, transposed to N x K) with its row sums;
 // the GEMM writes scratch; the map kernel subtracts the zero points' terms.
-// UU: // fusion_0 (other): {{.*}}matmul_integer {{.*}}[lhs to s8 rows]
+// UU: // fusion_0 (matmul): {{.*}}matmul_integer {{.*}}[lhs to s8 rows]
 // UU-NEXT: // launch: grid 1, block 256
 // UU-NEXT: LOOM_KERNEL void fusion_0(const unsigned char *__restrict__ in0, signed char *out1, int *out2)
 // UU: for (loom::i64 c = 0; c < 64; ++c)
@@ -27,7 +27,7 @@
 // UU: loom::st(out1 + row * 64 + c, (signed char)[[S]]);
 // UU: [[SUM:sum[0-9]+]] += [[S]];
 // UU: loom::st(out2 + row, [[SUM]]);
-// UU: // fusion_0 (other): {{.*}}matmul_integer {{.*}}[rhs to s8 rows]
+// UU: // fusion_0 (matmul): {{.*}}matmul_integer {{.*}}[rhs to s8 rows]
 // UU: LOOM_KERNEL void fusion_0_1(const unsigned char *__restrict__ in0, signed char *out1, int *out2)
 // UU: loom::ld(in0[c * 32 + x{{[0-9]+}}])
 // UU: // fusion_0_gemm: cuBLASLt int8 matmul m=8 n=32 k=64 batch=1 (s8 x s8 -> s32, CUBLAS_COMPUTE_32I; A M x K, B N x K), zero points corrected in the map kernel
@@ -67,11 +67,16 @@ func.func @odd_k(%a: tensor<4x30xui8>, %b: tensor<30x8xi8>) -> tensor<4x8xi32> {
 // The QDQ form: --loom-integer-matmul runs in the CUDA pipeline, so the
 // matmul of dequantized 8-bit tensors is the int8 GEMM; the activation's
 // zero point 130 needs the rhs's row sums (its own zero point is 0: no
-// sums of the lhs).
+// sums of the lhs). --loom-fusion puts the product's dequantization
+// (cast, the scales) in the matmul_integer's region: the map kernel
+// that corrects the product writes the f32 result, no i32 tensor between.
 // QDQ: [rhs to s8 rows]
 // QDQ: loom::st(out{{[0-9]+}} + row, sum{{[0-9]+}});
 // QDQ: cuBLASLt int8 matmul m=4 n=8 k=16 batch=1
+// QDQ: // fusion_0 (matmul): {{.*}}matmul_integer cast mul {{.*}}[map]
+// QDQ: LOOM_KERNEL void fusion_0_2(const int *__restrict__ in0, const int *__restrict__ in1, float *out2)
 // QDQ: (loom::i64)130 - 128;
+// QDQ-NOT: LOOM_KERNEL
 func.func @qdq(%x: tensor<4x16xui8>, %w: tensor<16x8xi8>) -> tensor<4x8xf32> {
   %sx = graph.constant dense<0.5> : tensor<f32>
   %zx = graph.constant dense<130> : tensor<ui8>
@@ -93,7 +98,7 @@ func.func @i32(%a: tensor<3x5xi32>, %b: tensor<5x2xi32>) -> tensor<3x2xi32> {
 }
 
 // A region that holds the requantization after the product (here made by
-// hand: --loom-fusion gives a matmul_integer no epilogue yet): the
+// hand, as --loom-fusion makes one): the
 // zero-point corrections and the requantization are one map kernel, the
 // corrected product read from the GEMM's scratch, never stored as i32
 // for the quantized output. int8-matmul-cuda.test runs it.
