@@ -44,6 +44,14 @@ FailureOr<std::string> tensorBytes(ElementsAttr value) {
   return raw;
 }
 
+/// Dense elements of `type` over `raw`; null when the bytes do not fit.
+static DenseElementsAttr denseFromBytes(ShapedType type, ArrayRef<char> raw) {
+  bool detectedSplat = false;
+  if (!DenseElementsAttr::isValidRawBuffer(type, raw, detectedSplat))
+    return nullptr;
+  return DenseElementsAttr::getFromRawBuffer(type, raw);
+}
+
 ElementsAttr elementsFromBytes(ShapedType type, std::string bytes,
                                StringRef name) {
   if (bytes.size() > 1024) {
@@ -63,11 +71,7 @@ ElementsAttr elementsFromBytes(ShapedType type, std::string bytes,
         /*dataIsMutable=*/false);
     return DenseResourceElementsAttr::get(type, key, std::move(blob));
   }
-  bool detectedSplat = false;
-  ArrayRef<char> raw(bytes.data(), bytes.size());
-  if (!DenseElementsAttr::isValidRawBuffer(type, raw, detectedSplat))
-    return nullptr;
-  return DenseElementsAttr::getFromRawBuffer(type, raw);
+  return denseFromBytes(type, ArrayRef<char>(bytes.data(), bytes.size()));
 }
 
 DenseElementsAttr denseElements(ElementsAttr value) {
@@ -75,13 +79,9 @@ DenseElementsAttr denseElements(ElementsAttr value) {
     return dense;
   auto type = cast<ShapedType>(value.getType());
   FailureOr<std::string> bytes = tensorBytes(value);
-  bool detectedSplat = false;
-  if (failed(bytes) || type.getElementType().isInteger(1) ||
-      !DenseElementsAttr::isValidRawBuffer(
-          type, ArrayRef<char>(bytes->data(), bytes->size()), detectedSplat))
+  if (failed(bytes) || type.getElementType().isInteger(1))
     return nullptr;
-  return DenseElementsAttr::getFromRawBuffer(
-      type, ArrayRef<char>(bytes->data(), bytes->size()));
+  return denseFromBytes(type, ArrayRef<char>(bytes->data(), bytes->size()));
 }
 
 } // namespace loom::graph

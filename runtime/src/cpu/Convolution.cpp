@@ -11,8 +11,9 @@
 // address, until an artifact's weights are released (forgetPackedFilters);
 // a filter that changes (training) is reordered on every call.
 //
-// A 3x3 stride-1 convolution runs as Winograd's F(2x2, 3x3) where oneDNN
-// has it (LOOM_CPU_CONV=direct keeps the direct kernels). When oneDNN has
+// A 3x3 stride-1 convolution of 64 channels or more in and out runs as
+// oneDNN's Winograd where it has one (LOOM_CPU_CONV=direct keeps the
+// direct kernels). When oneDNN has
 // no implementation for a case, or LOOM_CPU_CONV=im2col, the convolution is
 // im2col and one GEMM per image, the input's padding written as zeros into
 // the im2col buffer.
